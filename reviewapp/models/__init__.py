@@ -1,0 +1,30 @@
+"""Tribunal's data model; one module per concern (see DESIGN.md, "Data model")."""
+
+from .audit import AuditEvent, ExportSnapshot
+from .corpus import Conversation, Dataset, Turn
+from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
+from .people import Profile, Role
+from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem
+
+__all__ = [
+    "Adjudication",
+    "AuditEvent",
+    "Category",
+    "Comment",
+    "Conversation",
+    "Dataset",
+    "ExportSnapshot",
+    "GoldLabel",
+    "Judge",
+    "JudgeCall",
+    "JudgeVersion",
+    "Profile",
+    "PromptText",
+    "Review",
+    "ReviewItem",
+    "Role",
+    "Signature",
+    "Sweep",
+    "Turn",
+    "Verdict",
+]

@@ -1,0 +1,81 @@
+from django.db import models
+
+
+class Dataset(models.Model):
+    """A named import: an agent run, a validation set, a review set."""
+
+    class Kind(models.TextChoices):
+        RUN = "run", "Agent run"
+        VALIDATION = "validation", "Validation set"
+        REVIEW = "review", "Review set"
+        DEMO = "demo", "Demo"
+
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.RUN)
+    source = models.CharField(max_length=500, blank=True, help_text="Where the data came from (file, format).")
+    description = models.TextField(blank=True)
+    blind_review = models.BooleanField(default=False)
+    reviews_required = models.PositiveSmallIntegerField(default=1)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Conversation(models.Model):
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="conversations")
+    external_id = models.CharField(max_length=200)
+    language = models.CharField(max_length=35, default="en", help_text="BCP 47 code: en, fr, fr-CA, hi, ja ...")
+    metadata = models.JSONField(default=dict, blank=True)
+    audio = models.FileField(upload_to="audio/", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "external_id"], name="conversation_unique_per_dataset"),
+        ]
+        indexes = [models.Index(fields=["language", "dataset"], name="conversation_lang_dataset")]
+        ordering = ["dataset_id", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.dataset_id}/{self.external_id}"
+
+
+class Turn(models.Model):
+    class Role(models.TextChoices):
+        USER = "user", "User"
+        AGENT = "agent", "Agent"
+        TOOL_CALL = "tool_call", "Tool call"
+        TOOL_RESPONSE = "tool_response", "Tool response"
+        SYSTEM = "system", "System"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
+    position = models.PositiveIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    text = models.TextField(blank=True, help_text="What was said or transcribed.")
+    intended_text = models.TextField(blank=True, help_text="What TTS was asked to say.")
+    audio_start_ms = models.IntegerField(null=True, blank=True)
+    audio_end_ms = models.IntegerField(null=True, blank=True)
+    entities = models.JSONField(default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "position"], name="turn_unique_position"),
+        ]
+        ordering = ["conversation_id", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id}#{self.position} {self.role}"
+
+    @property
+    def is_speech(self) -> bool:
+        return self.role in (self.Role.USER, self.Role.AGENT)
+
+    @property
+    def said_differs(self) -> bool:
+        return bool(self.intended_text) and self.intended_text.strip() != self.text.strip()

@@ -1,0 +1,170 @@
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Category(models.Model):
+    """The failure taxonomy reviewers use; leads may edit it."""
+
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "categories"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class GoldLabel(models.Model):
+    """The label a turn or conversation should get from a judge, and where that truth came from."""
+
+    class Source(models.TextChoices):
+        IMPORTED = "imported", "Imported human label"
+        ADJUDICATED = "adjudicated", "Adjudicated by a lead"
+        UNANIMOUS = "unanimous", "Unanimous reviews"
+
+    judge = models.ForeignKey("reviewapp.Judge", on_delete=models.CASCADE, related_name="gold_labels")
+    conversation = models.ForeignKey("reviewapp.Conversation", on_delete=models.CASCADE, related_name="gold_labels")
+    turn = models.ForeignKey(
+        "reviewapp.Turn", null=True, blank=True, on_delete=models.CASCADE, related_name="gold_labels"
+    )
+    source = models.CharField(max_length=16, choices=Source.choices)
+    rating = models.FloatField(null=True, blank=True)
+    label = models.CharField(max_length=100, blank=True)
+    passed = models.BooleanField(null=True, blank=True)
+    failure_modes = models.JSONField(default=list, blank=True)
+    excluded = models.BooleanField(default=False, help_text="Kept for the record but not gold (e.g. marked invalid).")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judge", "turn", "source"], condition=Q(turn__isnull=False), name="gold_unique_turn"
+            ),
+            models.UniqueConstraint(
+                fields=["judge", "conversation", "source"],
+                condition=Q(turn__isnull=True),
+                name="gold_unique_conversation",
+            ),
+        ]
+        indexes = [models.Index(fields=["judge", "excluded"], name="gold_judge")]
+
+    def __str__(self) -> str:
+        return f"gold {self.judge_id} {self.rating if self.rating is not None else self.label} ({self.source})"
+
+
+class ReviewItem(models.Model):
+    """A turn (or conversation) and judge that needs people."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        IN_REVIEW = "in_review", "In review"
+        AWAITING_ADJUDICATION = "awaiting_adjudication", "Awaiting adjudication"
+        CLOSED = "closed", "Closed"
+
+    class Reason(models.TextChoices):
+        UNRESOLVED = "unresolved", "Unresolved"
+        RUNS_DISAGREE = "runs_disagree", "Runs disagree"
+        JUDGES_DISAGREE = "judges_disagree", "Judges disagree"
+        UNCERTAIN = "uncertain", "Uncertain answer"
+        QA_SAMPLE = "qa_sample", "QA sample"
+        VERSION_MOVED = "version_moved", "Version moved"
+        HIGH_VARIANCE = "high_variance", "High run-to-run variance"
+        IMPORTED = "imported", "Imported for review"
+
+    judge = models.ForeignKey("reviewapp.Judge", on_delete=models.CASCADE, related_name="review_items")
+    conversation = models.ForeignKey("reviewapp.Conversation", on_delete=models.CASCADE, related_name="review_items")
+    turn = models.ForeignKey(
+        "reviewapp.Turn", null=True, blank=True, on_delete=models.CASCADE, related_name="review_items"
+    )
+    dataset = models.ForeignKey("reviewapp.Dataset", on_delete=models.CASCADE, related_name="review_items")
+    language = models.CharField(max_length=35)
+    reasons = models.JSONField(default=list)
+    priority = models.IntegerField(default=0)
+    sample_weight = models.FloatField(default=1.0, help_text="1 / sampling probability, for QA-sample estimates.")
+    status = models.CharField(max_length=32, choices=Status.choices, default=Status.OPEN)
+    reviews_required = models.PositiveSmallIntegerField(default=1)
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="claimed_items"
+    )
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "turn"], condition=Q(turn__isnull=False), name="item_unique_turn"),
+            models.UniqueConstraint(
+                fields=["judge", "conversation"], condition=Q(turn__isnull=True), name="item_unique_conversation"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["status", "language", "-priority", "id"], name="item_queue"),
+            models.Index(fields=["dataset", "status"], name="item_dataset_status"),
+            models.Index(fields=["claimed_by", "lease_expires_at"], name="item_claims"),
+        ]
+
+    def __str__(self) -> str:
+        return f"item {self.pk} {self.judge_id} {self.status}"
+
+
+class Review(models.Model):
+    item = models.ForeignKey(ReviewItem, on_delete=models.CASCADE, related_name="reviews")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviews")
+    rating = models.FloatField(null=True, blank=True)
+    label = models.CharField(max_length=100, blank=True)
+    passed = models.BooleanField(null=True, blank=True)
+    categories = models.ManyToManyField(Category, blank=True, related_name="reviews")
+    verdict_agreement = models.JSONField(default=dict, blank=True, help_text="{verdict_id: 'agree' | 'disagree'}")
+    comment = models.TextField(blank=True)
+    quoted_span = models.TextField(blank=True)
+    seconds_spent = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "reviewer"], name="review_one_per_reviewer")]
+
+    def __str__(self) -> str:
+        return f"review {self.pk} by {self.reviewer_id}"
+
+
+class Comment(models.Model):
+    turn = models.ForeignKey("reviewapp.Turn", on_delete=models.CASCADE, related_name="comments")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="comments")
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="replies")
+    judge = models.ForeignKey(
+        "reviewapp.Judge", null=True, blank=True, on_delete=models.SET_NULL, related_name="comments"
+    )
+    body = models.TextField()
+    categories = models.ManyToManyField(Category, blank=True, related_name="comments")
+    quoted_span = models.TextField(blank=True)
+    flagged_for_lead = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        indexes = [models.Index(fields=["turn", "created_at"], name="comment_turn")]
+
+    def __str__(self) -> str:
+        return f"comment {self.pk} on turn {self.turn_id}"
+
+
+class Adjudication(models.Model):
+    item = models.OneToOneField(ReviewItem, on_delete=models.CASCADE, related_name="adjudication")
+    lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="adjudications")
+    rating = models.FloatField(null=True, blank=True)
+    label = models.CharField(max_length=100, blank=True)
+    passed = models.BooleanField(null=True, blank=True)
+    categories = models.ManyToManyField(Category, blank=True, related_name="adjudications")
+    rationale = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"adjudication of item {self.item_id}"

@@ -1,0 +1,19 @@
+"""Production settings: the base settings, hardened. `manage.py check --deploy` is clean here."""
+
+from .settings import *  # noqa: F403
+from .settings import env
+
+DEBUG = False
+SECRET_KEY = env.str("DJANGO_SECRET_KEY")  # no default: refuse to start without a real key
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_HSTS_SECONDS = env.int("DJANGO_HSTS_SECONDS", default=31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+SECURE_HSTS_PRELOAD = True
+SESSION_COOKIE_SECURE = True
+CSRF_COOKIE_SECURE = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
