@@ -1,0 +1,1 @@
+"""Celery tasks: each submodule is imported here so the worker registers it."""
