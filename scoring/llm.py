@@ -1,0 +1,205 @@
+"""Tier-2 judge calls: one chat completion through the real `openai` client, with our own retries.
+
+The openai client's built-in retries are off (max_retries=0) because ours must also take a slot
+from the shared rate limit before every attempt, and must say how many attempts a call took.
+Retried: transport errors (connection refused or reset, timeouts), 429 (after the server's
+Retry-After / retry-after-ms, capped) and 5xx, with exponential backoff and jitter. Not retried:
+any other 4xx, which will not get better by asking again.
+
+complete() never raises for the endpoint's behaviour: a failed call comes back as an LLMReply with
+`error` set and empty text, so the caller can archive it and mark the verdict as an error.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from scoring.ratelimit import RateLimiter, RateLimitTimeout
+
+# Request parameters passed on to chat.completions.create; anything else in a spec's params
+# (repeats, rate_limit_per_second ...) is Tribunal's own and is not sent.
+CHAT_PARAMS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "max_completion_tokens",
+        "response_format",
+        "seed",
+        "stop",
+        "presence_penalty",
+        "frequency_penalty",
+        "reasoning_effort",
+        "logit_bias",
+    }
+)
+MAX_RETRY_AFTER_S = 60.0
+
+
+@dataclass(frozen=True)
+class LLMReply:
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    latency_ms: int
+    attempts: int
+    error: str = ""  # "" on success
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None, *, cap_s: float = MAX_RETRY_AFTER_S) -> float | None:
+    """The wait a 429/5xx response asks for: retry-after-ms, else Retry-After (seconds or HTTP date)."""
+    if not headers:
+        return None
+    value = headers.get("retry-after-ms")
+    if value is not None:
+        try:
+            seconds = float(value) / 1000
+        except ValueError:
+            seconds = math.nan
+        if math.isfinite(seconds) and seconds >= 0:
+            return min(seconds, cap_s)
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        seconds = when.timestamp() - time.time()
+    if not math.isfinite(seconds):
+        return cap_s
+    return min(max(seconds, 0.0), cap_s)
+
+
+def is_retryable(error: BaseException) -> bool:
+    if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
+        return True
+    if isinstance(error, openai.APIStatusError):
+        return error.status_code == 429 or error.status_code >= 500
+    return False
+
+
+def describe_error(error: BaseException) -> str:
+    if isinstance(error, openai.APITimeoutError):
+        return "timeout: the endpoint did not answer in time"
+    if isinstance(error, openai.APIConnectionError):
+        cause = error.__cause__
+        detail = f" ({type(cause).__name__}: {cause})" if cause else ""
+        return f"connection error: {error.message}{detail}"
+    if isinstance(error, openai.APIStatusError):
+        body = error.body
+        detail = body.get("message") if isinstance(body, dict) else None
+        return f"HTTP {error.status_code}: {detail or error.message}"
+    if isinstance(error, RateLimitTimeout):
+        return f"rate limit wait exceeded: {error}"
+    return f"{type(error).__name__}: {error}"
+
+
+class LLMClient:
+    """Chat completions against any OpenAI-compatible endpoint.
+
+    One client serves one rate-limit bucket: pass the limiter for the model it will call.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str,
+        timeout_s: float = 60.0,
+        max_attempts: int = 4,
+        rate_limiter: RateLimiter | None = None,
+        backoff_initial_s: float = 0.5,
+        backoff_max_s: float = 20.0,
+        retry_after_cap_s: float = MAX_RETRY_AFTER_S,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.base_url = base_url
+        self.timeout_s = timeout_s
+        self.max_attempts = max_attempts
+        self.rate_limiter = rate_limiter
+        self.retry_after_cap_s = retry_after_cap_s
+        self._backoff = wait_exponential_jitter(initial=backoff_initial_s, max=backoff_max_s, jitter=backoff_initial_s)
+        self._openai = openai.OpenAI(
+            base_url=base_url or None,
+            api_key=api_key,
+            timeout=openai.Timeout(timeout_s, connect=min(10.0, timeout_s)),
+            max_retries=0,
+        )
+
+    def close(self) -> None:
+        self._openai.close()
+
+    def _wait(self, state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        if isinstance(error, openai.APIStatusError):
+            asked = retry_after_seconds(error.response.headers, cap_s=self.retry_after_cap_s)
+            if asked is not None:
+                return asked
+        return self._backoff(state)
+
+    def _attempt(self, *, model: str, messages: list[dict[str, str]], request: dict[str, Any]) -> Any:
+        if self.rate_limiter is not None:
+            self.rate_limiter.acquire()
+        return self._openai.chat.completions.create(model=model, messages=messages, **request)  # type: ignore[call-overload]
+
+    def complete(self, *, model: str, system: str, user: str, params: Mapping[str, Any] | None = None) -> LLMReply:
+        messages = []
+        if system:
+            messages.append({"role": "system", "content": system})
+        messages.append({"role": "user", "content": user})
+        request = {name: value for name, value in (params or {}).items() if name in CHAT_PARAMS and value is not None}
+
+        attempts = 0
+        started = time.monotonic()
+
+        def elapsed_ms() -> int:
+            return round((time.monotonic() - started) * 1000)
+
+        def count_attempt(state: RetryCallState) -> None:
+            nonlocal attempts
+            attempts = state.attempt_number
+
+        retrying = Retrying(
+            retry=retry_if_exception(is_retryable),
+            stop=stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            before=count_attempt,
+            reraise=True,
+        )
+        try:
+            completion = retrying(self._attempt, model=model, messages=messages, request=request)
+        except (openai.OpenAIError, RateLimitTimeout) as error:
+            message = describe_error(error)
+            if attempts > 1:
+                message = f"{message} (after {attempts} attempts)"
+            return LLMReply("", None, None, elapsed_ms(), attempts, message)
+
+        latency_ms = elapsed_ms()
+        usage = getattr(completion, "usage", None)
+        prompt_tokens = getattr(usage, "prompt_tokens", None)
+        completion_tokens = getattr(usage, "completion_tokens", None)
+        choices = getattr(completion, "choices", None) or []
+        message_obj = getattr(choices[0], "message", None) if choices else None
+        text = getattr(message_obj, "content", None) if message_obj is not None else None
+        if not isinstance(text, str):
+            refusal = getattr(message_obj, "refusal", None)
+            problem = f"refused: {refusal}" if refusal else "the response has no message text"
+            return LLMReply("", prompt_tokens, completion_tokens, latency_ms, attempts, problem)
+        return LLMReply(text, prompt_tokens, completion_tokens, latency_ms, attempts, "")

@@ -1,0 +1,355 @@
+"""A local OpenAI-compatible chat server for tests and benchmarks.
+
+It speaks just enough of the chat completions API for the real `openai` client to talk to it over
+HTTP, and answers the way real judge models misbehave: well, with broken JSON, with keys missing,
+out of range, unsure, slowly, with 429 or 500, or not at all.
+
+    with run_llm_server(behaviour="good", latency_s=0.0) as server:
+        client = LLMClient(base_url=server.base_url, api_key="test")
+
+A marker `[[llm:<behaviour>]]` in the user prompt overrides the default behaviour for that request.
+
+Run it by hand (benchmarks, manual checks):
+
+    python -m tests.llm_server --port 8765 --latency 0.3
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import re
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+BEHAVIOURS = (
+    "good",
+    "bad_json",
+    "missing_keys",
+    "out_of_range",
+    "unsure",
+    "unsure_text",
+    "slow",
+    "rate_limited",
+    "rate_limited_ms",
+    "server_error",
+    "always_500",
+    "bad_request",
+    "hang",
+)
+MARKER = re.compile(r"\[\[llm:([a-z0-9_]+)\]\]")
+MODEL_ID = "tribunal-test-judge"
+# How long a "hang" request waits at most when nobody closes it (the server stopping ends it at once).
+HANG_LIMIT_S = 600.0
+
+Responder = Callable[[dict[str, Any]], str]
+
+
+def _prompt_key(body: dict[str, Any]) -> str:
+    """A stable hash of the messages, so scripted "first time" behaviours are per prompt."""
+    messages = body.get("messages") or []
+    canonical = json.dumps(messages, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _user_text(body: dict[str, Any]) -> str:
+    parts = []
+    for message in body.get("messages") or []:
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                parts.append(content)
+            elif isinstance(content, list):
+                parts.extend(str(chunk.get("text", "")) for chunk in content if isinstance(chunk, dict))
+    return "\n".join(parts)
+
+
+def _count_tokens(text: str) -> int:
+    # Whitespace words are a fair stand-in for tokens: deterministic and proportional to length.
+    return len(text.split())
+
+
+def good_rating(body: dict[str, Any]) -> int:
+    """The rating a "good" answer gives for this request: 1..3, picked from a hash of the prompt."""
+    return int(_prompt_key(body)[:8], 16) % 3 + 1
+
+
+def good_answer(body: dict[str, Any]) -> str:
+    rating = good_rating(body)
+    return json.dumps(
+        {
+            "rating": rating,
+            "explanation": f"The turn reads as a {rating} on this judge's scale.",
+            "failure_modes": [],
+            "flags": [],
+        }
+    )
+
+
+class LLMTestServer:
+    """State shared by the request handlers; one per running server."""
+
+    def __init__(
+        self,
+        *,
+        behaviour: str = "good",
+        latency_s: float = 0.0,
+        responder: Responder | None = None,
+        slow_s: float = 1.0,
+    ) -> None:
+        self.set_behaviour(behaviour)
+        self.latency_s = latency_s
+        self.slow_s = slow_s
+        self.responder = responder
+        self.requests: list[dict[str, Any]] = []
+        self.request_times: list[float] = []
+        self.base_url = ""
+        self.stopping = threading.Event()
+        self._seen: dict[tuple[str, str], int] = {}
+        self._lock = threading.Lock()
+
+    def set_behaviour(self, name: str) -> None:
+        if name not in BEHAVIOURS:
+            raise ValueError(f"unknown behaviour {name!r}; known: {', '.join(BEHAVIOURS)}")
+        self.behaviour = name
+
+    def behaviour_for(self, body: dict[str, Any]) -> str:
+        found = MARKER.search(_user_text(body))
+        if found and found.group(1) in BEHAVIOURS:
+            return found.group(1)
+        return self.behaviour
+
+    def record(self, body: dict[str, Any]) -> None:
+        with self._lock:
+            self.requests.append(body)
+            self.request_times.append(time.monotonic())
+
+    def times_seen(self, behaviour: str, body: dict[str, Any]) -> int:
+        """How many earlier requests with this prompt had this behaviour (0 the first time)."""
+        key = (behaviour, _prompt_key(body))
+        with self._lock:
+            seen = self._seen.get(key, 0)
+            self._seen[key] = seen + 1
+        return seen
+
+    def answer_text(self, behaviour: str, body: dict[str, Any]) -> str:
+        if behaviour == "bad_json":
+            return '{"rating": 2, "explanation": "cut off mid-sentence'
+        if behaviour == "missing_keys":
+            return json.dumps({"explanation": "The answer has no rating."})
+        if behaviour == "out_of_range":
+            return json.dumps({"rating": 7, "explanation": "Far above the scale.", "failure_modes": [], "flags": []})
+        if behaviour == "unsure":
+            return json.dumps({"rating": None, "uncertain": True, "explanation": "I'm not sure how to rate this turn."})
+        if behaviour == "unsure_text":
+            return "I'm not sure. The transcript could be read either way."
+        if self.responder is not None:
+            return self.responder(body)
+        return good_answer(body)
+
+
+def _completion_json(body: dict[str, Any], text: str) -> dict[str, Any]:
+    prompt_tokens = sum(
+        _count_tokens(m.get("content") if isinstance(m.get("content"), str) else "") for m in body.get("messages") or []
+    )
+    completion_tokens = max(1, _count_tokens(text))
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model") or MODEL_ID,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text, "refusal": None},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+        "system_fingerprint": "tribunal-test",
+    }
+
+
+def _error_json(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body leave at once: no 40 ms delayed-ACK stall
+    server_version = "TribunalTestLLM/1.0"
+    state: LLMTestServer  # set on the subclass made per server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/v1/models":
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "tribunal"}],
+                },
+            )
+            return
+        self._send_json(404, _error_json(f"no route {self.path}", "invalid_request_error"))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._send_json(404, _error_json(f"no route {self.path}", "invalid_request_error"))
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self._send_json(400, _error_json("request body is not JSON", "invalid_request_error"))
+            return
+        state = self.state
+        state.record(body)
+        behaviour = state.behaviour_for(body)
+
+        if behaviour == "hang":
+            # Hold the request until the client gives up (it closes the socket) or the server stops.
+            state.stopping.wait(HANG_LIMIT_S)
+            self.close_connection = True
+            return
+
+        if state.latency_s:
+            state.stopping.wait(state.latency_s)
+        if behaviour == "slow":
+            state.stopping.wait(state.slow_s)
+
+        if behaviour == "bad_request":
+            self._send_json(400, _error_json("scripted bad request", "invalid_request_error", "bad_request"))
+            return
+        if behaviour == "always_500":
+            self._send_json(500, _error_json("scripted server error", "server_error"))
+            return
+        if behaviour in ("rate_limited", "rate_limited_ms") and state.times_seen(behaviour, body) == 0:
+            headers = {"Retry-After": "1"} if behaviour == "rate_limited" else {"retry-after-ms": "200"}
+            self._send_json(429, _error_json("scripted rate limit", "requests", "rate_limit_exceeded"), headers)
+            return
+        if behaviour == "server_error" and state.times_seen(behaviour, body) == 0:
+            self._send_json(500, _error_json("scripted server error, once", "server_error"))
+            return
+
+        self._send_json(200, _completion_json(body, state.answer_text(behaviour, body)))
+
+
+class RunningServer:
+    """What run_llm_server yields: the base URL, the requests received, and the behaviour switch."""
+
+    def __init__(self, state: LLMTestServer, httpd: ThreadingHTTPServer) -> None:
+        self._state = state
+        self.httpd = httpd
+        host, port = httpd.server_address[:2]
+        self.host = str(host)
+        self.port = int(port)
+        self.base_url = f"http://{self.host}:{self.port}/v1"
+        state.base_url = self.base_url
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self._state.requests
+
+    @property
+    def request_times(self) -> list[float]:
+        return self._state.request_times
+
+    @property
+    def state(self) -> LLMTestServer:
+        return self._state
+
+    def set_behaviour(self, name: str) -> None:
+        self._state.set_behaviour(name)
+
+    def set_latency(self, seconds: float) -> None:
+        self._state.latency_s = seconds
+
+
+class _QuietThreadingHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out and closed its socket is expected here, not an error.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
+def _make_httpd(state: LLMTestServer, host: str, port: int) -> ThreadingHTTPServer:
+    handler = type("_BoundHandler", (_Handler,), {"state": state})
+    return _QuietThreadingHTTPServer((host, port), handler)
+
+
+@contextlib.contextmanager
+def run_llm_server(
+    *,
+    behaviour: str = "good",
+    latency_s: float = 0.0,
+    responder: Responder | None = None,
+    slow_s: float = 1.0,
+    host: str = "127.0.0.1",
+    port: int = 0,
+) -> Iterator[RunningServer]:
+    """Serve on a free port of 127.0.0.1 in a background thread for the duration of the block."""
+    state = LLMTestServer(behaviour=behaviour, latency_s=latency_s, responder=responder, slow_s=slow_s)
+    httpd = _make_httpd(state, host, port)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield RunningServer(state, httpd)
+    finally:
+        state.stopping.set()  # releases hanging and sleeping handlers
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Local OpenAI-compatible judge server for tests and benchmarks.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
+    parser.add_argument("--behaviour", default="good", choices=BEHAVIOURS)
+    parser.add_argument("--slow", type=float, default=1.0, help="extra seconds for the 'slow' behaviour")
+    args = parser.parse_args(argv)
+    state = LLMTestServer(behaviour=args.behaviour, latency_s=args.latency, slow_s=args.slow)
+    httpd = _make_httpd(state, args.host, args.port)
+    server = RunningServer(state, httpd)
+    print(f"serving {args.behaviour} answers at {server.base_url} (latency {args.latency}s); Ctrl-C stops", flush=True)
+    try:
+        httpd.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        state.stopping.set()
+        httpd.server_close()
+
+
+if __name__ == "__main__":
+    main()
