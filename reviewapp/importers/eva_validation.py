@@ -1,0 +1,333 @@
+"""EVA judge-validation sets: JSONL, one human-labelled record a line, the file stem naming the judge.
+
+EVA's sets come in four shapes, detected per record by the field that carries the conversation:
+  trace            conversation-level label (expected_rating 1-3, failure_mode)       -> shape "trace"
+  conv_turns       turn-level labels on agent turns (expected_rating 1-3)             -> shape "conv_turns"
+  intended_turns   TTS fidelity sample, conversation-level expected_rating 0/1        -> shape "intended_turns"
+  user_tts         entity transcription: what TTS said vs what STT heard, per turn    -> shape "entity_transcription"
+Records marked `invalid` are imported with their gold label excluded. Fields this importer does not
+interpret go to the conversation's (or turn's, or label's) metadata, so nothing in the file is dropped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.utils.text import slugify
+
+from .records import (
+    FieldReader,
+    JudgeDefaults,
+    ParsedConversation,
+    ParsedImport,
+    ParsedLabel,
+    ParsedTurn,
+    RecordError,
+    compact_json,
+    describe,
+)
+from .tribunal_jsonl import json_lines
+
+SHAPES = {
+    "trace": JudgeDefaults(slug="", level="conversation", scale="ordinal", scale_min=1, scale_max=3),
+    "conv_turns": JudgeDefaults(slug="", level="turn", scale="ordinal", scale_min=1, scale_max=3),
+    "intended_turns": JudgeDefaults(slug="", level="conversation", scale="binary", scale_min=0, scale_max=1),
+    "entity_transcription": JudgeDefaults(slug="", level="turn", scale="binary", scale_min=0, scale_max=1),
+}
+VALIDATION_FLAGS = ("invalid", "validated")
+
+
+def judge_slug_for(path: Path) -> str:
+    return slugify(path.stem).replace("-", "_") or "imported"
+
+
+def detect_shape(record: dict[str, Any]) -> str | None:
+    if "conv_turns" in record:
+        return "conv_turns"
+    if "trace" in record:
+        return "trace"
+    if "intended_turns" in record:
+        return "intended_turns"
+    if "user_tts" in record or "transcription" in record:
+        return "entity_transcription"
+    return None
+
+
+def looks_like_validation(record: Any) -> bool:
+    return isinstance(record, dict) and detect_shape(record) is not None
+
+
+def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
+    parsed = ParsedImport(fmt="eva-validation", source=display, dataset_kind="validation")
+    judge = judge_slug_for(path)
+    seen: dict[str, int] = {}
+    for item in json_lines(path, display):
+        if isinstance(item, RecordError):
+            parsed.errors.append(item)
+            continue
+        number, record = item
+        read = FieldReader(display, number)
+        try:
+            if not isinstance(record, dict):
+                raise read.fail("(line)", f"expected a JSON object, got {describe(record)}")
+            shape = detect_shape(record)
+            if shape is None:
+                raise read.fail(
+                    "(record)", "unknown record shape: expected one of conv_turns, trace, intended_turns, user_tts"
+                )
+            conversation = PARSERS[shape](record, read, judge, language)
+            conversation.metadata["eva_shape"] = shape
+            if conversation.external_id in seen:
+                raise read.fail(
+                    "id", f"{describe(conversation.external_id)} already used on line {seen[conversation.external_id]}"
+                )
+            seen[conversation.external_id] = number
+            defaults = SHAPES[shape]
+            parsed.add_judge(
+                JudgeDefaults(
+                    slug=judge,
+                    level=defaults.level,
+                    scale=defaults.scale,
+                    scale_min=defaults.scale_min,
+                    scale_max=defaults.scale_max,
+                )
+            )
+            parsed.conversations.append(conversation)
+        except RecordError as error:
+            parsed.errors.append(error)
+    return parsed
+
+
+def _conversation(
+    record: dict[str, Any], read: FieldReader, language: str | None, id_keys: tuple[str, ...], known: set[str]
+) -> ParsedConversation:
+    external_id = ""
+    for key in id_keys:
+        external_id = read.string(record.get(key), key)
+        if external_id:
+            break
+    if not external_id:
+        external_id = f"line-{read.line}"
+    metadata = {key: value for key, value in record.items() if key not in known}
+    return ParsedConversation(
+        external_id=external_id,
+        language=read.string(record.get("language"), "language") or language or "en",
+        line=read.line,
+        metadata=metadata,
+    )
+
+
+def _flags(record: dict[str, Any], read: FieldReader) -> tuple[bool, dict[str, Any]]:
+    invalid = bool(read.boolean(record.get("invalid"), "invalid"))
+    kept = {key: record[key] for key in VALIDATION_FLAGS if key in record}
+    return invalid, kept
+
+
+def parse_trace(record: dict[str, Any], read: FieldReader, judge: str, language: str | None) -> ParsedConversation:
+    known = {"id", "trace", "expected_rating", "failure_mode", "validated", "invalid", "description", "language"}
+    conversation = _conversation(record, read, language, ("id", "conversation_id"), known)
+    for index, event in enumerate(read.items(record.get("trace"), "trace", required=True)):
+        prefix = f"trace[{index}]"
+        if not isinstance(event, dict):
+            raise read.fail(prefix, f"expected an object, got {describe(event)}")
+        event_type = event.get("event_type")
+        extra = {key: value for key, value in event.items() if key not in ("event_type", "utterance")}
+        if event_type in ("agent_utterance", "user_utterance"):
+            conversation.turns.append(
+                ParsedTurn(
+                    position=index,
+                    role="agent" if event_type == "agent_utterance" else "user",
+                    text=read.string(event.get("utterance"), f"{prefix}.utterance"),
+                    metadata=extra,
+                )
+            )
+        elif event_type in ("tool_call", "tool_response"):
+            body = {key: value for key, value in event.items() if key != "event_type"}
+            read.string(event.get("tool_name"), f"{prefix}.tool_name", required=True)
+            conversation.turns.append(
+                ParsedTurn(position=index, role=event_type, text=compact_json(body), metadata={"event": event})
+            )
+        else:
+            raise read.fail(
+                f"{prefix}.event_type",
+                f"expected agent_utterance, user_utterance, tool_call or tool_response, got {describe(event_type)}",
+            )
+    invalid, flags = _flags(record, read)
+    rating = read.integer(record.get("expected_rating"), "expected_rating", low=1, high=3, required=not invalid)
+    metadata = dict(flags)
+    if "description" in record:
+        metadata["description"] = record["description"]
+    conversation.labels.append(
+        ParsedLabel(
+            judge=judge,
+            rating=rating,
+            failure_modes=read.failure_modes(record.get("failure_mode"), "failure_mode"),
+            excluded=invalid,
+            metadata=metadata,
+        )
+    )
+    return conversation
+
+
+def parse_conv_turns(record: dict[str, Any], read: FieldReader, judge: str, language: str | None) -> ParsedConversation:
+    known = {"conversation_id", "conv_turns", "language", "invalid", "validated"}
+    conversation = _conversation(record, read, language, ("conversation_id", "id"), known)
+    invalid, flags = _flags(record, read)
+    positions: set[int] = set()
+    for index, raw in enumerate(read.items(record.get("conv_turns"), "conv_turns", required=True)):
+        prefix = f"conv_turns[{index}]"
+        if not isinstance(raw, dict):
+            raise read.fail(prefix, f"expected an object, got {describe(raw)}")
+        position = read.integer(raw.get("position"), f"{prefix}.position", low=0)
+        position = index if position is None else position
+        if position in positions:
+            raise read.fail(f"{prefix}.position", f"position {position} appears twice in this conversation")
+        positions.add(position)
+        turn_known = {"position", "role", "content", "expected_rating", "failure_modes"}
+        conversation.turns.append(
+            ParsedTurn(
+                position=position,
+                role=read.role(raw.get("role"), f"{prefix}.role"),
+                text=read.string(raw.get("content"), f"{prefix}.content"),
+                metadata={key: value for key, value in raw.items() if key not in turn_known},
+            )
+        )
+        if "expected_rating" in raw or "failure_modes" in raw:
+            rating = read.integer(raw.get("expected_rating"), f"{prefix}.expected_rating", low=1, high=3, required=True)
+            conversation.labels.append(
+                ParsedLabel(
+                    judge=judge,
+                    turn_position=position,
+                    rating=rating,
+                    failure_modes=read.failure_modes(raw.get("failure_modes"), f"{prefix}.failure_modes"),
+                    excluded=invalid,
+                    metadata=dict(flags),
+                )
+            )
+    return conversation
+
+
+def parse_intended_turns(
+    record: dict[str, Any], read: FieldReader, judge: str, language: str | None
+) -> ParsedConversation:
+    known = {"id", "intended_turns", "expected_rating", "language", "invalid", "validated"}
+    conversation = _conversation(record, read, language, ("id", "transcript_id", "conversation_id"), known)
+    perturbation = read.mapping(record.get("perturbation_metadata"), "perturbation_metadata")
+    perturbed_index = read.integer(perturbation.get("turn_index"), "perturbation_metadata.turn_index", low=0)
+    positions: set[int] = set()
+    for index, raw in enumerate(read.items(record.get("intended_turns"), "intended_turns", required=True)):
+        prefix = f"intended_turns[{index}]"
+        if not isinstance(raw, dict):
+            raise read.fail(prefix, f"expected an object, got {describe(raw)}")
+        position = read.integer(raw.get("turn_index"), f"{prefix}.turn_index", low=0)
+        position = index if position is None else position
+        if position in positions:
+            raise read.fail(f"{prefix}.turn_index", f"turn_index {position} appears twice in this record")
+        positions.add(position)
+        metadata = {
+            key: value
+            for key, value in raw.items()
+            if key not in ("turn_index", "role", "text", "tts_critical_entities")
+        }
+        if perturbed_index is not None and position == perturbed_index:
+            metadata["perturbation"] = perturbation
+        conversation.turns.append(
+            ParsedTurn(
+                position=position,
+                role=read.role(raw.get("role"), f"{prefix}.role"),
+                # Only the TTS input is known: no transcript of what was heard, so text stays empty.
+                intended_text=read.string(raw.get("text"), f"{prefix}.text"),
+                entities=read.items(raw.get("tts_critical_entities"), f"{prefix}.tts_critical_entities"),
+                metadata=metadata,
+            )
+        )
+    if perturbed_index is not None and perturbed_index not in positions:
+        raise read.fail("perturbation_metadata.turn_index", f"no intended turn has turn_index {perturbed_index}")
+    invalid, flags = _flags(record, read)
+    rating = read.integer(record.get("expected_rating"), "expected_rating", low=0, high=1, required=not invalid)
+    metadata = dict(flags)
+    for key in ("evaluation_mode", "sample_type", "perturbation_metadata"):
+        if key in record:
+            metadata[key] = record[key]
+    # The rating judges the whole audio sample, so the label is conversation-level; the perturbed
+    # turn is marked in its metadata (and named here) so reviewers can find the altered entity.
+    if perturbed_index is not None:
+        metadata["perturbed_turn_position"] = perturbed_index
+    conversation.labels.append(
+        ParsedLabel(
+            judge=judge,
+            rating=rating,
+            passed=None if rating is None else rating == 1,
+            excluded=invalid,
+            metadata=metadata,
+        )
+    )
+    return conversation
+
+
+def parse_entity_transcription(
+    record: dict[str, Any], read: FieldReader, judge: str, language: str | None
+) -> ParsedConversation:
+    known = {"id", "user_tts", "transcription", "labels", "language", "invalid", "validated"}
+    conversation = _conversation(record, read, language, ("id", "transcript_id", "conversation_id"), known)
+    said = read.items(record.get("user_tts"), "user_tts")
+    heard = read.items(record.get("transcription"), "transcription")
+    for position in range(max(len(said), len(heard))):
+        conversation.turns.append(
+            ParsedTurn(
+                position=position,
+                role="user",
+                intended_text=read.string(said[position], f"user_tts[{position}]") if position < len(said) else "",
+                text=read.string(heard[position], f"transcription[{position}]") if position < len(heard) else "",
+            )
+        )
+    invalid, flags = _flags(record, read)
+    labelled: set[int] = set()
+    for index, raw in enumerate(read.items(record.get("labels"), "labels")):
+        prefix = f"labels[{index}]"
+        if not isinstance(raw, dict):
+            raise read.fail(prefix, f"expected an object, got {describe(raw)}")
+        turn_id = read.integer(raw.get("turn_id"), f"{prefix}.turn_id", low=0, required=True)
+        if turn_id is None or turn_id >= len(conversation.turns):
+            raise read.fail(f"{prefix}.turn_id", f"no turn {turn_id}: the record has {len(conversation.turns)} turns")
+        if turn_id in labelled:
+            raise read.fail(f"{prefix}.turn_id", f"turn {turn_id} is labelled twice")
+        labelled.add(turn_id)
+        entities = read.items(raw.get("entities"), f"{prefix}.entities")
+        failures: list[str] = []
+        for entity_index, entity in enumerate(entities):
+            entity_field = f"{prefix}.entities[{entity_index}]"
+            if not isinstance(entity, dict):
+                raise read.fail(entity_field, f"expected an object, got {describe(entity)}")
+            correct = read.boolean(entity.get("correct"), f"{entity_field}.correct")
+            if correct is None:
+                raise read.fail(f"{entity_field}.correct", "is required (true or false)")
+            if not correct:
+                mode = f"entity_error:{entity.get('type') or 'unknown'}"
+                if mode not in failures:
+                    failures.append(mode)
+        passed = not failures
+        conversation.turns[turn_id].entities = entities
+        label_metadata = {key: value for key, value in raw.items() if key not in ("turn_id",)}
+        label_metadata.update(flags)
+        conversation.labels.append(
+            ParsedLabel(
+                judge=judge,
+                turn_position=turn_id,
+                rating=1.0 if passed else 0.0,
+                passed=passed,
+                failure_modes=failures,
+                excluded=invalid,
+                metadata=label_metadata,
+            )
+        )
+    return conversation
+
+
+PARSERS = {
+    "trace": parse_trace,
+    "conv_turns": parse_conv_turns,
+    "intended_turns": parse_intended_turns,
+    "entity_transcription": parse_entity_transcription,
+}

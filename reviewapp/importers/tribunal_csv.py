@@ -1,0 +1,161 @@
+"""Tribunal's CSV: one turn per row, rows of a conversation grouped by conversation_id (docs/formats.md)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from .records import (
+    FieldReader,
+    JudgeDefaults,
+    ParsedConversation,
+    ParsedImport,
+    ParsedLabel,
+    ParsedTurn,
+    ParsedVerdict,
+    RecordError,
+    describe,
+)
+from .tribunal_jsonl import VERDICT_STATUSES
+
+TURN_COLUMNS = {
+    "conversation_id",
+    "language",
+    "position",
+    "role",
+    "text",
+    "intended_text",
+    "audio_start_ms",
+    "audio_end_ms",
+    "entities",
+    "metadata",
+    "conversation_metadata",
+    "audio",
+}
+GOLD_COLUMNS = {"judge", "gold_rating", "gold_label", "gold_passed", "gold_failure_modes", "gold_excluded"}
+VERDICT_COLUMNS = {
+    "judge_version",
+    "verdict_rating",
+    "verdict_label",
+    "verdict_passed",
+    "verdict_flags",
+    "verdict_explanation",
+    "verdict_status",
+    "verdict_run_index",
+}
+REQUIRED_COLUMNS = ("conversation_id", "role", "text")
+
+
+def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
+    parsed = ParsedImport(fmt="csv", source=display)
+    conversations: dict[str, ParsedConversation] = {}
+    bad_conversations: set[str] = set()
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        reader = csv.DictReader(handle)
+        header = reader.fieldnames or []
+        missing = [column for column in REQUIRED_COLUMNS if column not in header]
+        if missing:
+            parsed.errors.append(RecordError(display, 1, missing[0], "required column is missing from the header"))
+            return parsed
+        for row in reader:
+            number = reader.line_num
+            read = FieldReader(display, number)
+            conversation_id = (row.get("conversation_id") or "").strip()
+            try:
+                if not conversation_id:
+                    raise read.fail("conversation_id", "is required")
+                if conversation_id in bad_conversations:
+                    raise read.fail("conversation_id", "an earlier row of this conversation is invalid")
+                conversation = conversations.get(conversation_id)
+                if conversation is None:
+                    conversation = ParsedConversation(
+                        external_id=conversation_id,
+                        language=(row.get("language") or "").strip() or language or "en",
+                        line=number,
+                        metadata=dict(read.mapping(row.get("conversation_metadata"), "conversation_metadata")),
+                    )
+                    audio = (row.get("audio") or "").strip()
+                    if audio:
+                        conversation.metadata["audio"] = audio
+                parse_row(row, read, conversation, parsed)
+                conversations[conversation_id] = conversation
+            except RecordError as error:
+                parsed.errors.append(error)
+                # A conversation with one bad row is refused whole: half a conversation misleads reviewers.
+                bad_conversations.add(conversation_id)
+    parsed.conversations = [c for key, c in conversations.items() if key not in bad_conversations]
+    if any(conversation.labels for conversation in parsed.conversations):
+        parsed.dataset_kind = "validation"
+    return parsed
+
+
+def parse_row(row: dict, read: FieldReader, conversation: ParsedConversation, parsed: ParsedImport) -> None:
+    position = read.integer(row.get("position"), "position", low=0)
+    if position is None:
+        position = max((turn.position for turn in conversation.turns), default=-1) + 1
+    if any(turn.position == position for turn in conversation.turns):
+        raise read.fail("position", f"position {position} appears twice in conversation {conversation.external_id}")
+    metadata = dict(read.mapping(row.get("metadata"), "metadata"))
+    known = TURN_COLUMNS | GOLD_COLUMNS | VERDICT_COLUMNS
+    metadata.update({key: value for key, value in row.items() if key not in known and key and value not in (None, "")})
+    entities = read.json_text(row["entities"], "entities") if row.get("entities") else []
+    if not isinstance(entities, list):
+        raise read.fail("entities", f"expected a JSON list, got {describe(entities)}")
+    turn = ParsedTurn(
+        position=position,
+        role=read.role(row.get("role"), "role"),
+        text=row.get("text") or "",
+        intended_text=row.get("intended_text") or "",
+        audio_start_ms=read.integer(row.get("audio_start_ms"), "audio_start_ms"),
+        audio_end_ms=read.integer(row.get("audio_end_ms"), "audio_end_ms"),
+        entities=entities,
+        metadata=metadata,
+    )
+    judge = (row.get("judge") or "").strip()
+    label = verdict = None
+    if any(row.get(column) not in (None, "") for column in GOLD_COLUMNS - {"judge"}):
+        if not judge:
+            raise read.fail("judge", "is required when a gold_* column is filled")
+        label = ParsedLabel(
+            judge=judge,
+            turn_position=position,
+            rating=read.number(row.get("gold_rating"), "gold_rating"),
+            label=(row.get("gold_label") or "").strip(),
+            passed=read.boolean(row.get("gold_passed"), "gold_passed"),
+            failure_modes=read.failure_modes(row.get("gold_failure_modes") or None, "gold_failure_modes"),
+            excluded=bool(read.boolean(row.get("gold_excluded"), "gold_excluded")),
+        )
+        if label.rating is None and not label.label and label.passed is None:
+            raise read.fail("gold_rating", "a gold label needs at least one of gold_rating, gold_label, gold_passed")
+    if any(row.get(column) not in (None, "") for column in VERDICT_COLUMNS - {"judge_version"}):
+        if not judge:
+            raise read.fail("judge", "is required when a verdict_* column is filled")
+        status = (row.get("verdict_status") or "").strip() or "resolved"
+        if status not in VERDICT_STATUSES:
+            raise read.fail("verdict_status", f"expected one of resolved, unresolved, error, got {describe(status)}")
+        flags = read.failure_modes(row.get("verdict_flags") or None, "verdict_flags")
+        verdict = ParsedVerdict(
+            judge=judge,
+            version=(row.get("judge_version") or "").strip() or "imported",
+            turn_position=position,
+            run_index=read.integer(row.get("verdict_run_index"), "verdict_run_index", low=0, high=32767) or 0,
+            status=status,
+            rating=read.number(row.get("verdict_rating"), "verdict_rating"),
+            label=(row.get("verdict_label") or "").strip(),
+            passed=read.boolean(row.get("verdict_passed"), "verdict_passed"),
+            flags=list(flags),
+            explanation=row.get("verdict_explanation") or "",
+        )
+        if status == "resolved" and verdict.rating is None and not verdict.label and verdict.passed is None:
+            raise read.fail(
+                "verdict_rating", "a resolved verdict needs verdict_rating, verdict_label or verdict_passed"
+            )
+    conversation.turns.append(turn)
+    for item in (label, verdict):
+        if item is not None:
+            scale = "binary" if item.rating is None and item.passed is not None else "ordinal"
+            parsed.add_judge(JudgeDefaults(slug=item.judge, level="turn", scale=scale))
+    if label is not None:
+        conversation.labels.append(label)
+    if verdict is not None:
+        conversation.verdicts.append(verdict)

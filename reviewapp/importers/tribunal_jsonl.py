@@ -1,0 +1,220 @@
+"""Tribunal's own JSONL: one conversation per line (see docs/formats.md)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .records import (
+    FieldReader,
+    JudgeDefaults,
+    ParsedConversation,
+    ParsedImport,
+    ParsedLabel,
+    ParsedTurn,
+    ParsedVerdict,
+    RecordError,
+    describe,
+)
+
+CONVERSATION_KEYS = {"external_id", "language", "metadata", "audio", "turns", "labels", "verdicts"}
+TURN_KEYS = {
+    "position",
+    "role",
+    "text",
+    "intended_text",
+    "audio_start_ms",
+    "audio_end_ms",
+    "entities",
+    "metadata",
+    "labels",
+    "verdicts",
+}
+LABEL_KEYS = {"judge", "rating", "label", "passed", "failure_modes", "excluded", "metadata"}
+VERDICT_KEYS = {
+    "judge",
+    "version",
+    "rating",
+    "label",
+    "passed",
+    "flags",
+    "sub_scores",
+    "explanation",
+    "status",
+    "run_index",
+    "raw_text",
+}
+VERDICT_STATUSES = ("resolved", "unresolved", "error")
+
+
+def json_lines(path: Path, display: str) -> Iterator[tuple[int, Any] | RecordError]:
+    """Yield (line number, decoded object) per non-blank line, or a RecordError for a line that is not JSON."""
+    with path.open(encoding="utf-8-sig") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield number, json.loads(raw)
+            except json.JSONDecodeError as exc:
+                yield RecordError(display, number, "(line)", f"not valid JSON ({exc.msg} at column {exc.colno})")
+
+
+def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
+    parsed = ParsedImport(fmt="jsonl", source=display)
+    seen: dict[str, int] = {}
+    for item in json_lines(path, display):
+        if isinstance(item, RecordError):
+            parsed.errors.append(item)
+            continue
+        number, record = item
+        try:
+            conversation = parse_conversation(record, FieldReader(display, number), language, parsed)
+            if conversation.external_id in seen:
+                raise RecordError(
+                    display,
+                    number,
+                    "external_id",
+                    f"{describe(conversation.external_id)} already used on line {seen[conversation.external_id]}",
+                )
+            seen[conversation.external_id] = number
+            parsed.conversations.append(conversation)
+        except RecordError as error:
+            parsed.errors.append(error)
+    if any(conversation.labels for conversation in parsed.conversations):
+        parsed.dataset_kind = "validation"
+    return parsed
+
+
+def parse_conversation(
+    record: Any, read: FieldReader, language: str | None, parsed: ParsedImport
+) -> ParsedConversation:
+    if not isinstance(record, dict):
+        raise read.fail("(line)", f"expected a JSON object, got {describe(record)}")
+    metadata = dict(read.mapping(record.get("metadata"), "metadata"))
+    audio = read.string(record.get("audio"), "audio")
+    if audio:
+        metadata["audio"] = audio
+    for key, value in record.items():
+        if key not in CONVERSATION_KEYS:
+            metadata[key] = value
+    conversation = ParsedConversation(
+        external_id=read.string(record.get("external_id"), "external_id", required=True),
+        language=read.string(record.get("language"), "language") or language or "en",
+        line=read.line,
+        metadata=metadata,
+    )
+    positions: set[int] = set()
+    for index, raw_turn in enumerate(read.items(record.get("turns"), "turns", required=True)):
+        prefix = f"turns[{index}]"
+        if not isinstance(raw_turn, dict):
+            raise read.fail(prefix, f"expected an object, got {describe(raw_turn)}")
+        position = read.integer(raw_turn.get("position"), f"{prefix}.position", low=0)
+        position = index if position is None else position
+        if position in positions:
+            raise read.fail(f"{prefix}.position", f"position {position} appears twice in this conversation")
+        positions.add(position)
+        turn_metadata = dict(read.mapping(raw_turn.get("metadata"), f"{prefix}.metadata"))
+        turn_metadata.update({key: value for key, value in raw_turn.items() if key not in TURN_KEYS})
+        conversation.turns.append(
+            ParsedTurn(
+                position=position,
+                role=read.role(raw_turn.get("role"), f"{prefix}.role"),
+                text=read.string(raw_turn.get("text"), f"{prefix}.text"),
+                intended_text=read.string(raw_turn.get("intended_text"), f"{prefix}.intended_text"),
+                audio_start_ms=read.integer(raw_turn.get("audio_start_ms"), f"{prefix}.audio_start_ms"),
+                audio_end_ms=read.integer(raw_turn.get("audio_end_ms"), f"{prefix}.audio_end_ms"),
+                entities=read.items(raw_turn.get("entities"), f"{prefix}.entities"),
+                metadata=turn_metadata,
+            )
+        )
+        for label_index, raw in enumerate(read.items(raw_turn.get("labels"), f"{prefix}.labels")):
+            label = parse_label(raw, read, f"{prefix}.labels[{label_index}]", position)
+            conversation.labels.append(label)
+            parsed.add_judge(JudgeDefaults(slug=label.judge, level="turn", scale=_scale_of(label)))
+        for verdict_index, raw in enumerate(read.items(raw_turn.get("verdicts"), f"{prefix}.verdicts")):
+            verdict = parse_verdict(raw, read, f"{prefix}.verdicts[{verdict_index}]", position)
+            conversation.verdicts.append(verdict)
+            parsed.add_judge(JudgeDefaults(slug=verdict.judge, level="turn", scale=_scale_of(verdict)))
+    for label_index, raw in enumerate(read.items(record.get("labels"), "labels")):
+        label = parse_label(raw, read, f"labels[{label_index}]", None)
+        conversation.labels.append(label)
+        parsed.add_judge(JudgeDefaults(slug=label.judge, level="conversation", scale=_scale_of(label)))
+    for verdict_index, raw in enumerate(read.items(record.get("verdicts"), "verdicts")):
+        verdict = parse_verdict(raw, read, f"verdicts[{verdict_index}]", None)
+        conversation.verdicts.append(verdict)
+        parsed.add_judge(JudgeDefaults(slug=verdict.judge, level="conversation", scale=_scale_of(verdict)))
+    _check_unique_targets(conversation, read)
+    return conversation
+
+
+def parse_label(raw: Any, read: FieldReader, prefix: str, turn_position: int | None) -> ParsedLabel:
+    if not isinstance(raw, dict):
+        raise read.fail(prefix, f"expected an object, got {describe(raw)}")
+    label = ParsedLabel(
+        judge=read.string(raw.get("judge"), f"{prefix}.judge", required=True),
+        turn_position=turn_position,
+        rating=read.number(raw.get("rating"), f"{prefix}.rating"),
+        label=read.string(raw.get("label"), f"{prefix}.label"),
+        passed=read.boolean(raw.get("passed"), f"{prefix}.passed"),
+        failure_modes=read.failure_modes(raw.get("failure_modes"), f"{prefix}.failure_modes"),
+        excluded=bool(read.boolean(raw.get("excluded"), f"{prefix}.excluded")),
+        metadata=dict(read.mapping(raw.get("metadata"), f"{prefix}.metadata")),
+    )
+    label.metadata.update({key: value for key, value in raw.items() if key not in LABEL_KEYS})
+    if label.rating is None and not label.label and label.passed is None:
+        raise read.fail(prefix, "a label needs at least one of rating, label, passed")
+    return label
+
+
+def parse_verdict(raw: Any, read: FieldReader, prefix: str, turn_position: int | None) -> ParsedVerdict:
+    if not isinstance(raw, dict):
+        raise read.fail(prefix, f"expected an object, got {describe(raw)}")
+    status = read.string(raw.get("status"), f"{prefix}.status") or "resolved"
+    if status not in VERDICT_STATUSES:
+        raise read.fail(f"{prefix}.status", f"expected one of resolved, unresolved, error, got {describe(status)}")
+    verdict = ParsedVerdict(
+        judge=read.string(raw.get("judge"), f"{prefix}.judge", required=True),
+        version=read.string(raw.get("version"), f"{prefix}.version") or "imported",
+        turn_position=turn_position,
+        run_index=read.integer(raw.get("run_index"), f"{prefix}.run_index", low=0, high=32767) or 0,
+        status=status,
+        rating=read.number(raw.get("rating"), f"{prefix}.rating"),
+        label=read.string(raw.get("label"), f"{prefix}.label"),
+        passed=read.boolean(raw.get("passed"), f"{prefix}.passed"),
+        flags=read.items(raw.get("flags"), f"{prefix}.flags"),
+        sub_scores=read.mapping(raw.get("sub_scores"), f"{prefix}.sub_scores"),
+        explanation=read.string(raw.get("explanation"), f"{prefix}.explanation"),
+        raw_text=read.string(raw.get("raw_text"), f"{prefix}.raw_text"),
+    )
+    extra = {key: value for key, value in raw.items() if key not in VERDICT_KEYS}
+    if extra:
+        verdict.sub_scores = {**verdict.sub_scores, "extra": extra}
+    if status == "resolved" and verdict.rating is None and not verdict.label and verdict.passed is None:
+        # Nothing in Tribunal guesses: an answer with no rating, label or pass is not a resolved verdict.
+        raise read.fail(prefix, "a resolved verdict needs at least one of rating, label, passed")
+    return verdict
+
+
+def _check_unique_targets(conversation: ParsedConversation, read: FieldReader) -> None:
+    labels: set[tuple[str, int | None]] = set()
+    for label in conversation.labels:
+        key = (label.judge, label.turn_position)
+        if key in labels:
+            where = f"turn {label.turn_position}" if label.turn_position is not None else "the conversation"
+            raise read.fail("labels", f"two gold labels from judge {describe(label.judge)} on {where}")
+        labels.add(key)
+    verdicts: set[tuple[str, str, int | None, int]] = set()
+    for verdict in conversation.verdicts:
+        key = (verdict.judge, verdict.version, verdict.turn_position, verdict.run_index)
+        if key in verdicts:
+            raise read.fail(
+                "verdicts",
+                f"two verdicts from {verdict.judge}@{verdict.version} run {verdict.run_index} on the same target",
+            )
+        verdicts.add(key)
+
+
+def _scale_of(item: ParsedLabel | ParsedVerdict) -> str:
+    return "binary" if item.rating is None and item.passed is not None else "ordinal"
