@@ -22,7 +22,7 @@ from typing import Any
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-from scoring.ratelimit import RateLimiter, RateLimitTimeout
+from scoring.ratelimit import ModelRateLimits, RateLimiter, RateLimitTimeout
 
 # Request parameters passed on to chat.completions.create; anything else in a spec's params
 # (repeats, rate_limit_per_second ...) is Tribunal's own and is not sent.
@@ -99,12 +99,12 @@ def describe_error(error: BaseException) -> str:
         return "timeout: the endpoint did not answer in time"
     if isinstance(error, openai.APIConnectionError):
         cause = error.__cause__
-        detail = f" ({type(cause).__name__}: {cause})" if cause else ""
-        return f"connection error: {error.message}{detail}"
+        cause_text = f" ({type(cause).__name__}: {cause})" if cause else ""
+        return f"connection error: {error.message}{cause_text}"
     if isinstance(error, openai.APIStatusError):
         body = error.body
         detail = body.get("message") if isinstance(body, dict) else None
-        return f"HTTP {error.status_code}: {detail or error.message}"
+        return f"HTTP {error.status_code}: {detail if isinstance(detail, str) and detail else error.message}"
     if isinstance(error, RateLimitTimeout):
         return f"rate limit wait exceeded: {error}"
     return f"{type(error).__name__}: {error}"
@@ -113,7 +113,9 @@ def describe_error(error: BaseException) -> str:
 class LLMClient:
     """Chat completions against any OpenAI-compatible endpoint.
 
-    One client serves one rate-limit bucket: pass the limiter for the model it will call.
+    Rate limiting: `rate_limiter` is one bucket for every call of this client; `model_rate_limits`
+    picks the bucket of the model called (and honours a `rate_limit_per_second` in params). The
+    client is thread-safe: one instance can serve a pool of threads.
     """
 
     def __init__(
@@ -124,6 +126,7 @@ class LLMClient:
         timeout_s: float = 60.0,
         max_attempts: int = 4,
         rate_limiter: RateLimiter | None = None,
+        model_rate_limits: ModelRateLimits | None = None,
         backoff_initial_s: float = 0.5,
         backoff_max_s: float = 20.0,
         retry_after_cap_s: float = MAX_RETRY_AFTER_S,
@@ -134,8 +137,9 @@ class LLMClient:
         self.timeout_s = timeout_s
         self.max_attempts = max_attempts
         self.rate_limiter = rate_limiter
+        self.model_rate_limits = model_rate_limits
         self.retry_after_cap_s = retry_after_cap_s
-        self._backoff = wait_exponential_jitter(initial=backoff_initial_s, max=backoff_max_s, jitter=backoff_initial_s)
+        self._backoff = wait_exponential_jitter(multiplier=backoff_initial_s, max=backoff_max_s, jitter=backoff_initial_s)
         self._openai = openai.OpenAI(
             base_url=base_url or None,
             api_key=api_key,
@@ -154,18 +158,25 @@ class LLMClient:
                 return asked
         return self._backoff(state)
 
-    def _attempt(self, *, model: str, messages: list[dict[str, str]], request: dict[str, Any]) -> Any:
-        if self.rate_limiter is not None:
-            self.rate_limiter.acquire()
-        return self._openai.chat.completions.create(model=model, messages=messages, **request)  # type: ignore[call-overload]
+    def limiter_for(self, model: str, params: Mapping[str, Any] | None = None) -> RateLimiter | None:
+        if self.model_rate_limits is not None:
+            requested = (params or {}).get("rate_limit_per_second")
+            return self.model_rate_limits.for_model(model, float(requested) if requested else None)
+        return self.rate_limiter
+
+    def _attempt(self, *, limiter: RateLimiter | None, model: str, messages: list[Any], request: dict[str, Any]) -> Any:
+        if limiter is not None:
+            limiter.acquire()
+        return self._openai.chat.completions.create(model=model, messages=messages, **request)
 
     def complete(self, *, model: str, system: str, user: str, params: Mapping[str, Any] | None = None) -> LLMReply:
-        messages = []
+        messages: list[Any] = []
         if system:
             messages.append({"role": "system", "content": system})
         messages.append({"role": "user", "content": user})
         request = {name: value for name, value in (params or {}).items() if name in CHAT_PARAMS and value is not None}
 
+        limiter = self.limiter_for(model, params)
         attempts = 0
         started = time.monotonic()
 
@@ -184,7 +195,7 @@ class LLMClient:
             reraise=True,
         )
         try:
-            completion = retrying(self._attempt, model=model, messages=messages, request=request)
+            completion = retrying(self._attempt, limiter=limiter, model=model, messages=messages, request=request)
         except (openai.OpenAIError, RateLimitTimeout) as error:
             message = describe_error(error)
             if attempts > 1:

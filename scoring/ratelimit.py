@@ -15,7 +15,7 @@ import math
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 KEY_PREFIX = "ratelimit:"
@@ -165,3 +165,39 @@ class RedisRateLimiter:
     def reset(self) -> None:
         """Forget the bucket's state (tests, or after changing the rate)."""
         self.client.delete(self.key)
+
+
+class ModelRateLimits:
+    """One limiter per model (a provider limits each model separately), made on first use.
+
+    `make(model, per_second)` builds a limiter, e.g. a RedisRateLimiter keyed `ratelimit:<model>`.
+    The rate is the one asked for by the call (a spec's `rate_limit_per_second`), else the model's
+    entry in `per_model`, else `default_per_second`.
+    """
+
+    def __init__(
+        self,
+        make: Callable[[str, float], RateLimiter],
+        *,
+        default_per_second: float,
+        per_model: Mapping[str, float] | None = None,
+    ) -> None:
+        _check_rate(default_per_second, 1)
+        self._make = make
+        self.default_per_second = default_per_second
+        self.per_model = dict(per_model or {})
+        self._limiters: dict[tuple[str, float], RateLimiter] = {}
+        self._lock = threading.Lock()
+
+    def rate_for(self, model: str, requested: float | None = None) -> float:
+        if requested is not None:
+            return float(requested)
+        return float(self.per_model.get(model, self.default_per_second))
+
+    def for_model(self, model: str, per_second: float | None = None) -> RateLimiter:
+        rate = self.rate_for(model, per_second)
+        with self._lock:
+            limiter = self._limiters.get((model, rate))
+            if limiter is None:
+                limiter = self._limiters[(model, rate)] = self._make(model, rate)
+        return limiter
