@@ -1,1 +1,3 @@
 """Celery tasks: each submodule is imported here so the worker registers it."""
+
+from . import imports  # noqa: F401
