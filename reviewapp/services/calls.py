@@ -1,0 +1,183 @@
+"""The LLM call archive and the client built from settings.
+
+Every tier-2 call is archived as a JudgeCall: the exact rendered prompts (stored once per distinct
+text, keyed by sha256, in PromptText), the model and parameters, the raw answer, tokens, latency,
+attempts and error. That is enough to replay the call later and see whether the endpoint still
+answers the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from reviewapp.models import JudgeCall, JudgeVersion, PromptText, Sweep
+from scoring.llm import LLMClient, LLMReply
+from scoring.ratelimit import LocalRateLimiter, ModelRateLimits, RateLimiter, RedisRateLimiter
+
+log = logging.getLogger(__name__)
+
+DEFAULT_RATE_LIMIT_PER_SECOND = 20.0
+DEFAULT_RATE_LIMIT_MAX_WAIT_SECONDS = 120.0
+# Local endpoints (vLLM, Ollama) take any key, but the openai client insists on one.
+PLACEHOLDER_API_KEY = "unused"
+
+
+def prompt_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def prompt_texts_store(*, texts: Iterable[str]) -> dict[str, PromptText]:
+    """Get or create a PromptText per distinct text; safe when several workers store the same text.
+
+    The insert ignores conflicts on the unique sha256, then the rows are read back, so two workers
+    racing on one prompt both end up with the single row.
+    """
+    by_hash = {prompt_sha256(text): text for text in texts}
+    if not by_hash:
+        return {}
+    PromptText.objects.bulk_create(
+        [PromptText(sha256=digest, text=text) for digest, text in by_hash.items()], ignore_conflicts=True
+    )
+    rows = {row.sha256: row for row in PromptText.objects.filter(sha256__in=list(by_hash))}
+    return {by_hash[digest]: row for digest, row in rows.items()}
+
+
+def call_archive(
+    *,
+    judge_version: JudgeVersion,
+    sweep: Sweep | None,
+    system: str,
+    user: str,
+    model: str,
+    params: Mapping[str, Any] | None,
+    reply: LLMReply,
+) -> JudgeCall:
+    """Archive one LLM call (successful or not) with its prompts stored once by hash."""
+    with transaction.atomic():
+        prompts = prompt_texts_store(texts=[text for text in (system, user) if text] or [user])
+        return JudgeCall.objects.create(
+            judge_version=judge_version,
+            sweep=sweep,
+            system_prompt=prompts.get(system) if system else None,
+            user_prompt=prompts[user],
+            model=model,
+            params=dict(params or {}),
+            raw_response=reply.text,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            latency_ms=max(0, reply.latency_ms),
+            attempts=max(1, reply.attempts),
+            error=reply.error,
+        )
+
+
+def call_replay(*, call: JudgeCall, client: LLMClient, model: str | None = None) -> tuple[JudgeCall, LLMReply]:
+    """Send an archived call again, exactly as it was sent (optionally to another model).
+
+    Returns (the archived call, the new reply). Nothing is written: a replay is a check, not a verdict.
+    """
+    call = JudgeCall.objects.select_related("system_prompt", "user_prompt", "judge_version__judge").get(pk=call.pk)
+    reply = client.complete(
+        model=model or call.model,
+        system=call.system_prompt.text if call.system_prompt else "",
+        user=call.user_prompt.text,
+        params=call.params,
+    )
+    return call, reply
+
+
+# --- the client from settings ----------------------------------------------------------------------
+
+
+def llm_tier_off_reason() -> str:
+    """Why the LLM tier is off, in words a user can act on; "" when it is on."""
+    if not (settings.OPENAI_BASE_URL or settings.OPENAI_API_KEY):
+        return (
+            "The LLM tier is off: OPENAI_BASE_URL and OPENAI_API_KEY are not set. Set them to any "
+            "OpenAI-compatible endpoint to run LLM judges; signatures still run."
+        )
+    return ""
+
+
+def redis_url_for_rate_limits() -> str:
+    """REDIS_URL, else the Celery broker when it is Redis; "" when there is no Redis."""
+    url = getattr(settings, "REDIS_URL", "") or ""
+    if url:
+        return url
+    broker = getattr(settings, "CELERY_BROKER_URL", "") or ""
+    return broker if broker.startswith(("redis://", "rediss://")) else ""
+
+
+def model_rate_limits_from_settings() -> ModelRateLimits:
+    """Per-model limiters: shared through Redis when there is one, else per process.
+
+    Rates: a spec's `rate_limit_per_second`, else settings.LLM_RATE_LIMITS[model], else
+    settings.LLM_RATE_LIMIT_PER_SECOND (default 20 requests per second).
+    """
+    default_rate = float(getattr(settings, "LLM_RATE_LIMIT_PER_SECOND", DEFAULT_RATE_LIMIT_PER_SECOND))
+    per_model = dict(getattr(settings, "LLM_RATE_LIMITS", {}) or {})
+    max_wait = float(getattr(settings, "LLM_RATE_LIMIT_MAX_WAIT_SECONDS", DEFAULT_RATE_LIMIT_MAX_WAIT_SECONDS))
+    redis_url = redis_url_for_rate_limits()
+    if redis_url:
+        import redis
+
+        connection = redis.Redis.from_url(redis_url, socket_timeout=10, socket_connect_timeout=5)
+
+        def make(model: str, per_second: float) -> RateLimiter:
+            return RedisRateLimiter.for_model(connection, model, per_second=per_second, max_wait_s=max_wait)
+
+    else:
+
+        def make(model: str, per_second: float) -> RateLimiter:
+            return LocalRateLimiter(per_second, max_wait_s=max_wait)
+
+    return ModelRateLimits(make, default_per_second=default_rate, per_model=per_model)
+
+
+_clients: dict[tuple[Any, ...], LLMClient] = {}
+_clients_lock = threading.Lock()
+
+
+def llm_client_from_settings(*, base_url: str | None = None, api_key: str | None = None) -> LLMClient | None:
+    """The LLM client for this process, or None when the LLM tier is off (llm_tier_off_reason says why).
+
+    One client per configuration is kept and reused, so its connection pool and rate limiters are
+    shared by every task in the worker. `base_url`/`api_key` override the settings (replay_call).
+    """
+    if base_url is None and api_key is None:
+        reason = llm_tier_off_reason()
+        if reason:
+            log.info(reason)
+            return None
+    url = base_url if base_url is not None else settings.OPENAI_BASE_URL
+    key = api_key if api_key is not None else (settings.OPENAI_API_KEY or PLACEHOLDER_API_KEY)
+    timeout = float(settings.OPENAI_TIMEOUT_SECONDS)
+    max_attempts = int(getattr(settings, "LLM_MAX_ATTEMPTS", 4))
+    cache_key = (
+        url,
+        key,
+        timeout,
+        max_attempts,
+        redis_url_for_rate_limits(),
+        getattr(settings, "LLM_RATE_LIMIT_PER_SECOND", DEFAULT_RATE_LIMIT_PER_SECOND),
+        repr(sorted((getattr(settings, "LLM_RATE_LIMITS", {}) or {}).items())),
+    )
+    with _clients_lock:
+        client = _clients.get(cache_key)
+        if client is None:
+            client = LLMClient(
+                base_url=url,
+                api_key=key,
+                timeout_s=timeout,
+                max_attempts=max_attempts,
+                model_rate_limits=model_rate_limits_from_settings(),
+            )
+            _clients[cache_key] = client
+    return client
