@@ -188,7 +188,11 @@ def turns_from_context(context: dict[str, Any], read: FieldReader) -> list[Parse
             metadata["trace_type"] = kind
         if trace_content is not None and trace_content not in (intended, transcribed):
             metadata["trace_content"] = trace_content
-        parts = [part.strip() for part in re.split(r"\n+", str((trace_content if kind == "intended" else None) or intended or "")) if part.strip()]
+        parts = [
+            part.strip()
+            for part in re.split(r"\n+", str((trace_content if kind == "intended" else None) or intended or ""))
+            if part.strip()
+        ]
         if len(parts) > 1:
             metadata["intended_segments"] = parts
         if len(segments_ms) > 1:
