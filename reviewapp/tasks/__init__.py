@@ -1,3 +1,6 @@
 """Celery tasks: each submodule is imported here so the worker registers it."""
 
-from . import imports  # noqa: F401
+from . import (
+    imports,  # noqa: F401
+    sweeps,  # noqa: F401
+)

@@ -1,0 +1,634 @@
+"""Sweeps: score a dataset with judge versions, signatures first, the LLM only where needed.
+
+A sweep is planned once (`sweep_start`), cut into chunks of targets that Celery workers run
+(`sweep_chunk_run`), and closed by `sweep_finalize`, which recomputes every counter from the
+Verdict table. Every step is safe to run twice: a verdict is keyed by (sweep, judge version,
+target, run index) and written with conflict-ignoring inserts, and a chunk skips the keys that
+already have a verdict, so a redelivered task never calls the LLM again for them.
+
+Counters on Sweep are per (target, judge version) on run 0 - tier1_resolved, escalated,
+unresolved, failed - plus verdicts_written over every run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import subprocess
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from reviewapp.models import Conversation, Dataset, Judge, JudgeVersion, Sweep, Turn, Verdict
+from reviewapp.services import calls as calls_service
+from reviewapp.services import judge_inputs, judges
+from scoring import signatures as signature_engine
+from scoring.parsing import JudgeResult, parse_answer
+from scoring.specs import JudgeSpec, MissingVariable, render
+
+log = logging.getLogger(__name__)
+
+CHUNK_SIZE = int(os.environ.get("TRIBUNAL_SWEEP_CHUNK_SIZE", "50"))
+# Concurrent LLM calls inside one chunk task. The calls wait on the network, so threads are cheap;
+# the database work stays on the task's own thread.
+LLM_THREADS = int(os.environ.get("TRIBUNAL_SWEEP_LLM_THREADS", "32"))
+VERDICT_FLUSH_EVERY = 16
+MAX_REPEATS = 10
+LLM_OFF_EXPLANATION = "LLM tier is off (OPENAI_BASE_URL / OPENAI_API_KEY unset): escalated without an answer."
+
+
+class SweepError(ValueError):
+    """A sweep that cannot be started or continued as asked."""
+
+
+@dataclass
+class ChunkOutcome:
+    signature_verdicts: int = 0
+    llm_verdicts: int = 0
+    skipped: int = 0
+    llm_calls: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+# --- planning ------------------------------------------------------------------------------------
+
+
+def code_version() -> str:
+    """The code that ran the sweep: TRIBUNAL_CODE_VERSION, else the checkout's git SHA, else ""."""
+    if settings.TRIBUNAL_CODE_VERSION:
+        return settings.TRIBUNAL_CODE_VERSION[:64]
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],  # noqa: S607
+            cwd=settings.BASE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.stdout.strip()[:64] if out.returncode == 0 else ""
+
+
+def _language_filter(language: str, field_name: str) -> Q:
+    """`fr` covers `fr` and its regional variants (`fr-CA`), as for reviewers."""
+    if not language:
+        return Q()
+    return Q(**{f"{field_name}__iexact": language}) | Q(**{f"{field_name}__istartswith": language + "-"})
+
+
+def level_of(judge_version: JudgeVersion) -> str:
+    return judge_version.spec.get("level") or judge_version.judge.level or Judge.Level.TURN
+
+
+def target_ids_for(*, dataset: Dataset, level: str, language: str = "") -> list[int]:
+    """Agent turns for turn-level judges, conversations for conversation-level ones, in a stable order."""
+    if level == Judge.Level.CONVERSATION:
+        qs = Conversation.objects.filter(dataset=dataset).filter(_language_filter(language, "language"))
+        return list(qs.order_by("id").values_list("id", flat=True))
+    qs = Turn.objects.filter(conversation__dataset=dataset, role=Turn.Role.AGENT).filter(
+        _language_filter(language, "conversation__language")
+    )
+    return list(qs.order_by("id").values_list("id", flat=True))
+
+
+def variance_sample_pick(*, sweep_id: int, target_ids: Sequence[int], rate: float) -> list[int]:
+    """The targets that get extra runs: a random sample seeded by the sweep id (same sample on re-runs)."""
+    if rate <= 0 or not target_ids:
+        return []
+    size = min(len(target_ids), max(1, round(rate * len(target_ids))))
+    return sorted(random.Random(f"variance:{sweep_id}").sample(sorted(target_ids), size))
+
+
+@transaction.atomic
+def sweep_start(
+    *,
+    dataset: Dataset,
+    judge_versions: Sequence[JudgeVersion],
+    repeats: int = 1,
+    variance_sample: float = 0.1,
+    qa_sample: float = 0.05,
+    language: str | None = None,
+    user=None,
+    name: str = "",
+    dispatch: bool = True,
+) -> Sweep:
+    """Plan a sweep and queue it; the work starts when this transaction commits.
+
+    `dispatch=False` plans without queueing (the caller runs tasks.sweeps.sweep_dispatch itself).
+    """
+    judge_versions = list(dict.fromkeys(judge_versions))
+    if not judge_versions:
+        raise SweepError("A sweep needs at least one judge version.")
+    if not 1 <= repeats <= MAX_REPEATS:
+        raise SweepError(f"repeats must be between 1 and {MAX_REPEATS}, not {repeats}.")
+    if not 0 <= variance_sample <= 1:
+        raise SweepError(f"The variance sample is a rate between 0 and 1, not {variance_sample}.")
+    if not 0 <= qa_sample <= 1:
+        raise SweepError(f"The QA sample is a rate between 0 and 1, not {qa_sample}.")
+    language = (language or "").strip()
+
+    sweep = Sweep.objects.create(
+        kind=Sweep.Kind.SWEEP,
+        name=name or f"{dataset.name}: {', '.join(str(jv) for jv in judge_versions)}"[:200],
+        dataset=dataset,
+        language=language,
+        repeats=repeats,
+        variance_sample_rate=variance_sample,
+        qa_sample_rate=qa_sample,
+        status=Sweep.Status.PENDING,
+        code_version=code_version(),
+        created_by=user if user is not None and user.is_authenticated else None,
+    )
+    sweep.judge_versions.set(judge_versions)
+
+    targets_by_level: dict[str, list[int]] = {}
+    plan: dict[str, dict[str, Any]] = {}
+    total = 0
+    for jv in judge_versions:
+        level = level_of(jv)
+        if level not in targets_by_level:
+            targets_by_level[level] = target_ids_for(dataset=dataset, level=level, language=language)
+        plan[str(jv.pk)] = {"level": level, "targets": len(targets_by_level[level])}
+        total += len(targets_by_level[level])
+    if total == 0:
+        raise SweepError(
+            f"Dataset {dataset.name!r} has no target for these judges{' in ' + language if language else ''}."
+        )
+
+    rate = variance_sample if repeats > 1 else 0.0
+    sweep.params = {
+        "plan": plan,
+        "variance_sample": {
+            level: variance_sample_pick(sweep_id=sweep.pk, target_ids=ids, rate=rate)
+            for level, ids in targets_by_level.items()
+        },
+        "chunk_size": CHUNK_SIZE,
+    }
+    sweep.total_targets = total
+    sweep.save(update_fields=["params", "total_targets"])
+
+    if dispatch:
+        from reviewapp.tasks.sweeps import sweep_dispatch
+
+        sweep_id = sweep.pk
+        transaction.on_commit(lambda: sweep_dispatch.delay(sweep_id))
+    return sweep
+
+
+def sweep_chunks(*, sweep: Sweep) -> list[tuple[int, list[int]]]:
+    """The (judge version id, target ids) chunks of a sweep, in a stable order."""
+    chunk_size = int(sweep.params.get("chunk_size") or CHUNK_SIZE)
+    chunks: list[tuple[int, list[int]]] = []
+    for jv in sweep.judge_versions.select_related("judge").order_by("id"):
+        ids = target_ids_for(dataset=sweep.dataset, level=level_of(jv), language=sweep.language)
+        chunks.extend((jv.pk, ids[i : i + chunk_size]) for i in range(0, len(ids), chunk_size))
+    return chunks
+
+
+def sweep_mark_running(*, sweep_id: int) -> bool:
+    """Pending -> running; False when the sweep was already started (a redelivered dispatch)."""
+    updated = Sweep.objects.filter(pk=sweep_id, status=Sweep.Status.PENDING).update(
+        status=Sweep.Status.RUNNING, started_at=timezone.now()
+    )
+    return bool(updated)
+
+
+def sweep_mark_dispatched(*, sweep_id: int, chunks: int) -> None:
+    with transaction.atomic():
+        sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
+        sweep.params = {**sweep.params, "dispatched": True, "chunks": chunks}
+        sweep.save(update_fields=["params"])
+
+
+def sweep_cancel(*, sweep: Sweep) -> Sweep:
+    if sweep.status in (Sweep.Status.DONE, Sweep.Status.CANCELLED):
+        raise SweepError(f"Sweep {sweep.pk} is already {sweep.status}.")
+    Sweep.objects.filter(pk=sweep.pk).update(status=Sweep.Status.CANCELLED, finished_at=timezone.now())
+    sweep.refresh_from_db()
+    return sweep
+
+
+# --- running a chunk -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Target:
+    conversation: Conversation
+    turn: Turn | None
+
+    @property
+    def id(self) -> int:
+        return self.turn.pk if self.turn is not None else self.conversation.pk
+
+    @property
+    def language(self) -> str:
+        return self.conversation.language
+
+
+def _load_targets(level: str, target_ids: Sequence[int]) -> dict[int, _Target]:
+    if level == Judge.Level.CONVERSATION:
+        conversations = Conversation.objects.filter(pk__in=target_ids)
+        return {c.pk: _Target(conversation=c, turn=None) for c in conversations}
+    turns = Turn.objects.filter(pk__in=target_ids).select_related("conversation")
+    return {t.pk: _Target(conversation=t.conversation, turn=t) for t in turns}
+
+
+def _conversation_turns(conversation_ids: Iterable[int]) -> dict[int, list[Turn]]:
+    grouped: dict[int, list[Turn]] = defaultdict(list)
+    for turn in Turn.objects.filter(conversation_id__in=set(conversation_ids)).order_by("conversation_id", "position"):
+        grouped[turn.conversation_id].append(turn)
+    return grouped
+
+
+def _verdict_key_field(level: str) -> str:
+    return "conversation_id" if level == Judge.Level.CONVERSATION else "turn_id"
+
+
+def _existing_verdicts(sweep: Sweep, jv: JudgeVersion, level: str, target_ids: Sequence[int]) -> dict[int, dict]:
+    """target id -> {run index: (tier, has call)} for the verdicts already written."""
+    key = _verdict_key_field(level)
+    qs = Verdict.objects.filter(sweep=sweep, judge_version=jv, **{f"{key}__in": target_ids})
+    if level == Judge.Level.CONVERSATION:
+        qs = qs.filter(turn__isnull=True)
+    existing: dict[int, dict] = defaultdict(dict)
+    for target_id, run_index, tier, call_id in qs.values_list(key, "run_index", "tier", "call_id"):
+        existing[target_id][run_index] = (tier, call_id is not None)
+    return existing
+
+
+def _new_verdict(sweep: Sweep, jv: JudgeVersion, target: _Target, run_index: int, **fields) -> Verdict:
+    return Verdict(
+        sweep=sweep,
+        judge_version=jv,
+        conversation_id=target.conversation.pk,
+        turn=target.turn,
+        run_index=run_index,
+        **fields,
+    )
+
+
+def _write(verdicts: list[Verdict]) -> int:
+    if not verdicts:
+        return 0
+    Verdict.objects.bulk_create(verdicts, ignore_conflicts=True)
+    count = len(verdicts)
+    verdicts.clear()
+    return count
+
+
+def verdict_fields_from_result(result: JudgeResult, raw_text: str) -> dict[str, Any]:
+    """Verdict fields for a parsed LLM answer; an unresolved answer keeps its raw text and says why."""
+    if result.status == "resolved":
+        return {
+            "status": Verdict.Status.RESOLVED,
+            "rating": result.rating,
+            "label": (result.label or "")[:100],
+            "passed": result.passed,
+            "flags": list(result.flags),
+            "sub_scores": dict(result.sub_scores),
+            "explanation": result.explanation,
+            "raw_text": raw_text,
+        }
+    return {
+        "status": Verdict.Status.UNRESOLVED,
+        "rating": None,
+        "label": "",
+        "passed": None,
+        "flags": list(result.flags),
+        "sub_scores": {},
+        "explanation": result.problem or "unresolved",
+        "raw_text": raw_text,
+    }
+
+
+def llm_client():
+    """The configured LLM client, or None when the LLM tier is off."""
+    return calls_service.llm_client_from_settings()
+
+
+def _variables(spec: JudgeSpec, target: _Target, turns_by_conversation: dict[int, list[Turn]]) -> dict[str, Any]:
+    turns = turns_by_conversation.get(target.conversation.pk, [])
+    if target.turn is None:
+        return judge_inputs.variables_for_conversation(target.conversation, turns)
+    return judge_inputs.variables_for_turn(target.turn, context_turns=turns)
+
+
+def sweep_chunk_run(
+    *, sweep_id: int, judge_version_id: int, target_ids: Sequence[int], client=None, threads: int | None = None
+) -> ChunkOutcome:
+    """Score one chunk of targets with one judge version: tier 1, then the LLM for what is left.
+
+    Writes only the (target, run) keys that have no verdict yet. `client` defaults to the one from
+    settings (None: LLM tier off).
+    """
+    outcome = ChunkOutcome()
+    sweep = Sweep.objects.select_related("dataset").get(pk=sweep_id)
+    if sweep.status in (Sweep.Status.CANCELLED, Sweep.Status.FAILED):
+        return outcome
+    jv = JudgeVersion.objects.select_related("judge").get(pk=judge_version_id)
+    spec = judges.spec_of(jv)
+    level = level_of(jv)
+    targets = _load_targets(level, target_ids)
+    existing = _existing_verdicts(sweep, jv, level, list(targets))
+    sampled = set(sweep.params.get("variance_sample", {}).get(level, []))
+    repeats = max(1, sweep.repeats)
+
+    # Tier 1: signatures, run 0 only, turn-level text only.
+    buffer: list[Verdict] = []
+    rules_cache: dict[str, list] = {}
+    llm_runs: dict[int, list[int]] = {}
+    for target_id in sorted(targets):
+        target = targets[target_id]
+        done = existing.get(target_id, {})
+        run0 = done.get(0)
+        if run0 is None and target.turn is not None:
+            if target.language not in rules_cache:
+                rules_cache[target.language] = judges.rules_for(jv.judge, target.language)
+            match = signature_engine.evaluate(rules_cache[target.language], target.turn.text, target.language)
+            if match is not None:
+                rule = match.rule
+                buffer.append(
+                    _new_verdict(
+                        sweep,
+                        jv,
+                        target,
+                        0,
+                        tier=Verdict.Tier.SIGNATURE,
+                        status=Verdict.Status.RESOLVED,
+                        rating=rule.rating,
+                        label=(rule.label or "")[:100],
+                        passed=rule.passed,
+                        explanation=f"Signature {rule.intent!r} matched: {match.matched_text!r}",
+                        signature_id=rule.id,
+                    )
+                )
+                outcome.signature_verdicts += 1
+                continue
+        if run0 is not None and run0[0] == Verdict.Tier.SIGNATURE:
+            outcome.skipped += 1
+            continue
+        if run0 is not None and run0[0] == Verdict.Tier.LLM and not run0[1]:
+            outcome.skipped += 1  # escalated without a call (LLM off or unrenderable): no extra runs
+            continue
+        runs = [0] + (list(range(1, repeats)) if target_id in sampled else [])
+        missing = [r for r in runs if r not in done]
+        outcome.skipped += len(runs) - len(missing)
+        if missing:
+            llm_runs[target_id] = missing
+    _write(buffer)
+
+    if not llm_runs:
+        return outcome
+    if client is None:
+        client = llm_client()
+    if client is None:
+        for target_id, runs in llm_runs.items():
+            if 0 in runs:
+                buffer.append(
+                    _new_verdict(
+                        sweep,
+                        jv,
+                        targets[target_id],
+                        0,
+                        tier=Verdict.Tier.LLM,
+                        status=Verdict.Status.UNRESOLVED,
+                        explanation=LLM_OFF_EXPLANATION,
+                    )
+                )
+        outcome.llm_verdicts += _write(buffer)
+        return outcome
+
+    outcome_llm = _run_llm(
+        sweep=sweep,
+        jv=jv,
+        spec=spec,
+        targets=targets,
+        llm_runs=llm_runs,
+        client=client,
+        threads=threads or LLM_THREADS,
+    )
+    outcome.llm_verdicts += outcome_llm.llm_verdicts
+    outcome.llm_calls += outcome_llm.llm_calls
+    outcome.errors.extend(outcome_llm.errors)
+    return outcome
+
+
+def _run_llm(
+    *,
+    sweep: Sweep,
+    jv: JudgeVersion,
+    spec: JudgeSpec,
+    targets: dict[int, _Target],
+    llm_runs: dict[int, list[int]],
+    client,
+    threads: int,
+) -> ChunkOutcome:
+    outcome = ChunkOutcome()
+    turns_by_conversation = _conversation_turns(targets[t].conversation.pk for t in llm_runs)
+    model = spec.model or settings.OPENAI_MODEL
+    params = dict(spec.params or {})
+    call_params = {k: v for k, v in params.items() if k in {"temperature", "max_tokens", "top_p", "seed"}}
+    buffer: list[Verdict] = []
+    jobs: list[tuple[_Target, int, Any]] = []
+    for target_id, runs in llm_runs.items():
+        target = targets[target_id]
+        try:
+            prompt = render(spec, _variables(spec, target, turns_by_conversation), language=target.language)
+        except (MissingVariable, KeyError, ValueError, IndexError) as exc:
+            if 0 in runs:
+                buffer.append(
+                    _new_verdict(
+                        sweep,
+                        jv,
+                        target,
+                        0,
+                        tier=Verdict.Tier.LLM,
+                        status=Verdict.Status.ERROR,
+                        explanation=f"Prompt could not be rendered: {type(exc).__name__}: {exc}",
+                    )
+                )
+            outcome.errors.append(f"render {target_id}: {exc}")
+            continue
+        jobs.extend((target, run, prompt) for run in runs)
+    outcome.llm_verdicts += _write(buffer)
+
+    def call(prompt):
+        return client.complete(model=model, system=prompt.system, user=prompt.user, params=call_params)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(threads, len(jobs) or 1)), thread_name_prefix="llm") as pool:
+        futures: dict[Future, tuple[_Target, int, Any]] = {pool.submit(call, job[2]): job for job in jobs}
+        remaining = set(futures)
+        try:
+            while remaining:
+                finished, remaining = wait(remaining, timeout=1.0, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    target, run, prompt = futures[future]
+                    buffer.append(_verdict_from_reply(sweep, jv, spec, target, run, prompt, model, call_params, future))
+                    outcome.llm_calls += 1
+                if len(buffer) >= VERDICT_FLUSH_EVERY or (not remaining and buffer):
+                    outcome.llm_verdicts += _write(buffer)
+        finally:
+            # On a time limit, keep what is answered; the redelivered chunk does only the rest.
+            outcome.llm_verdicts += _write(buffer)
+            for future in remaining:
+                future.cancel()
+    return outcome
+
+
+def _verdict_from_reply(sweep, jv, spec, target, run, prompt, model, call_params, future) -> Verdict:
+    try:
+        reply = future.result()
+    except Exception as exc:  # the client should not raise; if it does, the verdict says so
+        log.exception("LLM call raised for sweep %s target %s", sweep.pk, target.id)
+        return _new_verdict(
+            sweep,
+            jv,
+            target,
+            run,
+            tier=Verdict.Tier.LLM,
+            status=Verdict.Status.ERROR,
+            explanation=f"LLM call raised {type(exc).__name__}: {exc}",
+        )
+    judge_call = calls_service.call_archive(
+        judge_version=jv,
+        sweep=sweep,
+        system=prompt.system,
+        user=prompt.user,
+        model=model,
+        params=call_params,
+        reply=reply,
+    )
+    if reply.error:
+        return _new_verdict(
+            sweep,
+            jv,
+            target,
+            run,
+            tier=Verdict.Tier.LLM,
+            status=Verdict.Status.ERROR,
+            explanation=f"LLM call failed after {reply.attempts} attempt(s): {reply.error}",
+            raw_text=reply.text,
+            call=judge_call,
+        )
+    result = parse_answer(spec, reply.text)
+    return _new_verdict(
+        sweep, jv, target, run, tier=Verdict.Tier.LLM, call=judge_call, **verdict_fields_from_result(result, reply.text)
+    )
+
+
+# --- finishing -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SweepCounts:
+    targets: int
+    run0_written: int
+    expected_verdicts: int
+    verdicts_written: int
+    tier1_resolved: int
+    escalated: int
+    unresolved: int
+    failed: int
+
+    @property
+    def complete(self) -> bool:
+        return self.run0_written >= self.targets and self.verdicts_written >= self.expected_verdicts
+
+
+def sweep_counts(*, sweep: Sweep) -> SweepCounts:
+    """Counters recomputed from the Verdict table (never incremented, so re-runs cannot double-count)."""
+    verdicts = Verdict.objects.filter(sweep=sweep)
+    run0 = verdicts.filter(run_index=0).aggregate(
+        written=Count("id"),
+        tier1=Count("id", filter=Q(tier=Verdict.Tier.SIGNATURE)),
+        escalated=Count("id", filter=Q(tier=Verdict.Tier.LLM)),
+        unresolved=Count("id", filter=Q(status=Verdict.Status.UNRESOLVED)),
+        failed=Count("id", filter=Q(status=Verdict.Status.ERROR)),
+    )
+    written = verdicts.count()
+    expected = sweep.total_targets
+    if sweep.repeats > 1:
+        extra_runs = sweep.repeats - 1
+        sample = sweep.params.get("variance_sample", {})
+        plan = sweep.params.get("plan", {})
+        for jv_id, info in plan.items():
+            sampled = sample.get(info["level"], [])
+            if not sampled:
+                continue
+            key = _verdict_key_field(info["level"])
+            rows = Verdict.objects.filter(
+                sweep=sweep, judge_version_id=int(jv_id), run_index=0, **{f"{key}__in": sampled}
+            )
+            if info["level"] == Judge.Level.CONVERSATION:
+                rows = rows.filter(turn__isnull=True)
+            # Extra runs are owed by every sampled target that went to the LLM, and by those not yet scored.
+            without_llm_call = rows.filter(Q(tier=Verdict.Tier.SIGNATURE) | Q(call__isnull=True)).count()
+            expected += extra_runs * (len(sampled) - without_llm_call)
+    return SweepCounts(
+        targets=sweep.total_targets,
+        run0_written=run0["written"],
+        expected_verdicts=expected,
+        verdicts_written=written,
+        tier1_resolved=run0["tier1"],
+        escalated=run0["escalated"],
+        unresolved=run0["unresolved"],
+        failed=run0["failed"],
+    )
+
+
+def sweep_finalize(*, sweep_id: int, triage: bool = True) -> Sweep:
+    """Recompute the counters; when every expected (target, run) has a verdict, close the sweep and triage it.
+
+    Serialised on the sweep row, so two chunks finishing together close it once.
+    """
+    with transaction.atomic():
+        sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
+        counts = sweep_counts(sweep=sweep)
+        sweep.verdicts_written = counts.verdicts_written
+        sweep.tier1_resolved = counts.tier1_resolved
+        sweep.escalated = counts.escalated
+        sweep.unresolved = counts.unresolved
+        sweep.failed = counts.failed
+        sweep.params = {**sweep.params, "expected_verdicts": counts.expected_verdicts}
+        fields = ["verdicts_written", "tier1_resolved", "escalated", "unresolved", "failed", "params"]
+        if counts.complete and sweep.status in (Sweep.Status.PENDING, Sweep.Status.RUNNING):
+            if triage:
+                from reviewapp.services.triage import triage_run
+
+                summary = triage_run(sweep=sweep)
+                sweep.params = {**sweep.params, "triage": summary.as_dict()}
+            sweep.status = Sweep.Status.DONE
+            sweep.finished_at = timezone.now()
+            sweep.started_at = sweep.started_at or sweep.finished_at
+            fields += ["status", "finished_at", "started_at"]
+        sweep.save(update_fields=fields)
+    return sweep
+
+
+def sweep_fail(*, sweep_id: int, error: str) -> None:
+    Sweep.objects.filter(pk=sweep_id).exclude(status=Sweep.Status.DONE).update(
+        status=Sweep.Status.FAILED, error=error[:5000], finished_at=timezone.now()
+    )
+
+
+def sweep_wait(*, sweep_id: int, timeout_s: float, poll_s: float = 0.5) -> Sweep:
+    """Poll until the sweep is done (finalizing on the way), or the timeout passes."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        sweep = sweep_finalize(sweep_id=sweep_id)
+        if sweep.status != Sweep.Status.RUNNING and sweep.status != Sweep.Status.PENDING:
+            return sweep
+        if time.monotonic() >= deadline:
+            return sweep
+        time.sleep(poll_s)

@@ -1,0 +1,104 @@
+"""Sweep tasks: dispatch a sweep into chunks, run each chunk, close the sweep.
+
+Every task takes ids and calls a service; each is safe to run twice (see services/sweeps.py).
+acks_late + reject_on_worker_lost: a task whose worker is killed goes back to the queue.
+
+Queues: every sweep task goes to the default queue unless TRIBUNAL_SWEEP_QUEUE names another. For
+LLM-heavy deployments run the chunks on their own queue and worker, e.g.
+    TRIBUNAL_SWEEP_QUEUE=llm celery -A reviewapp worker -Q llm --pool prefork --concurrency 2
+Each chunk already makes its LLM calls from a thread pool (TRIBUNAL_SWEEP_LLM_THREADS, default 32),
+so two processes per core are enough; the rate limit, not the worker, should be the bottleneck.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.db import OperationalError
+
+from reviewapp.services import sweeps as sweeps_service
+
+log = logging.getLogger(__name__)
+
+SWEEP_QUEUE = os.environ.get("TRIBUNAL_SWEEP_QUEUE", "") or None
+CHUNK_SOFT_TIME_LIMIT = int(os.environ.get("TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT", "300"))
+
+
+def _send(task, *args) -> None:
+    if SWEEP_QUEUE:
+        task.apply_async(args=args, queue=SWEEP_QUEUE)
+    else:
+        task.apply_async(args=args)
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=120,
+    time_limit=150,
+    autoretry_for=(OperationalError,),
+    retry_backoff=True,
+    max_retries=5,
+)
+def sweep_dispatch(self, sweep_id: int) -> int:
+    """Queue every chunk of a sweep once; a redelivered dispatch re-queues only if it had not finished."""
+    from reviewapp.models import Sweep
+
+    sweep = Sweep.objects.select_related("dataset").get(pk=sweep_id)
+    if sweep.status in (Sweep.Status.CANCELLED, Sweep.Status.FAILED, Sweep.Status.DONE):
+        return 0
+    if sweep.params.get("dispatched"):
+        return 0
+    sweeps_service.sweep_mark_running(sweep_id=sweep_id)
+    chunks = sweeps_service.sweep_chunks(sweep=sweep)
+    for judge_version_id, target_ids in chunks:
+        _send(sweep_chunk, sweep_id, judge_version_id, target_ids)
+    # Marked after sending: a dispatch killed half-way is redelivered and sends every chunk again
+    # (the chunks skip what is already written).
+    sweeps_service.sweep_mark_dispatched(sweep_id=sweep_id, chunks=len(chunks))
+    if not chunks:
+        sweeps_service.sweep_finalize(sweep_id=sweep_id)
+    return len(chunks)
+
+
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    soft_time_limit=CHUNK_SOFT_TIME_LIMIT,
+    time_limit=CHUNK_SOFT_TIME_LIMIT + 60,
+    max_retries=8,
+)
+def sweep_chunk(self, sweep_id: int, judge_version_id: int, target_ids: list[int]) -> dict:
+    """Score one chunk, then recompute the sweep's counters (and close it if this was the last)."""
+    try:
+        outcome = sweeps_service.sweep_chunk_run(
+            sweep_id=sweep_id, judge_version_id=judge_version_id, target_ids=target_ids
+        )
+    except SoftTimeLimitExceeded as exc:
+        # What was answered is written; the retry only does the rest.
+        log.warning("sweep %s chunk of %d targets hit its time limit; retrying the rest", sweep_id, len(target_ids))
+        raise self.retry(exc=exc, countdown=5) from exc
+    except OperationalError as exc:
+        raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries)) from exc
+    except Exception as exc:
+        if self.request.retries >= self.max_retries:
+            sweeps_service.sweep_fail(sweep_id=sweep_id, error=f"chunk failed: {type(exc).__name__}: {exc}")
+            raise
+        raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries)) from exc
+    sweeps_service.sweep_finalize(sweep_id=sweep_id)
+    return {
+        "signature_verdicts": outcome.signature_verdicts,
+        "llm_verdicts": outcome.llm_verdicts,
+        "llm_calls": outcome.llm_calls,
+        "skipped": outcome.skipped,
+    }
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=300, time_limit=360)
+def sweep_finalize(sweep_id: int) -> str:
+    return sweeps_service.sweep_finalize(sweep_id=sweep_id).status
