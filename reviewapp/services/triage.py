@@ -1,0 +1,303 @@
+"""Triage after a sweep: what the judges could not settle, or settled inconsistently, goes to people.
+
+Reasons (ReviewItem.Reason): unresolved (and uncertain), runs_disagree, judges_disagree (two judge
+versions or judges on the same target disagree on pass/fail), high_variance (a criterion whose
+run-to-run disagreement on the variance sample is above the threshold), qa_sample (a random sample
+of resolved verdicts, weighted 1/rate). One item per (target, judge): reasons of an existing item
+are merged as a set, never duplicated. Priority: unresolved > disagreements > QA.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from reviewapp.models import Conversation, JudgeVersion, ReviewItem, Sweep, Verdict
+from reviewapp.services import judges
+from scoring.specs import JudgeSpec
+
+DEFAULT_VARIANCE_THRESHOLD = 0.15
+Reason = ReviewItem.Reason
+PRIORITY = {
+    Reason.UNRESOLVED: 300,
+    Reason.UNCERTAIN: 300,
+    Reason.RUNS_DISAGREE: 200,
+    Reason.JUDGES_DISAGREE: 200,
+    Reason.HIGH_VARIANCE: 200,
+    Reason.QA_SAMPLE: 100,
+}
+REASON_ORDER = [str(r) for r in sorted(PRIORITY, key=lambda r: (-PRIORITY[r], list(PRIORITY).index(r)))]
+# What parsing says when the judge declined to decide (scoring/parsing.py).
+UNCERTAIN_MARKERS = ("said it is uncertain", "gave no rating")
+BATCH = 500
+
+
+@dataclass
+class TriageSummary:
+    items_created: int = 0
+    items_updated: int = 0
+    reasons: dict[str, int] = field(default_factory=dict)
+    high_variance: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "items_created": self.items_created,
+            "items_updated": self.items_updated,
+            "reasons": dict(sorted(self.reasons.items())),
+            "high_variance": self.high_variance,
+        }
+
+
+# --- what one verdict says, criterion by criterion --------------------------------------------------
+
+
+def criterion_values(spec: JudgeSpec, verdict: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer a resolved verdict gives for each thing a judge decides: overall pass/fail, rating,
+    each rubric criterion (pass/fail at its threshold), each weighted sub-metric score, each flag."""
+    values: dict[str, Any] = {}
+    if verdict.get("passed") is not None:
+        values["passed"] = verdict["passed"]
+    if verdict.get("rating") is not None:
+        values["rating"] = verdict["rating"]
+    sub_scores = verdict.get("sub_scores") or {}
+    thresholds = {c.name: c.threshold for c in spec.criteria}
+    for name, score in sub_scores.items():
+        if name in thresholds:
+            values[f"criterion:{name}"] = float(score) >= thresholds[name]
+        else:
+            values[f"sub_score:{name}"] = score
+    for flag in verdict.get("flags") or []:
+        values[f"flag:{flag}"] = True
+    return values
+
+
+def _disagreeing(runs: list[dict[str, Any]]) -> set[str]:
+    """The criteria on which resolved runs do not all give the same answer (a missing flag is 'absent')."""
+    names = set().union(*(r.keys() for r in runs))
+    out = set()
+    for name in names:
+        default = False if name.startswith("flag:") else None
+        if len({repr(r.get(name, default)) for r in runs}) > 1:
+            out.add(name)
+    return out
+
+
+def _sampled(sweep_id: int, key: str, rate: float) -> bool:
+    """A stable Bernoulli draw per key, seeded by the sweep: re-running triage picks the same sample."""
+    if rate <= 0:
+        return False
+    if rate >= 1:
+        return True
+    digest = hashlib.sha256(f"qa:{sweep_id}:{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
+# --- triage ----------------------------------------------------------------------------------------
+
+TargetKey = tuple[int, int | None]  # (conversation id, turn id or None)
+
+
+def _verdict_rows(sweep: Sweep) -> Iterable[dict[str, Any]]:
+    return (
+        Verdict.objects.filter(sweep=sweep)
+        .values(
+            "judge_version_id",
+            "conversation_id",
+            "turn_id",
+            "run_index",
+            "tier",
+            "status",
+            "rating",
+            "passed",
+            "flags",
+            "sub_scores",
+            "explanation",
+        )
+        .order_by("judge_version_id", "conversation_id", "turn_id", "run_index")
+        .iterator(chunk_size=2000)
+    )
+
+
+def variance_compute(
+    *, runs_by_target: Mapping[int, Mapping[TargetKey, list[dict]]], specs: Mapping[int, JudgeSpec], threshold: float
+) -> dict[str, Any]:
+    """Per judge version and criterion: the share of multi-run targets whose resolved runs disagree."""
+    result: dict[str, Any] = {"threshold": threshold, "judge_versions": {}}
+    for jv_id, targets in runs_by_target.items():
+        spec = specs[jv_id]
+        observed: dict[str, int] = defaultdict(int)
+        disagreeing: dict[str, int] = defaultdict(int)
+        disagreeing_targets: dict[str, list] = defaultdict(list)
+        multi = 0
+        for target, rows in targets.items():
+            resolved = [criterion_values(spec, r) for r in rows if r["status"] == Verdict.Status.RESOLVED]
+            if len(resolved) < 2:
+                continue
+            multi += 1
+            for name in set().union(*(r.keys() for r in resolved)):
+                observed[name] += 1
+            for name in _disagreeing(resolved):
+                disagreeing[name] += 1
+                disagreeing_targets[name].append(list(target))
+        criteria = {}
+        for name in sorted(observed):
+            rate = disagreeing[name] / observed[name]
+            criteria[name] = {
+                "targets": observed[name],
+                "disagreeing": disagreeing[name],
+                "rate": round(rate, 4),
+                "needs_labels": rate > threshold,
+            }
+        result["judge_versions"][str(jv_id)] = {
+            "label": spec.key,
+            "targets_with_runs": multi,
+            "criteria": criteria,
+        }
+    return result
+
+
+@transaction.atomic
+def triage_run(*, sweep: Sweep, variance_threshold: float | None = None, qa_rate: float | None = None) -> TriageSummary:
+    """Compute variance and reasons for a sweep's verdicts and queue ReviewItems (merging reasons)."""
+    threshold = (
+        variance_threshold
+        if variance_threshold is not None
+        else float(sweep.params.get("variance_threshold", DEFAULT_VARIANCE_THRESHOLD))
+    )
+    qa_rate = sweep.qa_sample_rate if qa_rate is None else qa_rate
+    # jv -> target -> runs
+    runs: dict[int, dict[TargetKey, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for row in _verdict_rows(sweep):
+        runs[row["judge_version_id"]][(row["conversation_id"], row["turn_id"])].append(row)
+    versions = {jv.pk: jv for jv in JudgeVersion.objects.filter(pk__in=list(runs)).select_related("judge")}
+    specs = {pk: judges.spec_of(jv) for pk, jv in versions.items()}
+
+    variance = variance_compute(
+        runs_by_target={jv: t for jv, t in runs.items() if jv in specs}, specs=specs, threshold=threshold
+    )
+    reasons: dict[tuple[int, TargetKey], set[str]] = defaultdict(set)  # (judge id, target) -> reasons
+    qa_weight: dict[tuple[int, TargetKey], float] = {}
+    run0_passed: dict[TargetKey, dict[int, bool]] = defaultdict(dict)  # target -> {jv: passed}
+    summary = TriageSummary()
+
+    for jv_id, targets in runs.items():
+        jv = versions.get(jv_id)
+        if jv is None:
+            continue
+        spec = specs[jv_id]
+        needs_labels = {
+            name for name, info in variance["judge_versions"][str(jv_id)]["criteria"].items() if info["needs_labels"]
+        }
+        summary.high_variance.extend(f"{spec.key} {name}" for name in sorted(needs_labels))
+        for target, rows in targets.items():
+            key = (jv.judge_id, target)
+            if any(r["status"] != Verdict.Status.RESOLVED for r in rows):
+                reasons[key].add(Reason.UNRESOLVED)
+                if any(m in (r["explanation"] or "") for r in rows for m in UNCERTAIN_MARKERS):
+                    reasons[key].add(Reason.UNCERTAIN)
+            resolved = [criterion_values(spec, r) for r in rows if r["status"] == Verdict.Status.RESOLVED]
+            if len(resolved) >= 2:
+                split = _disagreeing(resolved)
+                if {"passed", "rating"} & split or any(n.startswith("criterion:") for n in split):
+                    reasons[key].add(Reason.RUNS_DISAGREE)
+                if needs_labels:
+                    reasons[key].add(Reason.HIGH_VARIANCE)
+            run0 = next((r for r in rows if r["run_index"] == 0), None)
+            if run0 is not None and run0["status"] == Verdict.Status.RESOLVED:
+                if run0["passed"] is not None:
+                    run0_passed[target][jv_id] = run0["passed"]
+                if _sampled(sweep.pk, f"{jv_id}:{target[0]}:{target[1]}", qa_rate):
+                    reasons[key].add(Reason.QA_SAMPLE)
+                    qa_weight[key] = 1.0 / qa_rate
+
+    for target, by_version in run0_passed.items():
+        if len(set(by_version.values())) > 1:
+            for jv_id in by_version:
+                reasons[(versions[jv_id].judge_id, target)].add(Reason.JUDGES_DISAGREE)
+
+    for reason_set in reasons.values():
+        for reason in reason_set:
+            summary.reasons[str(reason)] = summary.reasons.get(str(reason), 0) + 1
+    created, updated = review_items_merge(reasons=reasons, qa_weight=qa_weight)
+    summary.items_created, summary.items_updated = created, updated
+
+    sweep.params = {**sweep.params, "variance": variance, "triage": summary.as_dict()}
+    Sweep.objects.filter(pk=sweep.pk).update(params=sweep.params)
+    return summary
+
+
+def _ordered(reasons: Iterable[str]) -> list[str]:
+    unique = {str(r) for r in reasons}
+    return sorted(unique, key=lambda r: (REASON_ORDER.index(r) if r in REASON_ORDER else len(REASON_ORDER), r))
+
+
+def _priority(reasons: Iterable[str]) -> int:
+    return max((PRIORITY.get(r, 0) for r in reasons), default=0)
+
+
+def review_items_merge(
+    *, reasons: Mapping[tuple[int, TargetKey], set[str]], qa_weight: Mapping[tuple[int, TargetKey], float]
+) -> tuple[int, int]:
+    """Create or update one ReviewItem per (judge, target): reasons merged, priority raised, never lowered."""
+    keys = [k for k, v in reasons.items() if v]
+    if not keys:
+        return 0, 0
+    conversations = {
+        c.pk: c
+        for c in Conversation.objects.filter(pk__in={k[1][0] for k in keys})
+        .select_related("dataset")
+        .only("id", "language", "dataset__id", "dataset__reviews_required")
+    }
+    existing: dict[tuple[int, TargetKey], ReviewItem] = {}
+    judge_ids = {k[0] for k in keys}
+    turn_ids = sorted({k[1][1] for k in keys if k[1][1] is not None})
+    conv_ids = sorted({k[1][0] for k in keys if k[1][1] is None})
+    for i in range(0, len(turn_ids), BATCH):
+        for item in ReviewItem.objects.filter(judge_id__in=judge_ids, turn_id__in=turn_ids[i : i + BATCH]):
+            existing[(item.judge_id, (item.conversation_id, item.turn_id))] = item
+    for i in range(0, len(conv_ids), BATCH):
+        for item in ReviewItem.objects.filter(
+            judge_id__in=judge_ids, turn__isnull=True, conversation_id__in=conv_ids[i : i + BATCH]
+        ):
+            existing[(item.judge_id, (item.conversation_id, None))] = item
+
+    to_create, to_update = [], []
+    now = timezone.now()
+    for key in keys:
+        new_reasons = reasons[key]
+        item = existing.get(key)
+        if item is None:
+            conversation = conversations[key[1][0]]
+            to_create.append(
+                ReviewItem(
+                    judge_id=key[0],
+                    conversation_id=key[1][0],
+                    turn_id=key[1][1],
+                    dataset_id=conversation.dataset_id,
+                    language=conversation.language,
+                    reasons=_ordered(new_reasons),
+                    priority=_priority(new_reasons),
+                    sample_weight=qa_weight.get(key, 1.0),
+                    reviews_required=conversation.dataset.reviews_required,
+                )
+            )
+            continue
+        merged = _ordered([*item.reasons, *new_reasons])
+        priority = max(item.priority, _priority(merged))
+        weight = qa_weight.get(key, item.sample_weight) if Reason.QA_SAMPLE not in item.reasons else item.sample_weight
+        if merged != item.reasons or priority != item.priority or weight != item.sample_weight:
+            item.reasons, item.priority, item.sample_weight = merged, priority, weight
+            item.updated_at = now
+            to_update.append(item)
+    ReviewItem.objects.bulk_create(to_create, ignore_conflicts=True, batch_size=BATCH)
+    if to_update:
+        ReviewItem.objects.bulk_update(
+            to_update, ["reasons", "priority", "sample_weight", "updated_at"], batch_size=BATCH
+        )
+    return len(to_create), len(to_update)
