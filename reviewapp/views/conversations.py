@@ -1,0 +1,41 @@
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET
+
+from .. import access
+from ..models import Conversation, Turn
+from ..selectors import corpus
+
+
+def conversation_or_404(request, conversation_id: int) -> Conversation:
+    try:
+        conversation = corpus.conversation_with_dataset(conversation_id=conversation_id)
+    except Conversation.DoesNotExist:
+        raise Http404("No such conversation.") from None
+    return access.check_conversation(request.user, conversation)
+
+
+@require_GET
+@login_required
+def conversation_detail(request, conversation_id: int):
+    conversation = corpus.conversation_detail(conversation=conversation_or_404(request, conversation_id))
+    return render(request, "conversations/detail.html", {"conversation": conversation})
+
+
+@require_GET
+@login_required
+def conversation_turn(request, conversation_id: int, turn_id: int):
+    """One turn as an htmx fragment; a plain request is sent to the turn's place in its conversation."""
+    conversation = conversation_or_404(request, conversation_id)
+    try:
+        turn = corpus.turn_detail(conversation=conversation, turn_id=turn_id)
+    except Turn.DoesNotExist:
+        raise Http404("No such turn in this conversation.") from None
+    if not request.htmx:
+        return redirect(reverse("conversation_detail", args=[conversation.pk]) + f"#turn-{turn.pk}")
+    response = render(request, "conversations/detail.html#turn", {"conversation": conversation, "turn": turn})
+    patch_vary_headers(response, ["HX-Request"])
+    return response

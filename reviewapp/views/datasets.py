@@ -1,0 +1,52 @@
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.shortcuts import get_object_or_404, render
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET
+
+from .. import access
+from ..models import Dataset
+from ..selectors import corpus
+
+CONVERSATIONS_PER_PAGE = 50
+
+
+def wants_fragment(request) -> bool:
+    """An htmx swap gets the partial; a history restore (back button after a cache miss) needs the full page."""
+    return bool(request.htmx) and not request.htmx.history_restore_request
+
+
+def render_page(request, template: str, fragment: str, context: dict):
+    response = render(request, f"{template}#{fragment}" if wants_fragment(request) else template, context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+@require_GET
+@login_required
+def dataset_list(request):
+    language = request.GET.get("language", "").strip()
+    search = request.GET.get("q", "").strip()
+    context = {
+        "datasets": corpus.dataset_rows(user=request.user, language=language, search=search),
+        "languages": corpus.visible_languages(user=request.user),
+        "language": language,
+        "search": search,
+    }
+    return render_page(request, "datasets/list.html", "rows", context)
+
+
+@require_GET
+@login_required
+def dataset_detail(request, dataset_id: int):
+    dataset = access.check_dataset(request.user, get_object_or_404(Dataset, pk=dataset_id))
+    language = request.GET.get("language", "").strip()
+    conversations = corpus.dataset_conversations(user=request.user, dataset=dataset, language=language)
+    page = Paginator(conversations, CONVERSATIONS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "dataset": dataset,
+        "page": page,
+        "languages": corpus.visible_languages(user=request.user, dataset=dataset),
+        "language": language,
+    }
+    return render_page(request, "datasets/detail.html", "conversations", context)
