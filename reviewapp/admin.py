@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from . import models
+from .forms_signatures import SignatureAdminForm
 
 
 @admin.register(models.Profile)
@@ -51,6 +52,7 @@ class JudgeVersionAdmin(admin.ModelAdmin):
 
 @admin.register(models.Signature)
 class SignatureAdmin(admin.ModelAdmin):
+    form = SignatureAdminForm
     list_display = ("judge", "language", "intent", "kind", "pattern", "label", "active")
     list_filter = ("judge", "language", "kind", "active")
     search_fields = ("pattern", "intent", "label")

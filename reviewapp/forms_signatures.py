@@ -1,0 +1,147 @@
+"""Forms for tier-1 signatures: the lead's page form and the admin form share one validation."""
+
+import re
+
+from django import forms
+
+from scoring.signatures import KINDS, SignatureError, SignatureRule, validate_rule
+
+from .models import Judge, Signature, Turn
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+def _rule_error(form: forms.Form, rule: SignatureRule) -> None:
+    try:
+        validate_rule(rule)
+    except SignatureError as exc:
+        message = str(exc)
+        if "negation guard" in message:
+            form.add_error("negation_guards", message)
+        elif "regular expression" in message or "pattern" in message:
+            form.add_error("pattern", message)
+        else:
+            form.add_error(None, message)
+
+
+class SignatureForm(forms.Form):
+    judge = forms.ModelChoiceField(queryset=Judge.objects.order_by("slug"), to_field_name="slug")
+    language = forms.CharField(max_length=35, help_text="BCP 47 code: fr, fr-CA, ja ...")
+    criterion = forms.CharField(max_length=100, required=False)
+    intent = forms.CharField(max_length=100, help_text="What the pattern detects: decline, gloss, filler ...")
+    kind = forms.ChoiceField(choices=[(k, Signature.Kind(k).label) for k in KINDS])
+    pattern = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
+    negation_guards = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One phrase per line; a match in the same sentence as one of them is ignored. "
+        "Required for decline and refusal signatures.",
+    )
+    label = forms.CharField(max_length=100, required=False)
+    rating = forms.FloatField(required=False)
+    passed = forms.NullBooleanField(
+        required=False,
+        widget=forms.Select(choices=[("unknown", "(not set)"), ("true", "Pass"), ("false", "Fail")]),
+    )
+    evidence = forms.CharField(help_text="Ids of the turns that justify this signature, separated by spaces or commas.")
+
+    def clean_language(self):
+        return self.cleaned_data["language"].strip()
+
+    def clean_negation_guards(self):
+        return _lines(self.cleaned_data.get("negation_guards", ""))
+
+    def clean_evidence(self):
+        raw = self.cleaned_data["evidence"]
+        ids = [int(part) for part in re.split(r"[\s,]+", raw.strip()) if part.isdigit()]
+        if not ids or len(ids) != len([p for p in re.split(r"[\s,]+", raw.strip()) if p]):
+            raise forms.ValidationError("Give turn ids (numbers) separated by spaces or commas.")
+        turns = list(Turn.objects.filter(pk__in=ids).select_related("conversation"))
+        missing = sorted(set(ids) - {t.pk for t in turns})
+        if missing:
+            raise forms.ValidationError(f"No turn with id {', '.join(map(str, missing))}.")
+        return turns
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        rule = SignatureRule(
+            id=None,
+            judge=data["judge"].slug,
+            language=data["language"],
+            criterion=data.get("criterion", ""),
+            intent=data["intent"],
+            kind=data["kind"],
+            pattern=data["pattern"],
+            negation_guards=tuple(data.get("negation_guards") or ()),
+            label=data.get("label", ""),
+            rating=data.get("rating"),
+            passed=data.get("passed"),
+        )
+        _rule_error(self, rule)
+        return data
+
+
+class SignatureAdminForm(forms.ModelForm):
+    """The admin form refuses what the service refuses: invalid rules and loosening without new evidence."""
+
+    class Meta:
+        model = Signature
+        fields = [
+            "judge",
+            "language",
+            "criterion",
+            "intent",
+            "kind",
+            "pattern",
+            "negation_guards",
+            "label",
+            "rating",
+            "passed",
+            "active",
+            "evidence",
+            "created_by",
+        ]
+
+    def clean(self):
+        data = super().clean()
+        if self.errors or data.get("judge") is None:
+            return data
+        guards = data.get("negation_guards") or []
+        if not isinstance(guards, list) or not all(isinstance(g, str) for g in guards):
+            self.add_error("negation_guards", "Negation guards must be a JSON list of phrases.")
+            return data
+        rule = SignatureRule(
+            id=self.instance.pk,
+            judge=data["judge"].slug,
+            language=data.get("language", ""),
+            criterion=data.get("criterion", ""),
+            intent=data.get("intent", ""),
+            kind=data.get("kind", ""),
+            pattern=data.get("pattern", ""),
+            negation_guards=tuple(guards),
+            label=data.get("label", ""),
+            rating=data.get("rating"),
+            passed=data.get("passed"),
+        )
+        _rule_error(self, rule)
+        evidence = set(data.get("evidence") or [])
+        if self.instance.pk is None:
+            if not evidence:
+                self.add_error("evidence", "A signature needs at least one evidence turn that justifies it.")
+            return data
+        before = Signature.objects.get(pk=self.instance.pk)
+        loosened = (
+            rule.pattern != before.pattern
+            or rule.kind != before.kind
+            or bool(set(before.negation_guards or ()) - set(guards))
+            or (data.get("active") and not before.active)
+        )
+        if loosened and not evidence - set(before.evidence.all()):
+            self.add_error(
+                "evidence", "This change can make the signature match more: add at least one new evidence turn."
+            )
+        return data
