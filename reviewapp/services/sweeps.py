@@ -32,6 +32,7 @@ from reviewapp.models import Conversation, Dataset, Judge, JudgeVersion, Sweep, 
 from reviewapp.services import calls as calls_service
 from reviewapp.services import judge_inputs, judges
 from scoring import signatures as signature_engine
+from scoring.llm import CHAT_PARAMS
 from scoring.parsing import JudgeResult, parse_answer
 from scoring.specs import JudgeSpec, MissingVariable, render
 
@@ -437,8 +438,10 @@ def _run_llm(
     outcome = ChunkOutcome()
     turns_by_conversation = _conversation_turns(targets[t].conversation.pk for t in llm_runs)
     model = spec.model or settings.OPENAI_MODEL
-    params = dict(spec.params or {})
-    call_params = {k: v for k, v in params.items() if k in {"temperature", "max_tokens", "top_p", "seed"}}
+    # The client sends only chat parameters and reads Tribunal's own (rate_limit_per_second);
+    # the archive keeps what was sent.
+    call_params = dict(spec.params or {})
+    sent_params = {k: v for k, v in call_params.items() if k in CHAT_PARAMS}
     buffer: list[Verdict] = []
     jobs: list[tuple[_Target, int, Any]] = []
     for target_id, runs in llm_runs.items():
@@ -474,7 +477,7 @@ def _run_llm(
                 finished, remaining = wait(remaining, timeout=1.0, return_when=FIRST_COMPLETED)
                 for future in finished:
                     target, run, prompt = futures[future]
-                    buffer.append(_verdict_from_reply(sweep, jv, spec, target, run, prompt, model, call_params, future))
+                    buffer.append(_verdict_from_reply(sweep, jv, spec, target, run, prompt, model, sent_params, future))
                     outcome.llm_calls += 1
                 if len(buffer) >= VERDICT_FLUSH_EVERY or (not remaining and buffer):
                     outcome.llm_verdicts += _write(buffer)
