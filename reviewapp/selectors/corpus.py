@@ -50,7 +50,22 @@ def word_diff(intended: str, said: str) -> TextDiff:
         else:
             _append(left, "delete", "".join(a[i1:i2]))
             _append(right, "insert", "".join(b[j1:j2]))
-    return TextDiff(intended=left, said=right)
+    return TextDiff(intended=_join_changes(left), said=_join_changes(right))
+
+
+def _join_changes(segments: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Fold a lone space between two changed words into the change, so "zulu kilo" reads as one mark."""
+    joined: list[tuple[str, str]] = []
+    for index, (op, text) in enumerate(segments):
+        between_changes = (
+            op == "equal"
+            and not text.strip()
+            and 0 < index < len(segments) - 1
+            and segments[index - 1][0] != "equal"
+            and segments[index + 1][0] != "equal"
+        )
+        _append(joined, joined[-1][0] if between_changes else op, text)
+    return joined
 
 
 def _count_for_dataset(queryset: QuerySet, dataset_field: str):

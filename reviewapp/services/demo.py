@@ -116,8 +116,8 @@ WHY_PASSED = {
 }
 FALSE_ALARM = {
     "conciseness": ([content.VERBOSITY], "Slightly long for a voice turn; the last sentence could be cut."),
-    "speakability": ([content.WRONG_LANGUAGE], "The flight or booking code looks like a foreign-language phrase."),
-    "tts_fidelity": ([content.NUMBER], "A number may have been read digit by digit instead of as a whole."),
+    "speakability": ([content.WRONG_LANGUAGE], "A brand or product name may be read as a foreign-language phrase."),
+    "tts_fidelity": ([content.ENTITY], "A name in the speech may not match the intended text."),
     "task_completion": ([], "The caller did not explicitly confirm the outcome."),
 }
 
@@ -192,7 +192,7 @@ def _verdict_values(judge: str, gold: dict, modes: list[str], seed: int) -> dict
         flags, explanation = modes, " ".join(WHY_FAILED[m] for m in modes)
     return {
         "status": Verdict.Status.RESOLVED,
-        "rating": 1.0 if passed else 0.0,
+        "rating": None,
         "passed": passed,
         "flags": list(flags),
         "explanation": explanation,

@@ -1,0 +1,128 @@
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from django.db.models import F
+
+from reviewapp.models import Category, Conversation, Dataset, GoldLabel, JudgeVersion, Role, Sweep, Turn, Verdict
+from reviewapp.services.demo import DEMO_DATASET, DEMO_PASSWORD, demo_seed
+
+from .corpus_data import fast_password_hasher  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+LANGUAGES = {"en", "fr", "fr-CA", "es", "de", "it", "hi", "ja", "ko"}
+
+
+def counts() -> dict[str, int]:
+    return {
+        "datasets": Dataset.objects.count(),
+        "conversations": Conversation.objects.count(),
+        "turns": Turn.objects.count(),
+        "gold": GoldLabel.objects.count(),
+        "verdicts": Verdict.objects.count(),
+        "categories": Category.objects.count(),
+        "versions": JudgeVersion.objects.count(),
+        "sweeps": Sweep.objects.count(),
+        "users": get_user_model().objects.count(),
+    }
+
+
+def test_seed_demo_is_idempotent_and_keeps_turn_ids():
+    demo_seed()
+    first, turn_ids = counts(), set(Turn.objects.values_list("pk", flat=True))
+    demo_seed()
+    assert counts() == first
+    assert set(Turn.objects.values_list("pk", flat=True)) == turn_ids
+    demo_seed(reset=True)
+    assert counts() == first
+
+
+def test_seed_demo_covers_every_language_with_realistic_conversations():
+    summary = demo_seed()
+    dataset = Dataset.objects.get(name=DEMO_DATASET)
+    assert set(summary.languages) == LANGUAGES
+    for language in LANGUAGES:
+        conversations = dataset.conversations.filter(language=language)
+        assert 6 <= conversations.count() <= 10, language
+        for conversation in conversations:
+            assert 6 <= conversation.turns.count() <= 13, conversation.external_id
+    assert summary.conversations == dataset.conversations.count()
+    # TTS deviations are recorded as intended vs said on agent turns, in most languages.
+    deviating = Turn.objects.filter(role="agent").exclude(intended_text="").exclude(intended_text=F("text"))
+    assert {t.conversation.language for t in deviating.select_related("conversation")} == LANGUAGES
+    assert Turn.objects.filter(text__contains="<script>").exists()
+
+
+def test_seed_demo_labels_verdicts_and_taxonomy():
+    demo_seed()
+    assert set(Category.objects.values_list("slug", flat=True)) >= {
+        "gloss",
+        "wrong-language-phrase",
+        "spelled-code-letter-names",
+        "politeness-formula",
+        "number-reading",
+        "acronym-expansion",
+        "entity-error",
+        "truncation",
+        "filler",
+        "verbosity",
+    }
+    versions = {str(v) for v in JudgeVersion.objects.select_related("judge")}
+    assert {"conciseness@demo-v1", "speakability@demo-v1", "tts_fidelity@demo-v1"} <= versions
+    assert all(v.spec == {"imported": True} for v in JudgeVersion.objects.all())
+    sweep = Sweep.objects.get(dataset__name=DEMO_DATASET)
+    assert sweep.kind == Sweep.Kind.IMPORT
+    assert set(GoldLabel.objects.values_list("source", flat=True)) == {GoldLabel.Source.IMPORTED}
+    assert set(Verdict.objects.values_list("tier", flat=True)) == {Verdict.Tier.IMPORTED}
+    assert GoldLabel.objects.filter(excluded=True).exists()
+    assert Verdict.objects.filter(status=Verdict.Status.UNRESOLVED).exists()
+    # Some verdicts agree with the gold label and some do not.
+    agree = disagree = 0
+    for verdict in Verdict.objects.filter(status=Verdict.Status.RESOLVED, turn__isnull=False):
+        gold = GoldLabel.objects.get(turn=verdict.turn, judge=verdict.judge_version.judge)
+        same = gold.rating == verdict.rating if gold.passed is None else gold.passed == verdict.passed
+        agree, disagree = agree + same, disagree + (not same)
+    assert agree > disagree > 0
+    languages_by_mode: dict[str, set[str]] = {}
+    for modes, language in GoldLabel.objects.values_list("failure_modes", "conversation__language"):
+        for mode in modes:
+            languages_by_mode.setdefault(mode, set()).add(language)
+    assert languages_by_mode["gloss"] >= {"fr", "fr-CA", "de", "es", "it", "hi", "ja", "ko"}
+    assert languages_by_mode["number-reading"] >= {"fr", "de", "es", "hi", "ja", "ko"}
+    assert languages_by_mode["spelled-code-letter-names"] >= {"fr", "fr-CA", "de", "es", "it", "ja"}
+    assert languages_by_mode["politeness-formula"] >= {"fr", "es", "it", "de", "hi", "ja", "ko"}
+
+
+def test_seed_demo_accounts():
+    demo_seed()
+    users = {u.username: u for u in get_user_model().objects.select_related("profile")}
+    assert users["reviewer-fr"].profile.languages == ["fr", "de"]
+    assert users["reviewer-asia"].profile.languages == ["ja", "ko", "hi"]
+    assert users["lead"].profile.role == Role.LEAD
+    assert users["admin"].is_staff and users["admin"].is_superuser
+    assert all(users[name].check_password(DEMO_PASSWORD) for name in ("reviewer-fr", "reviewer-asia", "lead", "admin"))
+
+
+def test_command_prints_accounts_and_refuses_without_debug_unless_forced(settings):
+    settings.DEBUG = False
+    with pytest.raises(CommandError, match="published password"):
+        call_command("seed_demo")
+    out = StringIO()
+    call_command("seed_demo", "--force", stdout=out)
+    text = out.getvalue()
+    assert "demo only" in text and DEMO_PASSWORD in text and "reviewer-asia" in text
+    settings.DEBUG = True
+    call_command("seed_demo", "--reset", stdout=StringIO())
+    assert Dataset.objects.filter(name=DEMO_DATASET).count() == 1
+
+
+def test_reviewer_fr_sees_only_french_and_german_demo_conversations(client):
+    demo_seed()
+    client.login(username="reviewer-fr", password=DEMO_PASSWORD)
+    response = client.get("/datasets/")
+    (row,) = response.context["datasets"]
+    assert row.languages == ["de", "fr", "fr-CA"]
+    ja = Conversation.objects.filter(language="ja").first()
+    assert client.get(f"/conversations/{ja.pk}/").status_code == 403
