@@ -3,11 +3,12 @@
 from .audit import AuditEvent, ExportSnapshot
 from .corpus import Conversation, Dataset, Turn
 from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
-from .people import Profile, Role
-from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem
+from .people import ApiToken, Profile, Role
+from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem, ReviewSkip
 
 __all__ = [
     "Adjudication",
+    "ApiToken",
     "AuditEvent",
     "Category",
     "Comment",
@@ -22,6 +23,7 @@ __all__ = [
     "PromptText",
     "Review",
     "ReviewItem",
+    "ReviewSkip",
     "Role",
     "Signature",
     "Sweep",

@@ -182,6 +182,7 @@ class Verdict(models.Model):
     sub_scores = models.JSONField(default=dict, blank=True)
     explanation = models.TextField(blank=True)
     raw_text = models.TextField(blank=True, help_text="The judge's answer as received, kept when unresolved.")
+    metadata = models.JSONField(default=dict, blank=True, help_text="Imported fields Tribunal has no column for.")
     signature = models.ForeignKey(Signature, null=True, blank=True, on_delete=models.SET_NULL, related_name="verdicts")
     call = models.ForeignKey(JudgeCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="verdicts")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -25,3 +25,21 @@ class Profile(models.Model):
     @property
     def sees_all_languages(self) -> bool:
         return self.role in (Role.LEAD, Role.ADMIN)
+
+
+class ApiToken(models.Model):
+    """A bearer token for CI and scripts. It acts as its user: same role, same languages.
+
+    Only the sha256 of the token is stored; the token itself is shown once, when created.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=200)
+    key_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=12, help_text="The first characters, to recognise a token in lists.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}...)"

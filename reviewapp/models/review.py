@@ -93,6 +93,7 @@ class ReviewItem(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="claimed_items"
     )
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    lead_note = models.TextField(blank=True, help_text="A lead's note when sending the item back to reviewers.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -132,6 +133,21 @@ class Review(models.Model):
 
     def __str__(self) -> str:
         return f"review {self.pk} by {self.reviewer_id}"
+
+
+class ReviewSkip(models.Model):
+    """A reviewer passed on an item, and why; the item is not offered to them again."""
+
+    item = models.ForeignKey(ReviewItem, on_delete=models.CASCADE, related_name="skips")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="skips")
+    reason = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "reviewer"], name="skip_one_per_reviewer")]
+
+    def __str__(self) -> str:
+        return f"skip of item {self.item_id} by {self.reviewer_id}"
 
 
 class Comment(models.Model):
