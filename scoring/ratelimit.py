@@ -87,8 +87,9 @@ class LocalRateLimiter:
 
 
 # KEYS[1]: the bucket key. ARGV[1]: emission interval in microseconds. ARGV[2]: burst tolerance in
-# microseconds. Returns 0 when the request may go now (the slot is taken), else the microseconds to
-# wait before asking again (nothing is taken). Redis' own clock is the single clock for all workers.
+# microseconds. Returns {wait, now}: wait 0 when the request may go now (the slot is taken), else the
+# microseconds to wait before asking again (nothing is taken); now is Redis' clock in microseconds,
+# the single clock for all workers.
 _GCRA_LUA = """
 local now_parts = redis.call('TIME')
 local now = tonumber(now_parts[1]) * 1000000 + tonumber(now_parts[2])
@@ -100,11 +101,11 @@ if tat == nil or tat < now then
 end
 local allowed_at = tat - tolerance
 if now < allowed_at then
-  return math.ceil(allowed_at - now)
+  return {math.ceil(allowed_at - now), now}
 end
 local new_tat = tat + interval
 redis.call('SET', KEYS[1], string.format('%.0f', new_tat), 'PX', math.ceil((new_tat - now) / 1000) + 1000)
-return 0
+return {0, now}
 """
 
 
@@ -142,17 +143,24 @@ class RedisRateLimiter:
     def for_model(cls, client: Any, model: str, *, per_second: float, **options: Any) -> RedisRateLimiter:
         return cls(client, key=f"{KEY_PREFIX}{model}", per_second=per_second, **options)
 
+    def _try(self) -> tuple[float, float]:
+        wait_us, now_us = self._script(keys=[self.key], args=[self._interval_us, self._tolerance_us])
+        return int(wait_us) / 1_000_000, int(now_us) / 1_000_000
+
     def try_acquire(self) -> float:
         """Take a slot if one is free: 0.0, else the seconds until the next one (nothing taken)."""
-        wait_us = int(self._script(keys=[self.key], args=[self._interval_us, self._tolerance_us]))
-        return wait_us / 1_000_000
+        return self._try()[0]
 
     def acquire(self) -> None:
+        self.acquire_at()
+
+    def acquire_at(self) -> float:
+        """acquire(), returning the Redis clock time (epoch seconds) at which the slot was granted."""
         started = time.monotonic()
         while True:
-            wait = self.try_acquire()
+            wait, now = self._try()
             if wait <= 0:
-                return
+                return now
             waited = time.monotonic() - started
             if waited + wait > self.max_wait_s:
                 raise RateLimitTimeout(

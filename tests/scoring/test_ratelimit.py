@@ -118,7 +118,7 @@ def test_bad_rates_are_refused(rate, burst):
 def test_redis_limiter_key_is_prefixed_once():
     class Client:
         def register_script(self, script):
-            return lambda keys, args: 0
+            return lambda keys, args: [0, 1]
 
     assert RedisRateLimiter(Client(), key="gpt-4o", per_second=5).key == "ratelimit:gpt-4o"
     assert RedisRateLimiter(Client(), key="ratelimit:gpt-4o", per_second=5).key == "ratelimit:gpt-4o"
@@ -126,7 +126,7 @@ def test_redis_limiter_key_is_prefixed_once():
 
 
 def test_redis_limiter_sleeps_the_wait_it_is_told_then_times_out():
-    answers = iter([250_000, 0, 400_000])
+    answers = iter([[250_000, 1], [0, 2], [400_000, 3]])
     slept: list[float] = []
 
     class Client:
