@@ -139,7 +139,9 @@ class LLMClient:
         self.rate_limiter = rate_limiter
         self.model_rate_limits = model_rate_limits
         self.retry_after_cap_s = retry_after_cap_s
-        self._backoff = wait_exponential_jitter(multiplier=backoff_initial_s, max=backoff_max_s, jitter=backoff_initial_s)
+        self._backoff = wait_exponential_jitter(
+            multiplier=backoff_initial_s, max=backoff_max_s, jitter=backoff_initial_s
+        )
         self._openai = openai.OpenAI(
             base_url=base_url or None,
             api_key=api_key,
