@@ -46,6 +46,9 @@ MAX_RETRY_AFTER_S = 60.0
 
 @dataclass(frozen=True)
 class LLMReply:
+    """One call's outcome. latency_ms runs from the first attempt to the answer, retries and their
+    waits included, but not the time spent queueing for rate-limit slots."""
+
     text: str
     prompt_tokens: int | None
     completion_tokens: int | None
@@ -166,9 +169,19 @@ class LLMClient:
             return self.model_rate_limits.for_model(model, float(requested) if requested else None)
         return self.rate_limiter
 
-    def _attempt(self, *, limiter: RateLimiter | None, model: str, messages: list[Any], request: dict[str, Any]) -> Any:
+    def _attempt(
+        self,
+        *,
+        limiter: RateLimiter | None,
+        queued: list[float],
+        model: str,
+        messages: list[Any],
+        request: dict[str, Any],
+    ) -> Any:
         if limiter is not None:
+            waiting_since = time.monotonic()
             limiter.acquire()
+            queued.append(time.monotonic() - waiting_since)
         return self._openai.chat.completions.create(model=model, messages=messages, **request)
 
     def complete(self, *, model: str, system: str, user: str, params: Mapping[str, Any] | None = None) -> LLMReply:
@@ -180,10 +193,11 @@ class LLMClient:
 
         limiter = self.limiter_for(model, params)
         attempts = 0
+        queued: list[float] = []  # time spent waiting for rate-limit slots: ours, not the endpoint's
         started = time.monotonic()
 
         def elapsed_ms() -> int:
-            return round((time.monotonic() - started) * 1000)
+            return max(0, round((time.monotonic() - started - sum(queued)) * 1000))
 
         def count_attempt(state: RetryCallState) -> None:
             nonlocal attempts
@@ -197,7 +211,9 @@ class LLMClient:
             reraise=True,
         )
         try:
-            completion = retrying(self._attempt, limiter=limiter, model=model, messages=messages, request=request)
+            completion = retrying(
+                self._attempt, limiter=limiter, queued=queued, model=model, messages=messages, request=request
+            )
         except (openai.OpenAIError, RateLimitTimeout) as error:
             message = describe_error(error)
             if attempts > 1:

@@ -262,3 +262,19 @@ def test_retry_after_as_http_date():
 def test_only_transport_429_and_5xx_are_retryable():
     assert not is_retryable(ValueError("not an HTTP error"))
     assert not is_retryable(RateLimitTimeout("local"))
+
+
+def test_latency_leaves_out_the_wait_for_a_rate_limit_slot(server):
+    class SlowLimiter:
+        def acquire(self) -> None:
+            time.sleep(0.5)
+
+    client = LLMClient(base_url=server.base_url, api_key="k", rate_limiter=SlowLimiter())
+    client.complete(model="m", system="s", user="warm-up")
+    started = time.monotonic()
+    reply = client.complete(model="m", system="s", user="queued case-queued")
+    waited = time.monotonic() - started
+    client.close()
+    assert reply.error == ""
+    assert waited >= 0.5
+    assert reply.latency_ms < 400  # the endpoint answered at once; the half second was our own queue
