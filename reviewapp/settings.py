@@ -157,6 +157,11 @@ OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
 OPENAI_MODEL = env.str("OPENAI_MODEL", default="gpt-4o-mini")
 OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=60.0)
 LLM_TIER_ENABLED = bool(OPENAI_BASE_URL or OPENAI_API_KEY)
+# One rate per model shared by every worker (in Redis when a Redis broker or REDIS_URL is set).
+LLM_RATE_LIMIT_PER_SECOND = env.float("LLM_RATE_LIMIT_PER_SECOND", default=20.0)
+LLM_RATE_LIMITS = {k: float(v) for k, v in env.dict("LLM_RATE_LIMITS", default={}).items()}  # "model=rate,..."
+LLM_RATE_LIMIT_MAX_WAIT_SECONDS = env.float("LLM_RATE_LIMIT_MAX_WAIT_SECONDS", default=120.0)
+LLM_MAX_ATTEMPTS = env.int("LLM_MAX_ATTEMPTS", default=4)
 
 # --- Tribunal ---------------------------------------------------------------------------------
 TRIBUNAL_CODE_VERSION = env.str("TRIBUNAL_CODE_VERSION", default="")
@@ -168,4 +173,13 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}},
+}
+
+# --- Retention: purge judge-call archives older than JUDGE_CALL_RETENTION_DAYS, every night ---------
+from celery.schedules import crontab  # noqa: E402
+
+CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})
+CELERY_BEAT_SCHEDULE["judge-calls-purge"] = {
+    "task": "reviewapp.tasks.retention.judge_calls_purge_old",
+    "schedule": crontab(hour=3, minute=17),
 }
