@@ -15,7 +15,6 @@ from __future__ import annotations
 import logging
 import os
 import random
-import subprocess
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -31,6 +30,7 @@ from django.utils import timezone
 from reviewapp.models import Conversation, Dataset, Judge, JudgeVersion, Sweep, Turn, Verdict
 from reviewapp.services import calls as calls_service
 from reviewapp.services import judge_inputs, judges
+from reviewapp.versioning import code_version
 from scoring import signatures as signature_engine
 from scoring.llm import CHAT_PARAMS
 from scoring.parsing import JudgeResult, parse_answer
@@ -61,24 +61,6 @@ class ChunkOutcome:
 
 
 # --- planning ------------------------------------------------------------------------------------
-
-
-def code_version() -> str:
-    """The code that ran the sweep: TRIBUNAL_CODE_VERSION, else the checkout's git SHA, else ""."""
-    if settings.TRIBUNAL_CODE_VERSION:
-        return settings.TRIBUNAL_CODE_VERSION[:64]
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],  # noqa: S607
-            cwd=settings.BASE_DIR,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return out.stdout.strip()[:64] if out.returncode == 0 else ""
 
 
 def _language_filter(language: str, field_name: str) -> Q:
