@@ -210,7 +210,7 @@ class CeleryWorker:
             if not self.alive:
                 raise RuntimeError(f"the Celery worker exited during start-up:\n{self.log_tail()}")
             # Celery logs "celery@host ready." once its consumer is connected to the broker.
-            if " ready." in self.log()[offset:]:
+            if b" ready." in self.log_path.read_bytes()[offset:]:
                 return
             time.sleep(0.2)
         self.stop()
