@@ -1,0 +1,394 @@
+"""Reads for the review queue, the progress tables and the turn review screen, at fixed query counts.
+
+A reviewer sees only items in their languages (access.language_q), on every read here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from ..access import language_allowed, language_q, sees_all_languages
+from ..models import Category, Comment, Dataset, Judge, Review, ReviewItem, ReviewSkip, Verdict
+from . import corpus
+
+Status = ReviewItem.Status
+Reason = ReviewItem.Reason
+# Items a reviewer can still label: nobody has given it its k reviews yet.
+ACTIVE = (Status.OPEN, Status.IN_REVIEW)
+QUEUE_PAGE_SIZE = 50
+# Turns shown around the turn under review.
+CONTEXT_TURNS = 4
+STATUS_CHOICES = [("", "To review"), *Status.choices]
+
+
+@dataclass(frozen=True)
+class QueueFilters:
+    """What the queue shows; empty values mean "any". `status` empty means open or in review."""
+
+    language: str = ""
+    judge: str = ""
+    reason: str = ""
+    dataset: int | None = None
+    status: str = ""
+
+    @classmethod
+    def from_query(cls, params) -> QueueFilters:
+        dataset = params.get("dataset", "").strip()
+        reason = params.get("reason", "").strip()
+        status = params.get("status", "").strip()
+        return cls(
+            language=params.get("language", "").strip()[:35],
+            judge=params.get("judge", "").strip()[:100],
+            reason=reason if reason in Reason.values else "",
+            dataset=int(dataset) if dataset.isdigit() else None,
+            status=status if status in Status.values else "",
+        )
+
+    def q(self, *, with_reason: bool = True) -> Q:
+        q = Q(status=self.status) if self.status else Q(status__in=ACTIVE)
+        if self.language:
+            q &= Q(language__iexact=self.language)
+        if self.judge:
+            q &= Q(judge__slug=self.judge)
+        if self.dataset:
+            q &= Q(dataset_id=self.dataset)
+        if self.reason and with_reason:
+            q &= reason_q(self.reason)
+        return q
+
+    def as_query(self) -> dict[str, Any]:
+        return {
+            key: value
+            for key, value in (
+                ("language", self.language),
+                ("judge", self.judge),
+                ("reason", self.reason),
+                ("dataset", self.dataset or ""),
+                ("status", self.status),
+            )
+            if value
+        }
+
+
+def reason_q(reason: str) -> Q:
+    # `reasons` is a JSON list of reason codes; the quoted code matches one whole element on any database.
+    return Q(reasons__icontains=f'"{reason}"')
+
+
+def visible_items(*, user) -> QuerySet[ReviewItem]:
+    return ReviewItem.objects.filter(language_q(user))
+
+
+def claimable_q(*, user, now: datetime) -> Q:
+    """Items `user` may claim now: active, not held under a live lease, in their languages, never
+    reviewed or skipped by them. An item needing k reviews stays here until it has k."""
+    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user)
+    skipped = ReviewSkip.objects.filter(item=OuterRef("pk"), reviewer=user)
+    return (
+        Q(status__in=ACTIVE)
+        & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
+        & language_q(user)
+        & ~Exists(reviewed)
+        & ~Exists(skipped)
+    )
+
+
+def claim_candidates(*, user, filters: QueueFilters | None, now: datetime) -> QuerySet[ReviewItem]:
+    q = claimable_q(user=user, now=now)
+    if filters is not None:
+        q &= filters.q()
+    return ReviewItem.objects.filter(q).order_by("-priority", "id")
+
+
+def held_item(*, user, now: datetime) -> ReviewItem | None:
+    """The item `user` holds under a live lease and has not reviewed yet, if any."""
+    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user)
+    return (
+        ReviewItem.objects.filter(language_q(user), claimed_by=user, lease_expires_at__gte=now, status__in=ACTIVE)
+        .exclude(Exists(reviewed))
+        .order_by("-priority", "id")
+        .first()
+    )
+
+
+# --- the queue page -----------------------------------------------------------------------------
+
+
+@dataclass
+class ReasonCount:
+    code: str
+    label: str
+    count: int
+
+
+@dataclass
+class OwnProgress:
+    reviewed: int
+    reviewed_today: int
+    skipped: int
+    claimable: int
+    held: ReviewItem | None
+
+
+@dataclass
+class QueuePage:
+    filters: QueueFilters
+    items: list[ReviewItem]
+    total: int
+    reasons: list[ReasonCount]
+    progress: OwnProgress
+    languages: list[str]
+    judges: list[Judge]
+    datasets: list[Dataset]
+    statuses: list[tuple[str, str]] = field(default_factory=lambda: STATUS_CHOICES)
+
+
+def reason_counts(queryset: QuerySet[ReviewItem]) -> list[ReasonCount]:
+    """How many items carry each reason: one query, one pass over the rows."""
+    counts = queryset.aggregate(**{code: Count("pk", filter=reason_q(code)) for code in Reason.values})
+    return [ReasonCount(code, label, counts[code] or 0) for code, label in Reason.choices]
+
+
+def own_progress(*, user, now: datetime) -> OwnProgress:
+    start_of_day = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    reviews = Review.objects.filter(reviewer=user).aggregate(
+        total=Count("pk"), today=Count("pk", filter=Q(created_at__gte=start_of_day))
+    )
+    return OwnProgress(
+        reviewed=reviews["total"],
+        reviewed_today=reviews["today"],
+        skipped=ReviewSkip.objects.filter(reviewer=user).count(),
+        claimable=ReviewItem.objects.filter(claimable_q(user=user, now=now)).count(),
+        held=held_item(user=user, now=now),
+    )
+
+
+def queue_page(*, user, filters: QueueFilters, now: datetime | None = None) -> QueuePage:
+    """The first page of the queue for `user`, by priority: a fixed number of queries at any size."""
+    now = now or timezone.now()
+    base = visible_items(user=user).filter(filters.q(with_reason=False))
+    shown = base.filter(reason_q(filters.reason)) if filters.reason else base
+    items = list(
+        shown.select_related("judge", "dataset", "turn", "conversation", "claimed_by").order_by("-priority", "id")[
+            :QUEUE_PAGE_SIZE
+        ]
+    )
+    review_counts = dict(
+        Review.objects.filter(item__in=[i.pk for i in items])
+        .order_by()
+        .values("item")
+        .annotate(n=Count("pk"))
+        .values_list("item", "n")
+    )
+    mine = set(Review.objects.filter(item__in=[i.pk for i in items], reviewer=user).values_list("item", flat=True))
+    for item in items:
+        item.review_count = review_counts.get(item.pk, 0)
+        item.reviewed_by_me = item.pk in mine
+        item.lease_active = bool(item.claimed_by_id and item.lease_expires_at and item.lease_expires_at >= now)
+    return QueuePage(
+        filters=filters,
+        items=items,
+        total=shown.count(),
+        reasons=reason_counts(base),
+        progress=own_progress(user=user, now=now),
+        languages=corpus.visible_languages(user=user),
+        judges=list(Judge.objects.order_by("slug")),
+        datasets=list(Dataset.objects.filter(review_items__isnull=False).distinct().order_by("name")),
+    )
+
+
+# --- progress for leads -------------------------------------------------------------------------
+
+
+@dataclass
+class ReviewerProgress:
+    user_id: int
+    username: str
+    reviewed: int = 0
+    skipped: int = 0
+    claimed: int = 0
+
+
+@dataclass
+class LanguageProgress:
+    language: str
+    by_status: dict[str, int] = field(default_factory=dict)
+    claimed: int = 0
+
+    @property
+    def open(self) -> int:
+        return self.by_status.get(Status.OPEN, 0) + self.by_status.get(Status.IN_REVIEW, 0)
+
+    @property
+    def done(self) -> int:
+        return self.by_status.get(Status.CLOSED, 0) + self.by_status.get(Status.AWAITING_ADJUDICATION, 0)
+
+
+def progress_tables(*, user, now: datetime | None = None) -> tuple[list[ReviewerProgress], list[LanguageProgress]]:
+    """Per reviewer (reviews, skips, live claims) and per language (items by status, live claims): five queries."""
+    now = now or timezone.now()
+    items = visible_items(user=user)
+    reviewers: dict[int, ReviewerProgress] = {}
+
+    def row(user_id: int, username: str) -> ReviewerProgress:
+        return reviewers.setdefault(user_id, ReviewerProgress(user_id, username))
+
+    reviews = Review.objects.filter(item__in=items) if not sees_all_languages(user) else Review.objects.all()
+    for user_id, username, n in (
+        reviews.order_by()
+        .values("reviewer", "reviewer__username")
+        .annotate(n=Count("pk"))
+        .values_list("reviewer", "reviewer__username", "n")
+    ):
+        row(user_id, username).reviewed = n
+    skips = ReviewSkip.objects.filter(item__in=items) if not sees_all_languages(user) else ReviewSkip.objects.all()
+    for user_id, username, n in (
+        skips.order_by()
+        .values("reviewer", "reviewer__username")
+        .annotate(n=Count("pk"))
+        .values_list("reviewer", "reviewer__username", "n")
+    ):
+        row(user_id, username).skipped = n
+    live = items.filter(claimed_by__isnull=False, lease_expires_at__gte=now, status__in=ACTIVE).order_by()
+    for user_id, username, n in (
+        live.values("claimed_by", "claimed_by__username")
+        .annotate(n=Count("pk"))
+        .values_list("claimed_by", "claimed_by__username", "n")
+    ):
+        row(user_id, username).claimed = n
+
+    languages: dict[str, LanguageProgress] = {}
+    for language, status, n in (
+        items.order_by().values("language", "status").annotate(n=Count("pk")).values_list("language", "status", "n")
+    ):
+        languages.setdefault(language, LanguageProgress(language)).by_status[status] = n
+    for language, n in live.values("language").annotate(n=Count("pk")).values_list("language", "n"):
+        languages.setdefault(language, LanguageProgress(language)).claimed = n
+    return (
+        sorted(reviewers.values(), key=lambda r: r.username.lower()),
+        sorted(languages.values(), key=lambda lang: lang.language.lower()),
+    )
+
+
+# --- the review screen --------------------------------------------------------------------------
+
+
+def item_for_review(*, item_id: int) -> ReviewItem:
+    """Raises ReviewItem.DoesNotExist."""
+    return ReviewItem.objects.select_related("judge", "dataset", "conversation__dataset", "turn", "claimed_by").get(
+        pk=item_id
+    )
+
+
+def check_item(user, item: ReviewItem) -> ReviewItem:
+    """The one access helper for review items: the item's language must be assigned to `user`."""
+    from django.core.exceptions import PermissionDenied
+
+    if not language_allowed(user, item.language):
+        raise PermissionDenied("This item's language is not assigned to you.")
+    return item
+
+
+def item_verdicts(*, item: ReviewItem) -> list[Verdict]:
+    """Every verdict of the item's judge on its target, newest version first, runs in order."""
+    verdicts = Verdict.objects.filter(judge_version__judge=item.judge_id, conversation=item.conversation_id)
+    verdicts = verdicts.filter(turn=item.turn_id) if item.turn_id else verdicts.filter(turn__isnull=True)
+    return list(
+        verdicts.select_related("judge_version__judge", "sweep", "signature").order_by(
+            "-judge_version__created_at", "sweep_id", "run_index", "pk"
+        )
+    )
+
+
+def item_reviews(*, item: ReviewItem) -> list[Review]:
+    return list(item.reviews.select_related("reviewer").prefetch_related("categories").order_by("created_at", "pk"))
+
+
+def turn_comments(*, turn_id: int, only_author=None) -> list[Comment]:
+    """The threads on a turn: top-level comments in order, each with `thread` (its replies, in order).
+    `only_author` limits them to one person's (blind review, before that person has submitted)."""
+    comments = Comment.objects.filter(turn_id=turn_id)
+    if only_author is not None:
+        comments = comments.filter(author=only_author)
+    comments = list(
+        comments.select_related("author", "judge").prefetch_related("categories").order_by("created_at", "pk")
+    )
+    by_parent: dict[int | None, list[Comment]] = {}
+    for comment in comments:
+        by_parent.setdefault(comment.parent_id, []).append(comment)
+    for comment in comments:
+        comment.thread = by_parent.get(comment.pk, [])
+    return by_parent.get(None, [])
+
+
+def rating_choices(judge: Judge) -> list[int]:
+    """The ratings a reviewer types with one digit, when the judge's scale is a short integer range."""
+    low, high = judge.scale_min, judge.scale_max
+    if judge.scale == Judge.Scale.BINARY and (low is None or high is None):
+        low, high = 0, 1
+    if low is None or high is None or low != int(low) or high != int(high) or not 0 <= low <= high <= 9:
+        return []
+    return list(range(int(low), int(high) + 1))
+
+
+@dataclass
+class ReviewScreen:
+    item: ReviewItem
+    turns: list
+    verdicts: list[Verdict]
+    reviews: list[Review]
+    my_review: Review | None
+    comments: list[Comment]
+    categories: list[Category]
+    ratings: list[int]
+    revealed: bool
+    held_by_me: bool
+    lease_active: bool
+    turn: Any = None
+
+
+def review_screen(*, item: ReviewItem, user, now: datetime | None = None) -> ReviewScreen:
+    """Everything the turn review screen shows. In blind mode the judges' verdicts, other reviewers'
+    labels and comments stay hidden until this reviewer has submitted. Gold labels are never shown here:
+    reviewers label independently of them."""
+    now = now or timezone.now()
+    conversation = corpus.conversation_detail(conversation=item.conversation)
+    reviews = item_reviews(item=item)
+    my_review = next((r for r in reviews if r.reviewer_id == user.pk), None)
+    revealed = not item.dataset.blind_review or my_review is not None or item.status not in ACTIVE
+    turns = conversation.turn_list
+    target_index = next((i for i, t in enumerate(turns) if t.pk == item.turn_id), None)
+    if target_index is not None:
+        turns = turns[max(0, target_index - CONTEXT_TURNS) : target_index + CONTEXT_TURNS + 1]
+    for turn in turns:
+        turn.gold = []
+        turn.is_target = turn.pk == item.turn_id
+        if not revealed:
+            turn.judged = []
+    target = turns[min(target_index, CONTEXT_TURNS)] if target_index is not None else None
+    lease_active = bool(item.claimed_by_id and item.lease_expires_at and item.lease_expires_at >= now)
+    return ReviewScreen(
+        item=item,
+        turns=turns,
+        turn=target,
+        verdicts=item_verdicts(item=item) if revealed else [],
+        reviews=reviews if revealed else [r for r in reviews if r.reviewer_id == user.pk],
+        my_review=my_review,
+        comments=turn_comments(turn_id=item.turn_id, only_author=None if revealed else user) if item.turn_id else [],
+        categories=list(Category.objects.filter(active=True).order_by("name")),
+        ratings=rating_choices(item.judge),
+        revealed=revealed,
+        held_by_me=lease_active and item.claimed_by_id == user.pk,
+        lease_active=lease_active,
+    )
+
+
+def lease_left(item: ReviewItem, now: datetime) -> timedelta:
+    if not item.lease_expires_at:
+        return timedelta(0)
+    return max(timedelta(0), item.lease_expires_at - now)
