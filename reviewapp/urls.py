@@ -19,4 +19,5 @@ urlpatterns = [
     ),
     path("", include("reviewapp.urls_signatures")),
     path("", include("reviewapp.urls_sweeps")),
+    path("", include("reviewapp.urls_exports")),
 ]
