@@ -19,5 +19,6 @@ urlpatterns = [
     ),
     path("", include("reviewapp.urls_signatures")),
     path("", include("reviewapp.urls_sweeps")),
+    path("", include("reviewapp.urls_review")),
     path("", include("reviewapp.urls_exports")),
 ]

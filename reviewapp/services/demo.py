@@ -30,6 +30,8 @@ from ..models import (
     Verdict,
 )
 from . import demo_content as content
+from .demo_audio import demo_audio_write
+from .queue_items import items_from_imports
 
 DEMO_DATASET = "demo-voice-agents"
 DEMO_VERSION = "demo-v1"
@@ -379,6 +381,8 @@ def demo_seed(*, reset: bool = False) -> DemoSummary:
     sweep.unresolved = sum(v.status == Verdict.Status.UNRESOLVED for v in verdict_rows)
     sweep.status = Sweep.Status.DONE
     sweep.save(update_fields=["total_targets", "verdicts_written", "unresolved", "status"])
+    items_from_imports(dataset=dataset)
+    demo_audio_write(dataset=dataset)
 
     return DemoSummary(
         dataset_id=dataset.pk,

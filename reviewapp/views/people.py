@@ -1,0 +1,65 @@
+from django import forms
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from .. import access
+from ..models import Role
+from ..services import people
+from .datasets import render_page
+
+
+def require_admin(user) -> None:
+    profile = access.profile_of(user)
+    if not (user.is_superuser or (profile and profile.role == Role.ADMIN)):
+        raise PermissionDenied("Only admins manage people.")
+
+
+class PersonForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices)
+    languages = forms.CharField(
+        required=False, max_length=500, help_text="BCP 47 codes separated by commas or spaces: fr, de, ja"
+    )
+    is_active = forms.BooleanField(required=False, label="Can log in")
+
+
+@require_GET
+@login_required
+def people_list(request):
+    require_admin(request.user)
+    role = request.GET.get("role", "")
+    users = get_user_model().objects.select_related("profile").order_by("username")
+    if role in Role.values:
+        users = users.filter(profile__role=role)
+    context = {"people": list(users), "role": role, "roles": Role.choices}
+    return render_page(request, "people/list.html", "rows", context)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def person_edit(request, user_id: int):
+    require_admin(request.user)
+    person = get_object_or_404(get_user_model().objects.select_related("profile"), pk=user_id)
+    profile = access.profile_of(person)
+    initial = {
+        "role": profile.role if profile else Role.REVIEWER,
+        "languages": ", ".join(profile.languages) if profile else "",
+        "is_active": person.is_active,
+    }
+    form = PersonForm(request.POST or None, initial=initial)
+    error = ""
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        codes = data["languages"].replace(",", " ").split()
+        try:
+            people.profile_update(
+                actor=request.user, user=person, role=data["role"], languages=codes, is_active=data["is_active"]
+            )
+        except people.PeopleError as exc:
+            error = str(exc)
+        else:
+            return redirect("people_list")
+    status = 400 if request.method == "POST" else 200
+    return render(request, "people/edit.html", {"person": person, "form": form, "error": error}, status=status)
