@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from .views import exports
 
@@ -7,4 +7,5 @@ urlpatterns = [
     path("exports/new/", exports.snapshot_new, name="snapshot_new"),
     path("exports/<int:snapshot_id>/", exports.snapshot_detail, name="snapshot_detail"),
     path("exports/<int:snapshot_id>/download/", exports.snapshot_download, name="snapshot_download"),
+    path("", include("reviewapp.urls_api")),
 ]
