@@ -31,6 +31,7 @@ from ..models import (
 )
 from . import demo_content as content
 from .demo_audio import demo_audio_write
+from .demo_versions import demo_versions_seed
 from .queue_items import items_from_imports
 
 DEMO_DATASET = "demo-voice-agents"
@@ -381,6 +382,7 @@ def demo_seed(*, reset: bool = False) -> DemoSummary:
     sweep.unresolved = sum(v.status == Verdict.Status.UNRESOLVED for v in verdict_rows)
     sweep.status = Sweep.Status.DONE
     sweep.save(update_fields=["total_targets", "verdicts_written", "unresolved", "status"])
+    demo_versions_seed(dataset=dataset)
     items_from_imports(dataset=dataset)
     demo_audio_write(dataset=dataset)
 

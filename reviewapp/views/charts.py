@@ -1,0 +1,121 @@
+"""Geometry for the server-rendered SVG charts (heatmaps and line charts): no JavaScript, no inline style.
+
+Templates draw what these return: every heatmap cell carries its number as text and a class per
+intensity bucket (so colour is never the only cue), the diagonal is outlined, and line charts carry
+a marker shape and a value label per point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+BUCKETS = 6  # heat-0 (empty) .. heat-5 (the row's largest share)
+CELL = 46
+LABEL_W = 64
+LABEL_H = 40
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}" if float(value).is_integer() else f"{value:.1f}"
+
+
+def heatmap(
+    matrix: Sequence[Sequence[float]],
+    labels: Sequence[str],
+    *,
+    row_title: str,
+    column_title: str,
+    diagonal_is_agreement: bool = True,
+) -> dict[str, Any]:
+    """A labels x labels grid; each cell's shade is its share of the row (so rare classes stay readable)."""
+    k = len(labels)
+    cells = []
+    for i, row in enumerate(matrix):
+        total = sum(row)
+        for j, value in enumerate(row):
+            share = value / total if total else 0.0
+            bucket = 0 if not value else min(BUCKETS - 1, 1 + int(share * (BUCKETS - 1)))
+            cells.append(
+                {
+                    "x": LABEL_W + j * CELL,
+                    "y": LABEL_H + i * CELL,
+                    "cx": LABEL_W + j * CELL + CELL / 2,
+                    "cy": LABEL_H + i * CELL + CELL / 2 + 5,
+                    "value": _fmt(value),
+                    "bucket": bucket,
+                    "diagonal": diagonal_is_agreement and i == j,
+                    "title": f"{row_title} {labels[i]}, {column_title} {labels[j]}: {_fmt(value)} ({share:.0%} of row)",
+                }
+            )
+    return {
+        "width": LABEL_W + k * CELL + 8,
+        "height": LABEL_H + k * CELL + 8,
+        "cell": CELL,
+        "cells": cells,
+        "columns": [{"x": LABEL_W + j * CELL + CELL / 2, "label": label} for j, label in enumerate(labels)],
+        "rows": [{"y": LABEL_H + i * CELL + CELL / 2 + 5, "label": label} for i, label in enumerate(labels)],
+        "row_title": row_title,
+        "column_title": column_title,
+        "title_x": LABEL_W + k * CELL / 2,
+        "label_x": LABEL_W - 8,
+    }
+
+
+def line_chart(
+    x_labels: Sequence[str],
+    series: Sequence[tuple[str, Sequence[float | None]]],
+    *,
+    width: int = 560,
+    height: int = 220,
+) -> dict[str, Any]:
+    """Lines over 0..1 (accuracy, F1) for each series; points carry their value and a per-series marker."""
+    left, right, top, bottom = 44, 16, 16, 36
+    plot_w, plot_h = width - left - right, height - top - bottom
+    n = len(x_labels)
+
+    def x_at(i: int) -> float:
+        return left + (plot_w / 2 if n == 1 else i * plot_w / (n - 1))
+
+    def y_at(v: float) -> float:
+        return top + (1 - v) * plot_h
+
+    lines = []
+    for index, (name, values) in enumerate(series):
+        points = []
+        for i, v in enumerate(values):
+            if v is None:
+                continue
+            x, y = round(x_at(i), 1), round(y_at(v), 1)
+            points.append(
+                {
+                    "x": x,
+                    "y": y,
+                    "square_x": x - 4,
+                    "square_y": y - 4,
+                    "triangle": f"M{x} {y - 5:.1f} l5 9 h-10 z",
+                    "text_y": y - 8,
+                    "value": f"{v:.2f}",
+                    "label": x_labels[i],
+                }
+            )
+        lines.append(
+            {
+                "name": name,
+                "index": index,
+                "points": points,
+                "polyline": " ".join(f"{p['x']},{p['y']}" for p in points),
+            }
+        )
+    return {
+        "width": width,
+        "height": height,
+        "lines": lines,
+        "grid": [{"y": round(y_at(v), 1), "label": f"{v:.1f}"} for v in (0.0, 0.25, 0.5, 0.75, 1.0)],
+        "x_ticks": [{"x": round(x_at(i), 1), "label": label} for i, label in enumerate(x_labels)],
+        "left": left,
+        "tick_x": left - 6,
+        "right": width - right,
+        "bottom": height - bottom,
+        "tick_y": height - bottom + 18,
+    }

@@ -1,0 +1,41 @@
+"""Reviewer statistics: leads see everyone; a reviewer may open their own."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404
+from django.views.decorators.http import require_GET
+
+from .. import access
+from ..selectors import quality as selectors
+from .disputes import check_lead, render_page
+
+
+@require_GET
+@login_required
+def reviewer_list(request):
+    check_lead(request.user)
+    language = request.GET.get("language", "").strip()
+    context = {
+        "rows": selectors.reviewer_stats(language=language),
+        "language": language,
+        "single": None,
+    }
+    return render_page(request, "reviewers/index.html", "rows", context)
+
+
+@require_GET
+@login_required
+def reviewer_detail(request, user_id: int):
+    reviewer = get_object_or_404(get_user_model(), pk=user_id)
+    if reviewer.pk != request.user.pk and not access.is_lead(request.user):
+        raise PermissionDenied("Reviewers see their own statistics only.")
+    language = request.GET.get("language", "").strip()
+    context = {
+        "rows": selectors.reviewer_stats(reviewer_ids=[reviewer.pk], language=language),
+        "language": language,
+        "single": reviewer,
+    }
+    return render_page(request, "reviewers/index.html", "rows", context)
