@@ -27,7 +27,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from reviewapp.models import Conversation, Dataset, Judge, JudgeVersion, Sweep, Turn, Verdict
+from reviewapp.models import Conversation, Dataset, Judge, JudgeCall, JudgeVersion, Sweep, Turn, Verdict
 from reviewapp.services import calls as calls_service
 from reviewapp.services import judge_inputs, judges
 from reviewapp.versioning import code_version
@@ -42,7 +42,7 @@ CHUNK_SIZE = int(os.environ.get("TRIBUNAL_SWEEP_CHUNK_SIZE", "50"))
 # Concurrent LLM calls inside one chunk task. The calls wait on the network, so threads are cheap;
 # the database work stays on the task's own thread.
 LLM_THREADS = int(os.environ.get("TRIBUNAL_SWEEP_LLM_THREADS", "32"))
-VERDICT_FLUSH_EVERY = 16
+VERDICT_FLUSH_EVERY = 32
 MAX_REPEATS = 10
 LLM_OFF_EXPLANATION = "LLM tier is off (OPENAI_BASE_URL / OPENAI_API_KEY unset): escalated without an answer."
 
@@ -451,6 +451,14 @@ def _run_llm(
     def call(prompt):
         return client.complete(model=model, system=prompt.system, user=prompt.user, params=call_params)
 
+    answered: list[tuple[_Target, int, Any, Any]] = []
+    last_flush = time.monotonic()
+
+    def flush() -> None:
+        nonlocal last_flush
+        outcome.llm_verdicts += _archive_and_write(sweep, jv, spec, model, sent_params, answered)
+        last_flush = time.monotonic()
+
     with ThreadPoolExecutor(max_workers=max(1, min(threads, len(jobs) or 1)), thread_name_prefix="llm") as pool:
         futures: dict[Future, tuple[_Target, int, Any]] = {pool.submit(call, job[2]): job for job in jobs}
         remaining = set(futures)
@@ -459,23 +467,72 @@ def _run_llm(
                 finished, remaining = wait(remaining, timeout=1.0, return_when=FIRST_COMPLETED)
                 for future in finished:
                     target, run, prompt = futures[future]
-                    buffer.append(_verdict_from_reply(sweep, jv, spec, target, run, prompt, model, sent_params, future))
+                    answered.append((target, run, prompt, _reply_of(future, sweep, target)))
                     outcome.llm_calls += 1
-                if len(buffer) >= VERDICT_FLUSH_EVERY or (not remaining and buffer):
-                    outcome.llm_verdicts += _write(buffer)
+                if len(answered) >= VERDICT_FLUSH_EVERY or time.monotonic() - last_flush > 1.0:
+                    flush()
         finally:
             # On a time limit, keep what is answered; the redelivered chunk does only the rest.
-            outcome.llm_verdicts += _write(buffer)
+            flush()
             for future in remaining:
                 future.cancel()
     return outcome
 
 
-def _verdict_from_reply(sweep, jv, spec, target, run, prompt, model, call_params, future) -> Verdict:
+def _reply_of(future: Future, sweep: Sweep, target: _Target):
+    """The LLMReply, or the exception the client raised (it should not; if it does, the verdict says so)."""
     try:
-        reply = future.result()
-    except Exception as exc:  # the client should not raise; if it does, the verdict says so
+        return future.result()
+    except Exception as exc:
         log.exception("LLM call raised for sweep %s target %s", sweep.pk, target.id)
+        return exc
+
+
+def _archive_and_write(sweep, jv, spec, model, sent_params, answered: list) -> int:
+    """Archive a batch of answered calls and write their verdicts: a handful of queries per batch.
+
+    The archive rows are those services.calls.call_archive writes (prompts stored once by hash via
+    prompt_texts_store); done in bulk here because one call_archive per verdict (3-4 round trips)
+    was what limited a worker's throughput.
+    """
+    if not answered:
+        return 0
+    with transaction.atomic():
+        texts = [t for _, _, p, r in answered if not isinstance(r, Exception) for t in (p.system, p.user) if t]
+        prompts = calls_service.prompt_texts_store(texts=texts)
+        calls: list[JudgeCall | None] = []
+        for _, _, prompt, reply in answered:
+            if isinstance(reply, Exception):
+                calls.append(None)
+                continue
+            calls.append(
+                JudgeCall(
+                    judge_version=jv,
+                    sweep=sweep,
+                    system_prompt=prompts.get(prompt.system) if prompt.system else None,
+                    user_prompt=prompts[prompt.user],
+                    model=model,
+                    params=sent_params,
+                    raw_response=reply.text,
+                    prompt_tokens=reply.prompt_tokens,
+                    completion_tokens=reply.completion_tokens,
+                    latency_ms=max(0, reply.latency_ms),
+                    attempts=max(1, reply.attempts),
+                    error=reply.error,
+                )
+            )
+        JudgeCall.objects.bulk_create([c for c in calls if c is not None])
+        verdicts = [
+            _verdict_from_reply(sweep, jv, spec, target, run, reply, judge_call)
+            for (target, run, _, reply), judge_call in zip(answered, calls, strict=True)
+        ]
+        written = _write(verdicts)
+    answered.clear()
+    return written
+
+
+def _verdict_from_reply(sweep, jv, spec, target, run, reply, judge_call) -> Verdict:
+    if isinstance(reply, Exception):
         return _new_verdict(
             sweep,
             jv,
@@ -483,17 +540,8 @@ def _verdict_from_reply(sweep, jv, spec, target, run, prompt, model, call_params
             run,
             tier=Verdict.Tier.LLM,
             status=Verdict.Status.ERROR,
-            explanation=f"LLM call raised {type(exc).__name__}: {exc}",
+            explanation=f"LLM call raised {type(reply).__name__}: {reply}",
         )
-    judge_call = calls_service.call_archive(
-        judge_version=jv,
-        sweep=sweep,
-        system=prompt.system,
-        user=prompt.user,
-        model=model,
-        params=call_params,
-        reply=reply,
-    )
     if reply.error:
         return _new_verdict(
             sweep,
