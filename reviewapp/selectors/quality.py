@@ -535,6 +535,9 @@ class Comparison:
     only_b: int
     statement: str = ""
 
+    def flags_by_name(self) -> list[tuple[str, tuple[int, int]]]:
+        return [(flag, (before, after)) for flag, before, after, _ in self.flags]
+
 
 def _categories(judge: Judge, language: str) -> dict[TargetKey, tuple[list[str], str]]:
     """Reviewer categories per target (else the adjudication's): two queries."""
