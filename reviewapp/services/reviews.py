@@ -16,6 +16,7 @@ claim is a conditional UPDATE that must affect one row, retried with the next ca
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -104,7 +105,12 @@ def item_claim(
 
 
 def _claim_skip_locked(*, user, candidates, now: datetime) -> tuple[dict, ReviewItem] | None:
-    item = candidates.select_for_update(skip_locked=True, of=("self",)).first()
+    for attempt in range(CLAIM_ROUNDS):
+        item = candidates.select_for_update(skip_locked=True, of=("self",)).first()
+        # Every candidate locked is not "nothing left": others are claiming or releasing them right now.
+        if item is not None or not candidates.exists():
+            break
+        time.sleep(0.02 * (attempt + 1))
     if item is None:
         return None
     before = _state(item)

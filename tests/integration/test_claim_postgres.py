@@ -1,0 +1,118 @@
+"""Concurrent claims on PostgreSQL: many reviewers asking at the same instant never share an item.
+
+Each thread has its own database connection, so the claims really race inside PostgreSQL, where
+item_claim locks its candidate with SELECT ... FOR UPDATE SKIP LOCKED.
+"""
+
+import threading
+import time
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection, connections
+
+from reviewapp.models import AuditEvent, Conversation, Dataset, Judge, Profile, ReviewItem, Role, Turn
+from reviewapp.services import reviews
+
+pytestmark = pytest.mark.django_db(transaction=True)
+REVIEWERS = 8
+ITEMS = 60
+
+
+def queue_of(size: int) -> list[int]:
+    judge = Judge.objects.create(slug="conciseness", scale=Judge.Scale.ORDINAL, scale_min=1, scale_max=3)
+    dataset = Dataset.objects.create(name="race")
+    conversation = Conversation.objects.create(dataset=dataset, external_id="race-1", language="fr")
+    Turn.objects.bulk_create(
+        Turn(conversation=conversation, position=p, role="agent", text=f"t{p}") for p in range(size)
+    )
+    items = ReviewItem.objects.bulk_create(
+        ReviewItem(
+            judge=judge,
+            conversation=conversation,
+            turn=turn,
+            dataset=dataset,
+            language="fr",
+            reasons=["qa_sample"],
+            priority=size - i % 5,
+        )
+        for i, turn in enumerate(conversation.turns.order_by("position"))
+    )
+    return [item.pk for item in items]
+
+
+def reviewers(n: int) -> list:
+    users = [get_user_model().objects.create_user(f"r{i}", password="x") for i in range(n)]
+    Profile.objects.bulk_create(Profile(user=u, role=Role.REVIEWER, languages=["fr"]) for u in users)
+    return users
+
+
+def test_simultaneous_claims_never_give_one_item_to_two_reviewers():
+    assert connection.vendor == "postgresql", "this test proves the PostgreSQL path (SKIP LOCKED)"
+    assert connection.features.has_select_for_update_skip_locked
+    queue_of(ITEMS)
+    users = reviewers(REVIEWERS)
+    start = threading.Barrier(REVIEWERS)
+    claims: dict[int, list[int]] = {u.pk: [] for u in users}
+    errors: list[BaseException] = []
+
+    holders: dict[int, int] = {}
+    guard = threading.Lock()
+
+    def work(user) -> None:
+        try:
+            start.wait()
+            deadline = time.monotonic() + 90
+            while len(claims[user.pk]) < ITEMS and time.monotonic() < deadline:
+                item = reviews.item_claim(user=user)
+                if item is None:  # what is left is held by others for now
+                    time.sleep(0.01)
+                    continue
+                with guard:
+                    if item.pk in holders:
+                        raise AssertionError(f"item {item.pk} given to {user.pk} while {holders[item.pk]} holds it")
+                    holders[item.pk] = user.pk
+                claims[user.pk].append(item.pk)
+                # Skipping releases the item for others but never offers it to this reviewer again,
+                # so each reviewer walks the whole queue while racing everyone else for each item.
+                with guard:
+                    del holders[item.pk]
+                reviews.item_skip(item=item, user=user, reason="race")
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, args=(u,)) for u in users]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    # Every reviewer saw every item exactly once, and every claim was audited once.
+    for user in users:
+        assert sorted(claims[user.pk]) == sorted(ReviewItem.objects.values_list("pk", flat=True))
+    assert AuditEvent.objects.filter(action="item.claim").count() == REVIEWERS * ITEMS
+
+
+def test_first_claims_at_the_same_instant_are_all_different():
+    queue_of(ITEMS)
+    users = reviewers(REVIEWERS)
+    start = threading.Barrier(REVIEWERS)
+    got: dict[int, int] = {}
+
+    def work(user) -> None:
+        try:
+            start.wait()
+            got[user.pk] = reviews.item_claim(user=user).pk
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=work, args=(u,)) for u in users]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(got) == REVIEWERS and len(set(got.values())) == REVIEWERS
+    held = dict(ReviewItem.objects.filter(claimed_by__isnull=False).values_list("pk", "claimed_by"))
+    assert held == {item: user for user, item in got.items()}
