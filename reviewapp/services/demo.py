@@ -382,7 +382,7 @@ def demo_seed(*, reset: bool = False) -> DemoSummary:
     sweep.unresolved = sum(v.status == Verdict.Status.UNRESOLVED for v in verdict_rows)
     sweep.status = Sweep.Status.DONE
     sweep.save(update_fields=["total_targets", "verdicts_written", "unresolved", "status"])
-    demo_versions_seed(dataset=dataset)
+    demo_versions_seed(dataset=dataset, sweep=sweep)
     items_from_imports(dataset=dataset)
     demo_audio_write(dataset=dataset)
 

@@ -1,8 +1,9 @@
 """Demo data for the before/after screens: a second speakability version and a rerun of the first.
 
 speakability@demo-v2 is demo-v1 with one change to its prompt: it flags glosses (a term followed by its
-translation in parentheses), which demo-v1 mostly let through. Apart from that it answers like demo-v1,
-with the same small run-to-run noise. A rerun of demo-v1 on the same turns is the noise baseline.
+translation in parentheses). Apart from that it answers like demo-v1, with the same small run-to-run
+noise. A second run of demo-v1 on the same turns (run index 1 of the imported sweep) is the noise
+baseline. Everything lives in seed_demo's one imported sweep, next to demo-v1's verdicts.
 Turns that moved get a review item (reason "version moved") and, where a demo reviewer speaks the
 language, a review with failure categories; reviews that contradict demo-v2 wait for adjudication.
 A stable 15% sample of the other turns is queued as the QA sample, weighted 1 / 0.15.
@@ -18,6 +19,7 @@ import zlib
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
+from django.db.models import Q
 
 from ..models import Category, Dataset, GoldLabel, JudgeVersion, Review, ReviewItem, Sweep, Verdict
 from . import demo_content as content
@@ -25,14 +27,13 @@ from . import demo_content as content
 JUDGE = "speakability"
 BEFORE = "demo-v1"
 AFTER = "demo-v2"
-RERUN_SWEEP = f"demo rerun of {JUDGE}@{BEFORE}"
-AFTER_SWEEP = f"demo {JUDGE}@{AFTER}"
 NOISE_PERCENT = 2
 QA_RATE = 0.15
-AFTER_SPEC = {
-    "imported": True,
-    "changed": "Flag a term followed by its translation in parentheses (a gloss): a caller hears both.",
-}
+AFTER_SPEC = {"imported": True}
+AFTER_SOURCE = (
+    "seed_demo (imported verdicts): demo-v1's prompt plus one rule, flag a term followed by its "
+    "translation in parentheses (a gloss)"
+)
 REVIEWERS = {"reviewer-fr": ("fr", "de"), "reviewer-asia": ("ja", "ko", "hi")}
 GLOSS_WHY = "Glosses a term with its English translation in parentheses; a caller hears both."
 
@@ -104,7 +105,7 @@ def _item_merge(
     return item
 
 
-def demo_versions_seed(*, dataset: Dataset) -> DemoVersionsSummary:
+def demo_versions_seed(*, dataset: Dataset, sweep: Sweep) -> DemoVersionsSummary:
     """Create speakability@demo-v2, its verdicts, a rerun of demo-v1 and the review items on moved turns."""
     before = JudgeVersion.objects.select_related("judge").get(judge__slug=JUDGE, version=BEFORE)
     judge = before.judge
@@ -115,23 +116,14 @@ def demo_versions_seed(*, dataset: Dataset) -> DemoVersionsSummary:
         defaults={
             "spec": AFTER_SPEC,
             "spec_hash": hashlib.sha256(canonical.encode()).hexdigest(),
-            "source": "seed_demo (imported verdicts)",
+            "source": AFTER_SOURCE,
         },
     )
-    sweeps = {}
-    for name, version in ((RERUN_SWEEP, before), (AFTER_SWEEP, after)):
-        sweeps[name], _ = Sweep.objects.get_or_create(
-            kind=Sweep.Kind.IMPORT,
-            dataset=dataset,
-            name=name,
-            defaults={"status": Sweep.Status.DONE, "code_version": version.version},
-        )
-        sweeps[name].judge_versions.set([version])
-    Verdict.objects.filter(sweep__in=sweeps.values()).delete()
+    sweep.judge_versions.add(after)
+    Verdict.objects.filter(sweep=sweep).filter(Q(judge_version=after) | Q(judge_version=before, run_index=1)).delete()
 
     first_run = list(
-        Verdict.objects.filter(judge_version=before, sweep__dataset=dataset, run_index=0, turn__isnull=False)
-        .exclude(sweep__in=sweeps.values())
+        Verdict.objects.filter(sweep=sweep, judge_version=before, run_index=0, turn__isnull=False)
         .select_related("conversation", "turn")
         .order_by("turn_id")
     )
@@ -165,16 +157,15 @@ def demo_versions_seed(*, dataset: Dataset) -> DemoVersionsSummary:
         else:
             changed = values
         common = {"conversation_id": verdict.conversation_id, "turn_id": verdict.turn_id, "tier": Verdict.Tier.IMPORTED}
-        rerun_rows.append(Verdict(sweep=sweeps[RERUN_SWEEP], judge_version=before, **common, **rerun))
-        after_rows.append(Verdict(sweep=sweeps[AFTER_SWEEP], judge_version=after, **common, **changed))
+        rerun_rows.append(Verdict(sweep=sweep, judge_version=before, run_index=1, **common, **rerun))
+        after_rows.append(Verdict(sweep=sweep, judge_version=after, **common, **changed))
         if resolved and changed["status"] == Verdict.Status.RESOLVED and changed["passed"] != values["passed"]:
             moved.append((verdict, changed, label))
     Verdict.objects.bulk_create(rerun_rows)
     created = {v.turn_id: v for v in Verdict.objects.bulk_create(after_rows)}
-    for sweep, rows in ((sweeps[RERUN_SWEEP], rerun_rows), (sweeps[AFTER_SWEEP], after_rows)):
-        sweep.total_targets = sweep.verdicts_written = len(rows)
-        sweep.unresolved = sum(r.status == Verdict.Status.UNRESOLVED for r in rows)
-        sweep.save(update_fields=["total_targets", "verdicts_written", "unresolved"])
+    sweep.verdicts_written = Verdict.objects.filter(sweep=sweep).count()
+    sweep.unresolved = Verdict.objects.filter(sweep=sweep, status=Verdict.Status.UNRESOLVED).count()
+    sweep.save(update_fields=["verdicts_written", "unresolved"])
 
     from .demo import DEMO_USERS  # demo imports this module: a top-level import would be circular
 

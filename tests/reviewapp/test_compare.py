@@ -4,6 +4,7 @@ import re
 
 import pytest
 from django.urls import reverse
+from scipy.stats import binomtest
 
 from reviewapp.models import JudgeVersion, Role
 from reviewapp.selectors import quality
@@ -23,11 +24,17 @@ def demo():
     return {v.version: v for v in versions}
 
 
-def test_demo_pair_moves_glosses_and_beats_the_noise(client, make_user, demo):
+def test_demo_pair_names_gloss_moves_and_weighs_them_against_noise(client, make_user, demo):
     comparison = quality.version_comparison(a=demo["demo-v1"], b=demo["demo-v2"], n_boot=100)
     assert comparison.compared > 150
-    assert comparison.noise.n == comparison.compared
-    assert comparison.noise.exceeds_noise
+    noise = comparison.noise
+    assert noise.n == comparison.compared  # demo-v1 has a second run on every target
+    assert noise.version_moved > noise.noise_moved > 0
+    # The page's verdict is the exact one-sided McNemar test on the targets that moved in only one comparison.
+    expected = binomtest(noise.only_version, noise.only_version + noise.only_noise, 0.5, alternative="greater")
+    assert noise.p_value == pytest.approx(expected.pvalue)
+    assert noise.exceeds_noise == (expected.pvalue < 0.05)
+    verdict = "is larger than run-to-run noise" if noise.exceeds_noise else "not distinguishable from run-to-run noise"
     pass_to_fail = next(m for m in comparison.moves if (m.before, m.after) == ("pass", "fail"))
     assert pass_to_fail.categories[0][0] == "gloss"
     assert dict(comparison.flags_by_name())["gloss"][1] > dict(comparison.flags_by_name())["gloss"][0]
@@ -35,12 +42,13 @@ def test_demo_pair_moves_glosses_and_beats_the_noise(client, make_user, demo):
     client.force_login(make_user("lea", role=Role.LEAD))
     url = reverse("compare_versions", args=["speakability"])
     html = client.get(url, {"a": demo["demo-v1"].pk, "b": demo["demo-v2"].pk}).content.decode()
-    assert "is larger than run-to-run noise" in html
+    assert verdict in html
+    assert f"moved {noise.version_moved} of {noise.n} targets" in html
     assert re.search(r"\d+ of \d+ pass → fail moves are gloss", html)
     assert '<svg class="heatmap"' in html and "Moved targets" in html
     assert not re.search(r"\sstyle=", html) and "<script>" not in html
     # Without "a", B is compared with the version before it.
-    assert "is larger than run-to-run noise" in client.get(url, {"b": demo["demo-v2"].pk}).content.decode()
+    assert verdict in client.get(url, {"b": demo["demo-v2"].pk}).content.decode()
 
     fragment = client.get(url, {"b": demo["demo-v2"].pk, "language": "fr"}, **HTMX).content.decode()
     assert fragment.lstrip().startswith('<section id="comparison"') and "<html" not in fragment
