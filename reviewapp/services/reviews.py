@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from ..access import language_allowed
 from ..models import Category, Comment, GoldLabel, Judge, Review, ReviewItem, ReviewSkip, Turn, Verdict
-from ..selectors.queue import ACTIVE, QueueFilters, claim_candidates, held_item
+from ..selectors.queue import ACTIVE, QueueFilters, claim_candidate_ids, claim_candidates, held_item
 from .audit import audit_record
 
 __all__ = [
@@ -90,7 +90,7 @@ def item_claim(
         if item is not None:
             candidates = candidates.filter(pk=item.pk)
         claimed = (
-            _claim_skip_locked(user=user, candidates=candidates, now=now)
+            _claim_skip_locked(user=user, filters=filters, candidates=candidates, now=now, specific=item is not None)
             if connection.features.has_select_for_update_skip_locked
             else _claim_conditional(user=user, candidates=candidates, now=now)
         )
@@ -104,12 +104,29 @@ def item_claim(
         return claimed
 
 
-def _claim_skip_locked(*, user, candidates, now: datetime) -> tuple[dict, ReviewItem] | None:
+def _claim_skip_locked(
+    *, user, filters: QueueFilters | None, candidates, now: datetime, specific: bool
+) -> tuple[dict, ReviewItem] | None:
+    """Read the first few candidates without locks (a bounded top-N sort), then lock the first of them
+    still free with FOR UPDATE SKIP LOCKED: locking the whole ordered set would sort it all first."""
+    free = Q(status__in=ACTIVE) & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
+    item = None
     for attempt in range(CLAIM_ROUNDS):
-        item = candidates.select_for_update(skip_locked=True, of=("self",)).first()
-        # Every candidate locked is not "nothing left": others are claiming or releasing them right now.
-        if item is not None or not candidates.exists():
+        if specific:
+            ids = list(candidates.values_list("pk", flat=True)[:CLAIM_CANDIDATES])
+        else:
+            ids = claim_candidate_ids(user=user, filters=filters, now=now, limit=CLAIM_CANDIDATES)
+        if not ids:
+            return None
+        item = (
+            ReviewItem.objects.filter(free, pk__in=ids)
+            .order_by("-priority", "id")
+            .select_for_update(skip_locked=True)
+            .first()
+        )
+        if item is not None:
             break
+        # Every candidate locked or just taken: others are claiming right now; read the list again.
         time.sleep(0.02 * (attempt + 1))
     if item is None:
         return None

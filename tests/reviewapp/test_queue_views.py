@@ -98,7 +98,8 @@ def test_queue_page_and_next_item_run_a_fixed_number_of_queries(client, make_use
     client.force_login(ana)
     with django_assert_max_num_queries(16):
         assert client.get(reverse("queue_index")).status_code == 200
-    with django_assert_max_num_queries(14):
+    # One more on PostgreSQL than on SQLite: the languages the index walks of the claim go through.
+    with django_assert_max_num_queries(15):
         assert client.post(reverse("queue_next")).status_code == 302
 
 
