@@ -418,10 +418,10 @@ def review_screen(*, item: ReviewItem, user, now: datetime | None = None) -> Rev
     if target_index is not None:
         turns = turns[max(0, target_index - CONTEXT_TURNS) : target_index + CONTEXT_TURNS + 1]
     for turn in turns:
-        turn.gold = []
+        # The verdicts panel shows this item's judge; context turns stay plain text, and without gold
+        # (nor "agrees with gold" marks) so reviewers label independently of it.
+        turn.gold, turn.judged = [], []
         turn.is_target = turn.pk == item.turn_id
-        if not revealed:
-            turn.judged = []
     target = turns[min(target_index, CONTEXT_TURNS)] if target_index is not None else None
     lease_active = bool(item.claimed_by_id and item.lease_expires_at and item.lease_expires_at >= now)
     return ReviewScreen(

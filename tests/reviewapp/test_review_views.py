@@ -41,6 +41,8 @@ def test_review_screen_shows_context_target_verdicts_form_and_diff(client, ana):
     assert 'name="rating" value="3" data-digit="3"' in html and "Number reading" in html
     assert f'hx-post="{reverse("review_heartbeat", args=[item.pk])}"' in html
     assert "js/review.js" in html and "<script>" not in html.split("js/review.js")[1]
+    # Reviewers label independently of gold: no gold label and no "agrees with gold" mark on this screen.
+    assert "gold" not in html.split('<main id="main"')[1].lower()
 
 
 def test_transcript_text_is_escaped_on_the_screen_and_in_fragments(client, ana):
