@@ -1,5 +1,47 @@
 from django.conf import settings
+from django.urls import reverse
+
+from .access import is_lead, profile_of
+from .models import Role
+
+# (label, url name, url names that mark it current, who sees it)
+_NAV = (
+    ("Queue", "queue_index", {"queue_index", "review_item", "queue_progress"}, "everyone"),
+    ("Datasets", "dataset_list", {"dataset_list", "dataset_detail", "conversation_detail"}, "everyone"),
+    ("Sweeps", "sweep_list", {"sweep_list", "sweep_new", "sweep_detail"}, "everyone"),
+    ("Signatures", "signature_list", {"signature_list", "signature_create", "signature_detail"}, "lead"),
+    ("Disputes", "dispute_list", {"dispute_list", "dispute_detail"}, "lead"),
+    ("Quality", "quality_index", {"quality_index", "quality_judge", "compare_versions", "reviewer_list"}, "lead"),
+    ("My stats", "reviewer_detail", {"reviewer_detail"}, "reviewer"),
+    ("Comments", "comment_list", {"comment_list"}, "everyone"),
+    ("Exports", "snapshot_list", {"snapshot_list", "snapshot_detail", "snapshot_new"}, "lead"),
+    ("People", "people_list", {"people_list"}, "admin"),
+)
+
+
+def _is_admin(user) -> bool:
+    profile = profile_of(user)
+    return user.is_superuser or bool(profile and profile.role == Role.ADMIN)
+
+
+def nav_items(request) -> list[dict]:
+    user = request.user
+    if not user.is_authenticated:
+        return []
+    lead, admin = is_lead(user), _is_admin(user)
+    current = request.resolver_match.url_name if request.resolver_match else None
+    items = []
+    for label, name, names, audience in _NAV:
+        if (audience == "lead" and not lead) or (audience == "admin" and not admin):
+            continue
+        if audience == "reviewer" and lead:
+            continue
+        url = reverse(name, args=[user.pk]) if name == "reviewer_detail" else reverse(name)
+        items.append({"label": label, "url": url, "current": current in names})
+    if user.is_staff:
+        items.append({"label": "Admin", "url": reverse("admin:index"), "current": False})
+    return items
 
 
 def tribunal(request):
-    return {"llm_tier_enabled": settings.LLM_TIER_ENABLED}
+    return {"llm_tier_enabled": settings.LLM_TIER_ENABLED, "nav_items": nav_items(request)}
