@@ -168,6 +168,12 @@ LLM_RATE_LIMIT_MAX_WAIT_SECONDS = env.float("LLM_RATE_LIMIT_MAX_WAIT_SECONDS", d
 LLM_MAX_ATTEMPTS = env.int("LLM_MAX_ATTEMPTS", default=4)
 
 # --- Tribunal ---------------------------------------------------------------------------------
+# Sweeps: targets per Celery task, concurrent LLM calls inside one task, an optional dedicated queue
+# (run `celery -A reviewapp worker -Q llm` for it), and a chunk's soft time limit in seconds.
+TRIBUNAL_SWEEP_CHUNK_SIZE = env.int("TRIBUNAL_SWEEP_CHUNK_SIZE", default=50)
+TRIBUNAL_SWEEP_LLM_THREADS = env.int("TRIBUNAL_SWEEP_LLM_THREADS", default=32)
+TRIBUNAL_SWEEP_QUEUE = env.str("TRIBUNAL_SWEEP_QUEUE", default="")
+TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT = env.int("TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT", default=300)
 TRIBUNAL_CODE_VERSION = env.str("TRIBUNAL_CODE_VERSION", default="")
 JUDGE_CALL_RETENTION_DAYS = env.int("JUDGE_CALL_RETENTION_DAYS", default=90)
 

@@ -13,7 +13,6 @@ unresolved, failed - plus verdicts_written over every run.
 from __future__ import annotations
 
 import logging
-import os
 import random
 import time
 from collections import defaultdict
@@ -38,10 +37,10 @@ from scoring.specs import JudgeSpec, MissingVariable, render
 
 log = logging.getLogger(__name__)
 
-CHUNK_SIZE = int(os.environ.get("TRIBUNAL_SWEEP_CHUNK_SIZE", "50"))
+CHUNK_SIZE = settings.TRIBUNAL_SWEEP_CHUNK_SIZE
 # Concurrent LLM calls inside one chunk task. The calls wait on the network, so threads are cheap;
 # the database work stays on the task's own thread.
-LLM_THREADS = int(os.environ.get("TRIBUNAL_SWEEP_LLM_THREADS", "32"))
+LLM_THREADS = settings.TRIBUNAL_SWEEP_LLM_THREADS
 VERDICT_FLUSH_EVERY = 32
 MAX_REPEATS = 10
 LLM_OFF_EXPLANATION = "LLM tier is off (OPENAI_BASE_URL / OPENAI_API_KEY unset): escalated without an answer."

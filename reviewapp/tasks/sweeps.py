@@ -13,18 +13,18 @@ so two processes per core are enough; the rate limit, not the worker, should be 
 from __future__ import annotations
 
 import logging
-import os
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 from django.db import OperationalError
 
 from reviewapp.services import sweeps as sweeps_service
 
 log = logging.getLogger(__name__)
 
-SWEEP_QUEUE = os.environ.get("TRIBUNAL_SWEEP_QUEUE", "") or None
-CHUNK_SOFT_TIME_LIMIT = int(os.environ.get("TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT", "300"))
+SWEEP_QUEUE = settings.TRIBUNAL_SWEEP_QUEUE or None
+CHUNK_SOFT_TIME_LIMIT = settings.TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT
 
 
 def _send(task, *args) -> None:
