@@ -75,6 +75,7 @@ class ReviewItem(models.Model):
         QA_SAMPLE = "qa_sample", "QA sample"
         VERSION_MOVED = "version_moved", "Version moved"
         HIGH_VARIANCE = "high_variance", "High run-to-run variance"
+        GOLD_DISAGREES = "gold_disagrees", "Judge differs from gold"
         IMPORTED = "imported", "Imported for review"
 
     judge = models.ForeignKey("reviewapp.Judge", on_delete=models.CASCADE, related_name="review_items")

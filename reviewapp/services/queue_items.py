@@ -3,8 +3,8 @@ disagree, where a verdict is unresolved or failed, and a stable QA sample of the
 
 Items are merged with triage's `review_items_merge` (one item per judge and target, reasons as a
 set), so running this again, or after a sweep's triage, never duplicates an item. Judge-vs-gold
-disagreements carry the `imported` reason. QA-sample items need two reviews by default, so the
-sample also measures how often reviewers agree with each other.
+disagreements carry the `gold_disagrees` reason. QA-sample items need two reviews (triage's rule), so
+the sample also measures how often reviewers agree with each other.
 """
 
 from __future__ import annotations
@@ -14,15 +14,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import Q
 
-from ..models import Dataset, GoldLabel, Review, ReviewItem, Verdict
+from ..models import Dataset, GoldLabel, ReviewItem, Verdict
 from .triage import UNCERTAIN_MARKERS, review_items_merge
 
 Reason = ReviewItem.Reason
 DEFAULT_QA_RATE = 0.1
-QA_REVIEWS_REQUIRED = 2
-GOLD_DISAGREES_PRIORITY = 250
 UNCERTAIN_TEXT = ("not sure", "uncertain", *UNCERTAIN_MARKERS)
 
 
@@ -90,7 +87,7 @@ def items_from_imports(*, dataset: Dataset, qa_rate: float = DEFAULT_QA_RATE) ->
             continue
         label = gold.get((judge_id, row["conversation_id"], row["turn_id"]))
         if label is not None and _differs(label, row):
-            reasons[key].add(Reason.IMPORTED)
+            reasons[key].add(Reason.GOLD_DISAGREES)
         elif _sampled(dataset.pk, f"{judge_id}:{row['conversation_id']}:{row['turn_id']}", qa_rate):
             reasons[key].add(Reason.QA_SAMPLE)
             qa_weight[key] = 1.0 / qa_rate
@@ -101,15 +98,4 @@ def items_from_imports(*, dataset: Dataset, qa_rate: float = DEFAULT_QA_RATE) ->
         for reason in reason_set:
             summary.reasons[str(reason)] = summary.reasons.get(str(reason), 0) + 1
 
-    # Items nobody has reviewed yet get the defaults this module promises: judge-vs-gold disagreements
-    # rank between unresolved answers and QA, and QA-sample items need two reviews.
-    untouched = ReviewItem.objects.filter(dataset=dataset, status=ReviewItem.Status.OPEN).exclude(
-        pk__in=Review.objects.values("item")
-    )
-    untouched.filter(Q(reasons__icontains=f'"{Reason.IMPORTED}"'), priority__lt=GOLD_DISAGREES_PRIORITY).update(
-        priority=GOLD_DISAGREES_PRIORITY
-    )
-    untouched.filter(Q(reasons__icontains=f'"{Reason.QA_SAMPLE}"'), reviews_required__lt=QA_REVIEWS_REQUIRED).update(
-        reviews_required=QA_REVIEWS_REQUIRED
-    )
     return summary

@@ -30,8 +30,11 @@ PRIORITY = {
     Reason.RUNS_DISAGREE: 200,
     Reason.JUDGES_DISAGREE: 200,
     Reason.HIGH_VARIANCE: 200,
+    Reason.GOLD_DISAGREES: 250,
     Reason.QA_SAMPLE: 100,
 }
+# A QA-sample item estimates judge accuracy without bias, so it needs two independent labels at least.
+QA_REVIEWS_REQUIRED = 2
 REASON_ORDER = [str(r) for r in sorted(PRIORITY, key=lambda r: (-PRIORITY[r], list(PRIORITY).index(r)))]
 # What parsing says when the judge declined to decide (scoring/parsing.py).
 UNCERTAIN_MARKERS = ("said it is uncertain", "gave no rating")
@@ -241,6 +244,10 @@ def _priority(reasons: Iterable[str]) -> int:
     return max((PRIORITY.get(r, 0) for r in reasons), default=0)
 
 
+def _reviews_required(base: int, reasons: Iterable[str]) -> int:
+    return max(base, QA_REVIEWS_REQUIRED) if Reason.QA_SAMPLE in {str(r) for r in reasons} else base
+
+
 def review_items_merge(
     *, reasons: Mapping[tuple[int, TargetKey], set[str]], qa_weight: Mapping[tuple[int, TargetKey], float]
 ) -> tuple[int, int]:
@@ -284,20 +291,29 @@ def review_items_merge(
                     reasons=_ordered(new_reasons),
                     priority=_priority(new_reasons),
                     sample_weight=qa_weight.get(key, 1.0),
-                    reviews_required=conversation.dataset.reviews_required,
+                    reviews_required=_reviews_required(conversation.dataset.reviews_required, new_reasons),
                 )
             )
             continue
         merged = _ordered([*item.reasons, *new_reasons])
         priority = max(item.priority, _priority(merged))
         weight = qa_weight.get(key, item.sample_weight) if Reason.QA_SAMPLE not in item.reasons else item.sample_weight
-        if merged != item.reasons or priority != item.priority or weight != item.sample_weight:
+        required = item.reviews_required
+        if item.status == ReviewItem.Status.OPEN:
+            required = _reviews_required(item.reviews_required, merged)
+        if (merged, priority, weight, required) != (
+            item.reasons,
+            item.priority,
+            item.sample_weight,
+            item.reviews_required,
+        ):
             item.reasons, item.priority, item.sample_weight = merged, priority, weight
+            item.reviews_required = required
             item.updated_at = now
             to_update.append(item)
     ReviewItem.objects.bulk_create(to_create, ignore_conflicts=True, batch_size=BATCH)
     if to_update:
         ReviewItem.objects.bulk_update(
-            to_update, ["reasons", "priority", "sample_weight", "updated_at"], batch_size=BATCH
+            to_update, ["reasons", "priority", "sample_weight", "reviews_required", "updated_at"], batch_size=BATCH
         )
     return len(to_create), len(to_update)

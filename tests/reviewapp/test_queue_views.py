@@ -5,7 +5,8 @@ from django.urls import reverse
 
 from reviewapp.models import GoldLabel, ReviewItem, Role, Verdict
 from reviewapp.services import reviews
-from reviewapp.services.queue_items import QA_REVIEWS_REQUIRED, items_from_imports
+from reviewapp.services.queue_items import items_from_imports
+from reviewapp.services.triage import QA_REVIEWS_REQUIRED
 
 from .review_data import dataset, fast_password_hasher, make_item  # noqa: F401
 
@@ -119,7 +120,7 @@ def test_items_from_imports_queues_disagreements_unresolved_and_a_qa_sample_once
     again = items_from_imports(dataset=data, qa_rate=0.5)
 
     by_turn = {item.turn_id: item for item in ReviewItem.objects.all()}
-    assert by_turn[disagree.turn_id].reasons == ["imported"] and by_turn[disagree.turn_id].priority == 250
+    assert by_turn[disagree.turn_id].reasons == ["gold_disagrees"] and by_turn[disagree.turn_id].priority == 250
     assert set(by_turn[unresolved.turn_id].reasons) == {"unresolved", "uncertain"}
     qa = [i for i in by_turn.values() if i.reasons == ["qa_sample"]]
     assert 0 < len(qa) < len(agree_items)
@@ -135,7 +136,7 @@ def test_seed_demo_fills_the_queue_and_gives_conversations_audio(settings, tmp_p
     demo_seed()
     items = ReviewItem.objects.all()
     assert items.count() > 100
-    assert {"imported", "unresolved", "qa_sample"} <= {r for item in items for r in item.reasons}
+    assert {"gold_disagrees", "unresolved", "qa_sample"} <= {r for item in items for r in item.reasons}
     conversation = items.first().conversation
     assert conversation.audio.name.endswith(".wav") and conversation.audio.size < 400_000
     first_count = items.count()

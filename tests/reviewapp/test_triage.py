@@ -94,6 +94,7 @@ def test_qa_sample_weights_and_merging_with_existing_items(scripted_llm, run_swe
     merged = ReviewItem.objects.get(turn=first_turn)
     assert merged.reasons == [R.QA_SAMPLE, R.IMPORTED]
     assert merged.priority == 100
+    assert merged.reviews_required == 2  # an open item that joins the QA sample needs a second label
     assert set(ReviewItem.objects.values_list("sample_weight", flat=True)) == {1.0}
 
     again = triage_run(sweep=sweep, qa_rate=0.5)
@@ -110,6 +111,9 @@ def test_qa_sample_is_seeded_and_weighted(scripted_llm, run_sweep):
     sampled = set(ReviewItem.objects.values_list("turn_id", flat=True))
     assert 2 <= len(sampled) <= 20
     assert set(ReviewItem.objects.values_list("sample_weight", flat=True)) == {4.0}
+    # Two independent labels per QA item, even though the dataset asks for one review.
+    assert dataset.reviews_required == 1
+    assert set(ReviewItem.objects.values_list("reviews_required", flat=True)) == {2}
     ReviewItem.objects.all().delete()
     triage_run(sweep=sweep)
     assert set(ReviewItem.objects.values_list("turn_id", flat=True)) == sampled
