@@ -187,6 +187,9 @@ def _verdict_values(judge: str, gold: dict, modes: list[str], seed: int) -> dict
             "raw_text": "",
         }
     passed = gold["passed"] != wrong
+    if judge == "speakability" and content.GLOSS in modes:
+        # The blind spot demo-v2 fixes: demo-v1's prompt has no rule for glosses, so it lets them through.
+        passed = True
     if passed:
         flags, explanation = [], WHY_PASSED[judge]
     elif gold["passed"]:
