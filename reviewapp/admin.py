@@ -166,3 +166,22 @@ class ExportSnapshotAdmin(admin.ModelAdmin):
     list_display = ("name", "version", "format", "status", "row_count", "sha256", "created_at")
     list_filter = ("format", "status")
     search_fields = ("name", "sha256")
+
+
+@admin.register(models.ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("name", "user", "prefix", "created_at", "last_used_at", "revoked_at")
+    list_filter = ("revoked_at",)
+    search_fields = ("name", "prefix", "user__username")
+    # Only the hash is stored; tokens are created with `manage.py create_api_token`, never typed here.
+    readonly_fields = ("key_hash", "prefix", "created_at", "last_used_at")
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(models.ReviewSkip)
+class ReviewSkipAdmin(admin.ModelAdmin):
+    list_display = ("item", "reviewer", "reason", "created_at")
+    search_fields = ("reason",)
+    raw_id_fields = ("item",)

@@ -181,10 +181,18 @@ def test_sweep_start_refuses_what_it_cannot_run(corpus, conciseness):
     assert not Sweep.objects.exists()
 
 
-def test_code_version_falls_back_to_git(settings):
+def test_code_version_prefers_the_setting_then_git_then_unknown(settings, monkeypatch):
+    from reviewapp import versioning
+
+    settings.TRIBUNAL_CODE_VERSION = "release-2026.11"
+    assert sweeps_service.code_version() == "release-2026.11"
+
     settings.TRIBUNAL_CODE_VERSION = ""
-    version = sweeps_service.code_version()
-    assert version == "" or len(version) == 40
+    monkeypatch.setattr(versioning, "_git_head", lambda: "0123abcd" * 5)
+    assert sweeps_service.code_version() == "0123abcd" * 5
+
+    monkeypatch.setattr(versioning, "_git_head", lambda: "")
+    assert sweeps_service.code_version() == "unknown"
 
 
 def test_sweep_start_queues_the_dispatch_only_on_commit(corpus, conciseness, eager_celery, scripted_llm):
