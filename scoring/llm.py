@@ -13,6 +13,7 @@ complete() never raises for the endpoint's behaviour: a failed call comes back a
 from __future__ import annotations
 
 import email.utils
+import json
 import math
 import time
 from collections.abc import Mapping
@@ -42,6 +43,7 @@ CHAT_PARAMS = frozenset(
     }
 )
 MAX_RETRY_AFTER_S = 60.0
+CHAT_COMPLETIONS_PATH = "/chat/completions"
 
 
 @dataclass(frozen=True)
@@ -174,22 +176,27 @@ class LLMClient:
         *,
         limiter: RateLimiter | None,
         queued: list[float],
-        model: str,
-        messages: list[Any],
-        request: dict[str, Any],
-    ) -> Any:
+        body: dict[str, Any],
+    ) -> bytes:
         if limiter is not None:
             waiting_since = time.monotonic()
             limiter.acquire()
             queued.append(time.monotonic() - waiting_since)
-        return self._openai.chat.completions.create(model=model, messages=messages, **request)
+        # The openai client's own request path (base URL, auth, headers, timeouts, and its error
+        # types for 4xx/5xx and transport failures), but the body comes back as bytes: building the
+        # typed ChatCompletion (and transforming the request through its TypedDicts) cost as much
+        # CPU as the rest of a sweep's work around the call, and four fields are all we read.
+        return self._openai.post(CHAT_COMPLETIONS_PATH, body=body, cast_to=bytes)
 
     def complete(self, *, model: str, system: str, user: str, params: Mapping[str, Any] | None = None) -> LLMReply:
         messages: list[Any] = []
         if system:
             messages.append({"role": "system", "content": system})
         messages.append({"role": "user", "content": user})
-        request = {name: value for name, value in (params or {}).items() if name in CHAT_PARAMS and value is not None}
+        body: dict[str, Any] = {"model": model, "messages": messages}
+        body.update(
+            (name, value) for name, value in (params or {}).items() if name in CHAT_PARAMS and value is not None
+        )
 
         limiter = self.limiter_for(model, params)
         attempts = 0
@@ -211,24 +218,41 @@ class LLMClient:
             reraise=True,
         )
         try:
-            completion = retrying(
-                self._attempt, limiter=limiter, queued=queued, model=model, messages=messages, request=request
-            )
+            content = retrying(self._attempt, limiter=limiter, queued=queued, body=body)
         except (openai.OpenAIError, RateLimitTimeout) as error:
             message = describe_error(error)
             if attempts > 1:
                 message = f"{message} (after {attempts} attempts)"
             return LLMReply("", None, None, elapsed_ms(), attempts, message)
+        return reply_from_completion(content, latency_ms=elapsed_ms(), attempts=attempts)
 
-        latency_ms = elapsed_ms()
-        usage = getattr(completion, "usage", None)
-        prompt_tokens = getattr(usage, "prompt_tokens", None)
-        completion_tokens = getattr(usage, "completion_tokens", None)
-        choices = getattr(completion, "choices", None) or []
-        message_obj = getattr(choices[0], "message", None) if choices else None
-        text = getattr(message_obj, "content", None) if message_obj is not None else None
-        if not isinstance(text, str):
-            refusal = getattr(message_obj, "refusal", None)
-            problem = f"refused: {refusal}" if refusal else "the response has no message text"
-            return LLMReply("", prompt_tokens, completion_tokens, latency_ms, attempts, problem)
-        return LLMReply(text, prompt_tokens, completion_tokens, latency_ms, attempts, "")
+
+def _token_count(usage: Any, name: str) -> int | None:
+    value = usage.get(name) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def reply_from_completion(content: bytes | str, *, latency_ms: int, attempts: int) -> LLMReply:
+    """The LLMReply for a chat completion's JSON body: the first choice's text and the token usage.
+
+    A body that is not a completion (not JSON, no choices, no text) is an error naming what is
+    missing, never an empty answer.
+    """
+    try:
+        completion = json.loads(content)
+    except ValueError:
+        return LLMReply("", None, None, latency_ms, attempts, "the response is not JSON")
+    if not isinstance(completion, dict):
+        return LLMReply("", None, None, latency_ms, attempts, "the response is not a chat completion")
+    usage = completion.get("usage")
+    prompt_tokens = _token_count(usage, "prompt_tokens")
+    completion_tokens = _token_count(usage, "completion_tokens")
+    choices = completion.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    text = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(text, str):
+        refusal = message.get("refusal") if isinstance(message, dict) else None
+        problem = f"refused: {refusal}" if refusal else "the response has no message text"
+        return LLMReply("", prompt_tokens, completion_tokens, latency_ms, attempts, problem)
+    return LLMReply(text, prompt_tokens, completion_tokens, latency_ms, attempts, "")

@@ -13,11 +13,14 @@ unresolved, failed - plus verdicts_written over every run.
 from __future__ import annotations
 
 import logging
+import os
+import queue
 import random
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -451,31 +454,61 @@ def _run_llm(
         return client.complete(model=model, system=prompt.system, user=prompt.user, params=call_params)
 
     answered: list[tuple[_Target, int, Any, Any]] = []
+    done: queue.SimpleQueue[Future] = queue.SimpleQueue()
+    pool = llm_pool(max(1, threads))
+    futures: dict[Future, tuple[_Target, int, Any]] = {}
+    for job in jobs:
+        future = pool.submit(call, job[2])
+        futures[future] = job
+        future.add_done_callback(done.put)
+    remaining = len(futures)
     last_flush = time.monotonic()
-
-    def flush() -> None:
-        nonlocal last_flush
+    try:
+        while remaining:
+            # Each answer is handed over as it comes (no re-scan of every pending call per answer);
+            # the batch is written every VERDICT_FLUSH_EVERY answers or every second.
+            try:
+                finished = [done.get(timeout=max(0.05, 1.0 - (time.monotonic() - last_flush)))]
+            except queue.Empty:
+                finished = []
+            while True:
+                try:
+                    finished.append(done.get_nowait())
+                except queue.Empty:
+                    break
+            for future in finished:
+                target, run, prompt = futures.pop(future)
+                answered.append((target, run, prompt, _reply_of(future, sweep, target)))
+                outcome.llm_calls += 1
+                remaining -= 1
+            if len(answered) >= VERDICT_FLUSH_EVERY or (answered and time.monotonic() - last_flush > 1.0):
+                outcome.llm_verdicts += _archive_and_write(sweep, jv, spec, model, sent_params, answered)
+                last_flush = time.monotonic()
+    finally:
+        # On a time limit, keep what is answered; the redelivered chunk does only the rest. Calls
+        # not started yet are dropped; those in flight finish in the pool and are not written.
         outcome.llm_verdicts += _archive_and_write(sweep, jv, spec, model, sent_params, answered)
-        last_flush = time.monotonic()
-
-    with ThreadPoolExecutor(max_workers=max(1, min(threads, len(jobs) or 1)), thread_name_prefix="llm") as pool:
-        futures: dict[Future, tuple[_Target, int, Any]] = {pool.submit(call, job[2]): job for job in jobs}
-        remaining = set(futures)
-        try:
-            while remaining:
-                finished, remaining = wait(remaining, timeout=1.0, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    target, run, prompt = futures[future]
-                    answered.append((target, run, prompt, _reply_of(future, sweep, target)))
-                    outcome.llm_calls += 1
-                if len(answered) >= VERDICT_FLUSH_EVERY or time.monotonic() - last_flush > 1.0:
-                    flush()
-        finally:
-            # On a time limit, keep what is answered; the redelivered chunk does only the rest.
-            flush()
-            for future in remaining:
-                future.cancel()
+        for future in futures:
+            future.cancel()
     return outcome
+
+
+_pools: dict[tuple[int, int], ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
+
+
+def llm_pool(threads: int) -> ThreadPoolExecutor:
+    """This process's thread pool for LLM calls, made once per size and shared by its chunk tasks.
+
+    Starting a fresh pool (and its dozens of threads) for every chunk cost more CPU than the calls'
+    own bookkeeping. Keyed by process id: a prefork worker child never reuses its parent's threads.
+    """
+    key = (os.getpid(), threads)
+    with _pools_lock:
+        pool = _pools.get(key)
+        if pool is None:
+            pool = _pools[key] = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="llm")
+    return pool
 
 
 def _reply_of(future: Future, sweep: Sweep, target: _Target):
