@@ -12,7 +12,7 @@ from ..selectors import comments as comment_selectors
 from ..selectors import corpus
 from ..selectors import queue as queue_selectors
 from ..services import reviews
-from .datasets import render_page
+from .rendering import render_page
 
 COMMENTS_PER_PAGE = 50
 

@@ -9,8 +9,9 @@ from django.views.decorators.http import require_GET
 from ..models import Judge
 from ..selectors import quality as selectors
 from . import charts
-from .disputes import check_lead, render_page
+from .disputes import check_lead
 from .quality import _pick_version
+from .rendering import render_page
 
 PAGE_BOOTSTRAP = 1000
 

@@ -1,25 +1,14 @@
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, render
-from django.utils.cache import patch_vary_headers
+from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from .. import access
 from ..models import Dataset
 from ..selectors import corpus
+from .rendering import render_page
 
 CONVERSATIONS_PER_PAGE = 50
-
-
-def wants_fragment(request) -> bool:
-    """An htmx swap gets the partial; a history restore (back button after a cache miss) needs the full page."""
-    return bool(request.htmx) and not request.htmx.history_restore_request
-
-
-def render_page(request, template: str, fragment: str, context: dict):
-    response = render(request, f"{template}#{fragment}" if wants_fragment(request) else template, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
 
 
 @require_GET

@@ -6,8 +6,7 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from django.shortcuts import redirect, render
-from django.utils.cache import patch_vary_headers
+from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from .. import access
@@ -15,24 +14,13 @@ from ..models import Category, Judge, ReviewItem
 from ..selectors import disputes as selectors
 from ..selectors.quality import scale_labels
 from ..services import adjudication as service
+from .rendering import render_page
 
 
 def check_lead(user) -> None:
     """Leads and admins only: these pages decide gold and show every reviewer's work."""
     if not access.is_lead(user):
         raise PermissionDenied("Only leads and admins open this page.")
-
-
-def wants_fragment(request) -> bool:
-    return bool(request.htmx) and not request.htmx.history_restore_request
-
-
-def render_page(request, template: str, fragment: str, context: dict, *, status: int = 200):
-    response = render(
-        request, f"{template}#{fragment}" if wants_fragment(request) else template, context, status=status
-    )
-    patch_vary_headers(response, ["HX-Request"])
-    return response
 
 
 class DecisionForm(forms.Form):

@@ -6,12 +6,12 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ..models import Dataset, ExportSnapshot, GoldLabel, Judge
 from ..selectors import exports as export_selectors
 from ..services import exports as exports_service
+from .rendering import render_page
 
 SNAPSHOTS_SHOWN = 200
 LANGUAGE_CODE = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
@@ -21,16 +21,6 @@ FORMAT_CHOICES = [
     ("parquet", "Parquet"),
     ("eva", "EVA validation set (the judge's shape)"),
 ]
-
-
-def _wants_fragment(request) -> bool:
-    return bool(request.htmx) and not request.htmx.history_restore_request
-
-
-def _render(request, template: str, fragment: str, context: dict):
-    response = render(request, f"{template}#{fragment}" if _wants_fragment(request) else template, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
 
 
 class ExportForm(forms.Form):
@@ -77,7 +67,7 @@ def snapshot_list(request):
         "judge": judge,
         "judges": list(Judge.objects.order_by("slug").values_list("slug", flat=True)),
     }
-    return _render(request, "exports/list.html", "rows", context)
+    return render_page(request, "exports/list.html", "rows", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -129,7 +119,7 @@ def snapshot_detail(request, snapshot_id: int):
         "file_name": exports_service.file_name(snapshot),
         "datasheet_name": exports_service.datasheet_name(snapshot),
     }
-    return _render(request, "exports/detail.html", "status", context)
+    return render_page(request, "exports/detail.html", "status", context)
 
 
 @require_GET

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from .. import access
 from ..models import Role
 from ..services import people
-from .datasets import render_page
+from .rendering import render_page
 
 
 def require_admin(user) -> None:

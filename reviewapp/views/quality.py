@@ -10,7 +10,8 @@ from django.views.decorators.http import require_GET
 from ..models import Judge, JudgeVersion
 from ..selectors import quality as selectors
 from . import charts
-from .disputes import check_lead, render_page
+from .disputes import check_lead
+from .rendering import render_page
 
 PAGE_BOOTSTRAP = 1000
 

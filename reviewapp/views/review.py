@@ -9,8 +9,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from ..models import Category, ReviewItem
 from ..selectors import queue as queue_selectors
 from ..services import reviews
-from .datasets import wants_fragment
 from .queue import next_item_redirect, remembered_filters
+from .rendering import wants_fragment
 
 TEMPLATE = "review/item.html"
 

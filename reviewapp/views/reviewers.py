@@ -10,7 +10,8 @@ from django.views.decorators.http import require_GET
 
 from .. import access
 from ..selectors import quality as selectors
-from .disputes import check_lead, render_page
+from .disputes import check_lead
+from .rendering import render_page
 
 
 @require_GET

@@ -3,30 +3,19 @@
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
-from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.cache import patch_vary_headers
+from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import access
 from ..forms_signatures import SignatureForm
 from ..models import Judge, Signature
 from ..services.signatures import SignatureError, signature_check_all, signature_create
+from .rendering import render_page
 
 
 def check_lead(user) -> None:
     if not access.is_lead(user):
         raise PermissionDenied("Signatures are managed by leads.")
-
-
-def _wants_fragment(request) -> bool:
-    return bool(request.htmx) and not request.htmx.history_restore_request
-
-
-def _render(request, template: str, fragment: str, context: dict, status: int = 200):
-    name = f"{template}#{fragment}" if _wants_fragment(request) else template
-    response = render(request, name, context, status=status)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
 
 
 @require_GET
@@ -51,7 +40,7 @@ def signature_list(request):
         "judge_slug": judge_slug,
         "language": language,
     }
-    return _render(request, "signatures/list.html", "rows", context)
+    return render_page(request, "signatures/list.html", "rows", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -84,7 +73,7 @@ def signature_new(request):
                 response["HX-Redirect"] = response["Location"]
             return response
     status = 400 if request.method == "POST" else 200
-    return _render(request, "signatures/create.html", "form", {"form": form}, status=status)
+    return render_page(request, "signatures/create.html", "form", {"form": form}, status=status)
 
 
 @require_GET
@@ -97,4 +86,4 @@ def signature_detail(request, signature_id: int):
     )
     (check,) = signature_check_all([signature])
     context = {"signature": signature, "evidence": evidence, "check": check}
-    return _render(request, "signatures/detail.html", "evidence", context)
+    return render_page(request, "signatures/detail.html", "evidence", context)

@@ -2,25 +2,15 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import access
 from ..models import Dataset, Sweep
 from ..selectors import sweeps as sweep_selectors
 from ..services import sweeps as sweeps_service
+from .rendering import render_page
 
 SWEEPS_SHOWN = 200
-
-
-def _wants_fragment(request) -> bool:
-    return bool(request.htmx) and not request.htmx.history_restore_request
-
-
-def _render(request, template: str, fragment: str, context: dict):
-    response = render(request, f"{template}#{fragment}" if _wants_fragment(request) else template, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
 
 
 class JudgeVersionChoices(forms.ModelMultipleChoiceField):
@@ -56,7 +46,7 @@ def sweep_list(request):
         "statuses": Sweep.Status.choices,
         "can_start": access.is_lead(request.user),
     }
-    return _render(request, "sweeps/list.html", "rows", context)
+    return render_page(request, "sweeps/list.html", "rows", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -94,4 +84,4 @@ def sweep_detail(request, sweep_id: int):
         "progress": sweep_selectors.sweep_progress(sweep=sweep),
         "judge_versions": sweep.judge_versions.select_related("judge").order_by("judge__slug", "id"),
     }
-    return _render(request, "sweeps/detail.html", "progress", context)
+    return render_page(request, "sweeps/detail.html", "progress", context)
