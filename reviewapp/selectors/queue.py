@@ -5,6 +5,7 @@ A reviewer sees only items in their languages (access.language_q), on every read
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -80,30 +81,47 @@ def reason_q(reason: str) -> Q:
     return Q(reasons__icontains=f'"{reason}"')
 
 
-def item_language_q(user) -> Q:
-    """`access.language_q` for review items, in a form the item_queue index can use.
+# A loose index scan: one short probe of conversation_lang_dataset per distinct language, so finding the
+# few languages costs the same with a hundred conversations or a million. Plain SQL that SQLite runs too.
+_LANGUAGE_WALK = """
+WITH RECURSIVE walk(language) AS (
+    SELECT MIN(language) FROM {table}
+    UNION ALL
+    SELECT (SELECT MIN(c.language) FROM {table} c WHERE c.language > walk.language)
+    FROM walk WHERE walk.language IS NOT NULL
+)
+SELECT language FROM walk WHERE language IS NOT NULL
+"""
 
-    An item copies its conversation's language, so the exact codes a reviewer may see are the distinct
-    conversation languages access allows them (one small query, kept on the user for the request).
-    `language IN (...)` then walks the (status, language, -priority, id) index instead of upper-casing
-    every row the way a case-insensitive prefix match must.
+
+def review_languages(*, user) -> list[str]:
+    """The exact language codes `user` may review, sorted: one small query.
+
+    An item copies its conversation's language, so these are the distinct conversation languages that
+    access allows (`access.language_allowed`, the same rule as `access.language_q`). Filtering items with
+    `language IN (...)` then walks the item_queue (status, language, -priority, id) index instead of
+    upper-casing every row the way a case-insensitive prefix match must.
     """
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(_LANGUAGE_WALK.format(table=connection.ops.quote_name(Conversation._meta.db_table)))
+        codes = [row[0] for row in cursor.fetchall()]
+    return sorted((code for code in codes if language_allowed(user, code)), key=lambda code: (code.lower(), code))
+
+
+def item_language_q(user, languages: list[str] | None = None) -> Q:
+    """`access.language_q` for review items, in a form the item_queue index can use."""
     if sees_all_languages(user):
         return Q()
-    codes = getattr(user, "_review_languages", None)
-    if codes is None:
-        codes = list(
-            Conversation.objects.filter(language_q(user)).order_by().values_list("language", flat=True).distinct()
-        )
-        user._review_languages = codes
-    return Q(language__in=codes)
+    return Q(language__in=review_languages(user=user) if languages is None else languages)
 
 
 def visible_items(*, user) -> QuerySet[ReviewItem]:
     return ReviewItem.objects.filter(item_language_q(user))
 
 
-def claimable_q(*, user, now: datetime) -> Q:
+def claimable_q(*, user, now: datetime, languages: list[str] | None = None) -> Q:
     """Items `user` may claim now: active, not held under a live lease, in their languages, never
     reviewed or skipped by them. An item needing k reviews stays here until it has k."""
     reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user)
@@ -111,44 +129,79 @@ def claimable_q(*, user, now: datetime) -> Q:
     return (
         Q(status__in=ACTIVE)
         & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
-        & item_language_q(user)
+        & item_language_q(user, languages)
         & ~Exists(reviewed)
         & ~Exists(skipped)
     )
 
 
-def claim_candidates(*, user, filters: QueueFilters | None, now: datetime) -> QuerySet[ReviewItem]:
-    q = claimable_q(user=user, now=now)
+def claim_candidates(
+    *, user, filters: QueueFilters | None, now: datetime, languages: list[str] | None = None
+) -> QuerySet[ReviewItem]:
+    q = claimable_q(user=user, now=now, languages=languages)
     if filters is not None:
         q &= filters.q()
     return ReviewItem.objects.filter(q).order_by("-priority", "id")
 
 
-def claim_candidate_ids(*, user, filters: QueueFilters | None, now: datetime, limit: int) -> list[int]:
-    """The first `limit` claimable items by priority, read without locks.
+def walked(
+    queryset: QuerySet[ReviewItem],
+    *,
+    statuses: Sequence[str],
+    languages: Sequence[str],
+    limit: int,
+    related: Sequence[str] = (),
+) -> QuerySet[ReviewItem]:
+    """`queryset` in queue order (highest priority first), cut to its first `limit` items, read by
+    walking the item_queue index.
 
-    Where the database can, this is a UNION ALL of one short index walk per (status, language) pair:
-    each walks item_queue (status, language, -priority, id) in order and stops after `limit` rows, so
-    the cost does not grow with the queue. Elsewhere it is the plain ordered query.
+    Where the database can, the items come from a UNION ALL of one walk per (status, language) pair:
+    each walks item_queue (status, language, -priority, id) in order and stops after `limit` rows, so the
+    cost does not grow with the queue; the few rows found are then sorted. `ORDER BY priority` over
+    `status IN (...) AND language IN (...)` would instead sort every matching row. Elsewhere (SQLite)
+    it is the plain ordered query.
     """
     from django.db import connection
 
-    candidates = claim_candidates(user=user, filters=filters, now=now)
+    ordered = queryset.order_by("-priority", "id")
     if not connection.features.supports_slicing_ordering_in_compound:
-        return list(candidates.values_list("pk", flat=True)[:limit])
-    languages = Conversation.objects.filter(language_q(user)).order_by().values_list("language", flat=True).distinct()
-    if filters is not None and filters.language:
-        languages = languages.filter(language__iexact=filters.language)
+        return _with_related(ordered, related)[:limit]
     parts = [
-        candidates.filter(status=status, language=language).values_list("pk", "priority")[:limit]
-        for status in ACTIVE
+        ordered.filter(status=status, language=language).values_list("pk", flat=True)[:limit]
+        for status in statuses
         for language in languages
     ]
     if not parts:
-        return []
+        return ReviewItem.objects.none()
     union = parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0]
-    rows = sorted(union, key=lambda row: (-row[1], row[0]))
-    return [pk for pk, _ in rows[:limit]]
+    return _with_related(ReviewItem.objects.filter(pk__in=union), related).order_by("-priority", "id")[:limit]
+
+
+def _with_related(queryset: QuerySet[ReviewItem], related: Sequence[str]) -> QuerySet[ReviewItem]:
+    # select_related() without names would follow every foreign key.
+    return queryset.select_related(*related) if related else queryset
+
+
+def _languages_for(filters: QueueFilters | None, languages: list[str]) -> list[str]:
+    if filters is not None and filters.language:
+        return [code for code in languages if code.lower() == filters.language.lower()]
+    return languages
+
+
+def _statuses_for(filters: QueueFilters | None) -> tuple[str, ...]:
+    return (filters.status,) if filters is not None and filters.status else ACTIVE
+
+
+def claim_candidate_ids(
+    *, user, filters: QueueFilters | None, now: datetime, limit: int, languages: list[str] | None = None
+) -> list[int]:
+    """The first `limit` claimable items by priority, read without locks in one query (plus the
+    languages' when not given), by index walks that stop after `limit` rows each."""
+    languages = review_languages(user=user) if languages is None else languages
+    candidates = claim_candidates(user=user, filters=filters, now=now, languages=languages)
+    statuses = [status for status in _statuses_for(filters) if status in ACTIVE]
+    top = walked(candidates, statuses=statuses, languages=_languages_for(filters, languages), limit=limit)
+    return list(top.values_list("pk", flat=True))
 
 
 def held_item(*, user, now: datetime) -> ReviewItem | None:
@@ -194,17 +247,82 @@ class QueuePage:
     statuses: list[tuple[str, str]] = field(default_factory=lambda: STATUS_CHOICES)
 
 
-def reason_counts(queryset: QuerySet[ReviewItem]) -> list[ReasonCount]:
-    """How many items carry each reason: one GROUP BY over the (few) distinct reason lists, split here."""
+@dataclass(frozen=True)
+class CountGroup:
+    """How many items share a language, judge, dataset, status and list of reasons."""
+
+    language: str
+    judge_id: int
+    dataset_id: int
+    status: str
+    reasons: tuple[str, ...]
+    n: int
+
+
+def count_groups(*, user, languages: list[str], statuses: Sequence[str]) -> list[CountGroup]:
+    """Every item in `user`'s languages and `statuses`, counted per group: one GROUP BY.
+
+    For the active statuses this reads only the item_active_counts partial index (an index-only scan
+    that never touches the table), and the groups are few (languages x judges x datasets x the distinct
+    reason lists), so every count on the queue page is a sum over them: the total for any filter, the
+    count per reason, and what is waiting for the reviewer.
+    """
+    if not languages:
+        return []
+    return [
+        CountGroup(language, judge_id, dataset_id, status, tuple(reasons or ()), n)
+        for language, judge_id, dataset_id, status, reasons, n in count_rows(
+            user=user, languages=languages, statuses=statuses
+        )
+    ]
+
+
+def count_rows(*, user, languages: list[str], statuses: Sequence[str]) -> QuerySet:
+    """The GROUP BY of `count_groups`: (language, judge_id, dataset_id, status, reasons, n) rows."""
+    rows = ReviewItem.objects.filter(status__in=statuses)
+    if not sees_all_languages(user):
+        rows = rows.filter(language__in=languages)
+    fields = ("language", "judge_id", "dataset_id", "status", "reasons")
+    return rows.order_by().values(*fields).annotate(n=Count("*")).values_list(*fields, "n")
+
+
+def _group_matches(group: CountGroup, filters: QueueFilters, judge_id: int | None) -> bool:
+    """`QueueFilters.q(with_reason=False)` for a count group (`judge_id` is the filter's judge)."""
+    if group.status not in ((filters.status,) if filters.status else ACTIVE):
+        return False
+    if filters.language and group.language.lower() != filters.language.lower():
+        return False
+    if filters.judge and group.judge_id != judge_id:
+        return False
+    return not (filters.dataset and group.dataset_id != filters.dataset)
+
+
+def reason_counts(groups: Sequence[CountGroup]) -> list[ReasonCount]:
+    """How many items carry each reason (an item with two reasons counts under both)."""
     counts: dict[str, int] = dict.fromkeys(Reason.values, 0)
-    for reasons, n in queryset.order_by().values("reasons").annotate(n=Count("pk")).values_list("reasons", "n"):
-        for code in set(reasons or []):
+    for group in groups:
+        for code in set(group.reasons):
             if code in counts:
-                counts[code] += n
+                counts[code] += group.n
     return [ReasonCount(code, label, counts[code]) for code, label in Reason.choices]
 
 
-def own_progress(*, user, now: datetime) -> OwnProgress:
+def unclaimable_count(*, user, now: datetime, languages: list[str]) -> int:
+    """Active items in `languages` that `user` cannot claim now: held under a live lease (by anyone), or
+    already reviewed or skipped by them. Each set is small and found through its own index (item_claims,
+    the reviewer's reviews and skips), so this stays cheap however long the queue is."""
+    if not languages:
+        return 0
+    active = ReviewItem.objects.filter(status__in=ACTIVE, language__in=languages).order_by()
+    held = active.filter(claimed_by__isnull=False).exclude(lease_expires_at__lt=now)
+    reviewed = active.filter(reviews__reviewer=user)
+    skipped = active.filter(skips__reviewer=user)
+    return held.values_list("pk").union(reviewed.values_list("pk"), skipped.values_list("pk")).count()
+
+
+def own_progress(*, user, now: datetime, languages: list[str], active_total: int) -> OwnProgress:
+    """The reviewer's own numbers. `active_total` is how many active items are in `languages`; what
+    waits for them is that, less the ones they cannot claim (`claimable_q` counted the cheap way)."""
     start_of_day = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
     reviews = Review.objects.filter(reviewer=user).aggregate(
         total=Count("pk"), today=Count("pk", filter=Q(created_at__gte=start_of_day))
@@ -213,44 +331,75 @@ def own_progress(*, user, now: datetime) -> OwnProgress:
         reviewed=reviews["total"],
         reviewed_today=reviews["today"],
         skipped=ReviewSkip.objects.filter(reviewer=user).count(),
-        claimable=ReviewItem.objects.filter(claimable_q(user=user, now=now)).count(),
+        claimable=active_total - unclaimable_count(user=user, now=now, languages=languages),
         held=held_item(user=user, now=now),
     )
 
 
-def queue_page(*, user, filters: QueueFilters, now: datetime | None = None) -> QueuePage:
-    """The first page of the queue for `user`, by priority: a fixed number of queries at any size."""
-    now = now or timezone.now()
-    base = visible_items(user=user).filter(filters.q(with_reason=False))
-    shown = base.filter(reason_q(filters.reason)) if filters.reason else base
-    items = list(
-        shown.select_related("judge", "dataset", "turn", "conversation", "claimed_by").order_by("-priority", "id")[
-            :QUEUE_PAGE_SIZE
-        ]
+def top_items(*, user, filters: QueueFilters, languages: list[str]) -> QuerySet[ReviewItem]:
+    """The first page of items matching `filters` in `user`'s languages, highest priority first."""
+    shown = ReviewItem.objects.filter(filters.q())
+    if not sees_all_languages(user):
+        shown = shown.filter(language__in=languages)
+    return walked(
+        shown,
+        statuses=_statuses_for(filters),
+        languages=_languages_for(filters, languages),
+        limit=QUEUE_PAGE_SIZE,
+        # Judges and datasets are few and the page lists them anyway: they are attached from those lists
+        # rather than joined, which keeps this query cheap to plan.
+        related=("turn", "conversation", "claimed_by"),
     )
-    review_counts = dict(
-        Review.objects.filter(item__in=[i.pk for i in items])
+
+
+def queue_page(*, user, filters: QueueFilters, now: datetime | None = None) -> QueuePage:
+    """The first page of the queue for `user`, by priority, with its counts: a fixed number of queries
+    (ten, plus the request's session, user and profile) at any size, each reading only a bounded index range
+    except the one GROUP BY that counts, which reads only the active items' partial index."""
+    now = now or timezone.now()
+    languages = review_languages(user=user)
+    judges = list(Judge.objects.order_by("slug"))
+    judge_id = next((judge.pk for judge in judges if judge.slug == filters.judge), None)
+
+    datasets = list(Dataset.objects.filter(Exists(ReviewItem.objects.filter(dataset=OuterRef("pk")))).order_by("name"))
+    items = list(top_items(user=user, filters=filters, languages=languages))
+    judges_by_id = {judge.pk: judge for judge in judges}
+    datasets_by_id = {dataset.pk: dataset for dataset in datasets}
+    review_counts = {
+        item_id: (n, mine)
+        for item_id, n, mine in Review.objects.filter(item__in=[i.pk for i in items])
         .order_by()
         .values("item")
-        .annotate(n=Count("pk"))
-        .values_list("item", "n")
-    )
-    mine = set(Review.objects.filter(item__in=[i.pk for i in items], reviewer=user).values_list("item", flat=True))
+        .annotate(n=Count("pk"), mine=Count("pk", filter=Q(reviewer=user)))
+        .values_list("item", "n", "mine")
+    }
     for item in items:
-        item.review_count = review_counts.get(item.pk, 0)
-        item.reviewed_by_me = item.pk in mine
+        # (An item whose judge or dataset arrived after those lists were read loads it on its own.)
+        if item.judge_id in judges_by_id:
+            item.judge = judges_by_id[item.judge_id]
+        if item.dataset_id in datasets_by_id:
+            item.dataset = datasets_by_id[item.dataset_id]
+        item.review_count, mine = review_counts.get(item.pk, (0, 0))
+        item.reviewed_by_me = mine > 0
         item.lease_active = bool(item.claimed_by_id and item.lease_expires_at and item.lease_expires_at >= now)
+
+    statuses = ACTIVE if not filters.status or filters.status in ACTIVE else (*ACTIVE, filters.status)
+    groups = count_groups(user=user, languages=languages, statuses=statuses)
+    matching = [g for g in groups if _group_matches(g, filters, judge_id)]
     return QueuePage(
         filters=filters,
         items=items,
-        total=shown.count(),
-        reasons=reason_counts(base),
-        progress=own_progress(user=user, now=now),
-        languages=corpus.visible_languages(user=user),
-        judges=list(Judge.objects.order_by("slug")),
-        datasets=list(
-            Dataset.objects.filter(Exists(ReviewItem.objects.filter(dataset=OuterRef("pk")))).order_by("name")
+        total=sum(g.n for g in matching if not filters.reason or filters.reason in g.reasons),
+        reasons=reason_counts(matching),
+        progress=own_progress(
+            user=user,
+            now=now,
+            languages=languages,
+            active_total=sum(g.n for g in groups if g.status in ACTIVE),
         ),
+        languages=languages,
+        judges=judges,
+        datasets=datasets,
     )
 
 

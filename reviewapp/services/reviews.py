@@ -27,7 +27,14 @@ from django.utils import timezone
 
 from ..access import language_allowed
 from ..models import Category, Comment, GoldLabel, Judge, Review, ReviewItem, ReviewSkip, Turn, Verdict
-from ..selectors.queue import ACTIVE, QueueFilters, claim_candidate_ids, claim_candidates, held_item
+from ..selectors.queue import (
+    ACTIVE,
+    QueueFilters,
+    claim_candidate_ids,
+    claim_candidates,
+    held_item,
+    review_languages,
+)
 from .audit import audit_record
 
 __all__ = [
@@ -86,11 +93,19 @@ def item_claim(
             ReviewItem.objects.filter(pk=held.pk).update(lease_expires_at=now + LEASE, updated_at=now)
             held.lease_expires_at = now + LEASE
             return held
-        candidates = claim_candidates(user=user, filters=filters, now=now)
+        languages = review_languages(user=user)
+        candidates = claim_candidates(user=user, filters=filters, now=now, languages=languages)
         if item is not None:
             candidates = candidates.filter(pk=item.pk)
         claimed = (
-            _claim_skip_locked(user=user, filters=filters, candidates=candidates, now=now, specific=item is not None)
+            _claim_skip_locked(
+                user=user,
+                filters=filters,
+                candidates=candidates,
+                now=now,
+                specific=item is not None,
+                languages=languages,
+            )
             if connection.features.has_select_for_update_skip_locked
             else _claim_conditional(user=user, candidates=candidates, now=now)
         )
@@ -105,7 +120,7 @@ def item_claim(
 
 
 def _claim_skip_locked(
-    *, user, filters: QueueFilters | None, candidates, now: datetime, specific: bool
+    *, user, filters: QueueFilters | None, candidates, now: datetime, specific: bool, languages: list[str]
 ) -> tuple[dict, ReviewItem] | None:
     """Read the first few candidates without locks (a bounded top-N sort), then lock the first of them
     still free with FOR UPDATE SKIP LOCKED: locking the whole ordered set would sort it all first."""
@@ -115,7 +130,7 @@ def _claim_skip_locked(
         if specific:
             ids = list(candidates.values_list("pk", flat=True)[:CLAIM_CANDIDATES])
         else:
-            ids = claim_candidate_ids(user=user, filters=filters, now=now, limit=CLAIM_CANDIDATES)
+            ids = claim_candidate_ids(user=user, filters=filters, now=now, limit=CLAIM_CANDIDATES, languages=languages)
         if not ids:
             return None
         item = (

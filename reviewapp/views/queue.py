@@ -45,7 +45,9 @@ def queue_index(request):
 def queue_next(request):
     """ "Start reviewing": claim the highest-priority item for this reviewer under a lease."""
     filters = queue_selectors.QueueFilters.from_query(request.POST)
-    request.session[SESSION_FILTERS] = filters.as_query()
+    if request.session.get(SESSION_FILTERS) != filters.as_query():
+        # Written only when they change: an unchanged session costs no UPDATE and no commit.
+        request.session[SESSION_FILTERS] = filters.as_query()
     return next_item_redirect(request, filters)
 
 

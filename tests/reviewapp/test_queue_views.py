@@ -1,5 +1,7 @@
 """The queue page, "start reviewing", progress, and items_from_imports."""
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
 
@@ -93,15 +95,111 @@ def test_progress_for_leads_per_reviewer_and_language(client, make_user):
 
 @pytest.mark.parametrize("size", [3, 60])
 def test_queue_page_and_next_item_run_a_fixed_number_of_queries(client, make_user, django_assert_max_num_queries, size):
-    for _ in range(size):
-        make_item("fr")
-    ana = make_user("ana", languages=["fr"])
+    for n in range(size):
+        make_item(("fr", "fr-CA", "de")[n % 3], reasons=[("unresolved", "qa_sample", "imported")[n % 3]])
+    ana = make_user("ana", languages=["fr", "de"])
+    reviews.item_skip(item=ReviewItem.objects.first(), user=ana, reason="not sure")
     client.force_login(ana)
-    with django_assert_max_num_queries(16):
+    # Session, user and profile, then ten for the page (see queue_page), whatever the queue holds.
+    with django_assert_max_num_queries(13):
         assert client.get(reverse("queue_index")).status_code == 200
-    # One more on PostgreSQL than on SQLite: the languages the index walks of the claim go through.
-    with django_assert_max_num_queries(15):
+    with django_assert_max_num_queries(13):
+        assert client.get(reverse("queue_index"), {"reason": "qa_sample", "language": "fr"}, **HTMX).status_code == 200
+    with django_assert_max_num_queries(14):
         assert client.post(reverse("queue_next")).status_code == 302
+    # Asking again with the same filters resumes the held item and leaves the session alone.
+    with django_assert_max_num_queries(7):
+        assert client.post(reverse("queue_next")).status_code == 302
+
+
+def test_counts_match_the_claim_rules_with_leases_reviews_skips_and_filters(client, make_user):
+    """Every number on the page against the plain definition it stands for."""
+    from django.utils import timezone
+
+    from reviewapp.selectors.queue import claimable_q
+
+    other = dataset("other-calls")
+    items = [
+        make_item("fr", priority=500, reasons=["unresolved"]),
+        make_item("fr", priority=400, reasons=["qa_sample"], reviews_required=2),
+        make_item("fr-CA", priority=300, reasons=["runs_disagree", "qa_sample"]),
+        make_item("fr", priority=200, reasons=["imported"], on=other),
+        make_item("fr", priority=150, reasons=["unresolved"]),
+        make_item("fr", priority=100, reasons=["qa_sample"]),
+        make_item("de", priority=900, reasons=["unresolved"]),
+    ]
+    ana, ben = make_user("ana", languages=["fr"]), make_user("ben", languages=["fr"])
+    reviews.item_claim(user=ana)  # the top fr item, 500
+    reviews.review_submit(item=items[0], user=ana, rating=2)  # agrees with the judge: closed
+    reviews.item_claim(user=ana, item=items[1])
+    reviews.review_submit(item=items[1], user=ana, rating=2)  # needs two reviews: still in review
+    reviews.item_skip(item=items[2], user=ana, reason="accent du Québec")
+    reviews.item_claim(user=ben, item=items[4])  # a live lease by someone else
+    expired = reviews.item_claim(user=make_user("cy", languages=["fr"]), item=items[5])
+    ReviewItem.objects.filter(pk=expired.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
+    client.force_login(ana)
+
+    page = client.get(reverse("queue_index")).context["queue"]
+
+    assert page.total == 5 and [i.pk for i in page.items] == [
+        items[1].pk,
+        items[2].pk,
+        items[3].pk,
+        items[4].pk,
+        items[5].pk,
+    ]
+    assert page.progress.claimable == ReviewItem.objects.filter(claimable_q(user=ana, now=timezone.now())).count() == 2
+    counts = {r.code: r.count for r in page.reasons}
+    assert counts["qa_sample"] == 3 and counts["unresolved"] == 1 and counts["runs_disagree"] == 1
+    assert counts["imported"] == 1 and counts["judges_disagree"] == 0
+    assert page.progress.reviewed == 2 and page.progress.skipped == 1
+    mine = next(i for i in page.items if i.pk == items[1].pk)
+    assert mine.review_count == 1 and mine.reviewed_by_me
+
+    def total(**query):
+        return client.get(reverse("queue_index"), query, **HTMX).context["queue"].total
+
+    assert total(reason="qa_sample") == 3
+    assert total(language="FR-ca") == 1
+    assert total(dataset=other.pk) == 1 and total(dataset=other.pk, reason="unresolved") == 0
+    assert total(judge="conciseness") == 5 and total(judge="no-such-judge") == 0
+    assert total(status="in_review") == 3 and total(status="closed") == 1
+    closed = client.get(reverse("queue_index"), {"status": "closed"}).context["queue"]
+    assert [i.pk for i in closed.items] == [items[0].pk] and closed.progress.claimable == 2
+
+
+def test_leads_see_every_language_in_queue_order(client, make_user):
+    made = [make_item(language, priority=p) for language, p in (("ja", 100), ("fr", 300), ("hi", 200), ("ja", 300))]
+    client.force_login(make_user("lea", role=Role.LEAD))
+
+    page = client.get(reverse("queue_index")).context["queue"]
+
+    assert [i.pk for i in page.items] == [made[1].pk, made[3].pk, made[2].pk, made[0].pk]
+    assert page.total == 4 and page.progress.claimable == 4 and page.languages == ["fr", "hi", "ja"]
+
+
+def test_the_page_shows_its_keyboard_shortcuts_and_loads_their_script(client, make_user):
+    make_item("fr")
+    client.force_login(make_user("ana", languages=["fr"]))
+
+    html = client.get(reverse("queue_index")).content.decode()
+    fragment = client.get(reverse("queue_index"), {"reason": "unresolved"}, **HTMX).content.decode()
+
+    assert 'id="queue-shortcuts"' in html and "<kbd>n</kbd> or <kbd>Enter</kbd> start reviewing" in html
+    assert '<dialog id="queue-help"' in html and 'src="/static/js/queue.js"' in html
+    assert 'data-hotkey="/"' in html and 'aria-keyshortcuts="n Enter"' in html
+    assert "queue-help" not in fragment and "queue.js" not in fragment
+
+
+def test_review_languages_are_the_exact_codes_access_allows(make_user):
+    from reviewapp.selectors.queue import review_languages
+
+    for language in ("fr", "fr-CA", "fr-BE", "de", "fra", "ja"):
+        make_item(language)
+    assert review_languages(user=make_user("ana", languages=["fr"])) == ["fr", "fr-BE", "fr-CA"]
+    assert review_languages(user=make_user("ben", languages=["fr-ca", "ja"])) == ["fr-CA", "ja"]
+    assert review_languages(user=make_user("cy")) == []
+    assert review_languages(user=make_user("lea", role=Role.LEAD)) == ["de", "fr", "fr-BE", "fr-CA", "fra", "ja"]
 
 
 def test_items_from_imports_queues_disagreements_unresolved_and_a_qa_sample_once():

@@ -241,3 +241,29 @@ def test_categories_are_created_renamed_and_retired_never_reslugged(make_user):
         reviews.comment_create(author=lea, turn=item.turn, body="x", categories=[created])
     event = AuditEvent.objects.get(action="category.update")
     assert event.before["name"] == "Number reading" and event.after["active"] is False
+
+
+def test_claims_follow_queue_order_across_languages_and_statuses(make_user):
+    """The claim reads one short index walk per (status, language) and merges them: the order must be
+    the plain ORDER BY priority DESC, id over every claimable item."""
+    from reviewapp.selectors.queue import claim_candidate_ids, claim_candidates
+
+    for n in range(24):
+        make_item(("fr", "fr-CA", "fr-BE", "de")[n % 4], priority=(100, 300, 200)[n % 3], reviews_required=2)
+    ana, ben = make_user("ana", languages=["fr"]), make_user("ben", languages=["fr"])
+    for _ in range(3):  # ben's reviews leave three items in review, still claimable by ana
+        item = reviews.item_claim(user=ben)
+        reviews.review_submit(item=item, user=ben, rating=2)
+    now = timezone.now()
+    expected = list(claim_candidates(user=ana, filters=None, now=now).values_list("pk", flat=True))
+
+    assert len(expected) == 18
+    assert claim_candidate_ids(user=ana, filters=None, now=now, limit=10) == expected[:10]
+    in_review = QueueFilters(status=Status.IN_REVIEW)
+    assert claim_candidate_ids(user=ana, filters=in_review, now=now, limit=10) == list(
+        claim_candidates(user=ana, filters=in_review, now=now).values_list("pk", flat=True)
+    )
+    assert claim_candidate_ids(user=ana, filters=QueueFilters(status=Status.CLOSED), now=now, limit=10) == []
+    claimed = reviews.item_claim(user=ana, filters=QueueFilters(language="FR-be"))
+    assert claimed.language == "fr-BE"
+    assert claimed.pk == next(pk for pk in expected if ReviewItem.objects.get(pk=pk).language == "fr-BE")
