@@ -104,6 +104,47 @@ def test_reviewer_labels_with_the_keyboard_only_and_moves_on(page, login, make_u
     assert dialogs == []
 
 
+def test_reviewer_starts_from_the_queue_with_n_alone(page, login, make_user, queue, dialogs):
+    make_user("ana", languages=["fr"], password=PASSWORD)
+    login(page, "ana", PASSWORD)
+    page.goto(reverse("queue_index"))
+    expect(page.locator("#queue-shortcuts")).to_contain_text("start reviewing")
+
+    page.keyboard.press("?")
+    expect(page.locator("#queue-help")).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(page.locator("#queue-help")).to_be_hidden()
+    with page.expect_navigation():
+        page.keyboard.press("n")
+
+    expect(page).to_have_url(re.compile(re.escape(reverse("review_item", args=[queue[0].pk])) + "$"))
+    expect(page.locator("#target-turn")).to_contain_text("excellent voyage")
+    assert ReviewItem.objects.get(pk=queue[0].pk).claimed_by.username == "ana"
+    assert dialogs == []
+
+
+def test_slash_picks_a_filter_and_enter_starts_in_that_slice(page, login, make_user, queue):
+    canadian = make_item("fr-CA", priority=50, text="Votre vol est confirmé.")
+    make_user("ana", languages=["fr"], password=PASSWORD)
+    login(page, "ana", PASSWORD)
+    page.goto(reverse("queue_index"))
+
+    page.keyboard.press("/")
+    expect(page.locator("#queue-language")).to_be_focused()
+    with page.expect_response(lambda response: "language=fr-CA" in response.url):
+        page.keyboard.press("ArrowDown")
+        page.keyboard.press("ArrowDown")
+    expect(page.locator(".results__count")).to_have_text("1 item")
+    page.keyboard.press("Escape")
+    expect(page.locator("#queue-language")).not_to_be_focused()
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+
+    # The list was redrawn in place, yet the claim used the filter on screen: the fr-CA item, not the top one.
+    expect(page).to_have_url(re.compile(re.escape(reverse("review_item", args=[canadian.pk])) + "$"))
+    assert ReviewItem.objects.get(pk=canadian.pk).claimed_by.username == "ana"
+
+
 def test_two_reviewers_at_the_same_time_get_different_items(browser, live_server, login, make_user, queue):
     make_user("ana", languages=["fr"], password=PASSWORD)
     make_user("ben", languages=["fr"], password=PASSWORD)
