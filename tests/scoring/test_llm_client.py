@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from scoring.llm import LLMClient, is_retryable, retry_after_seconds
+from scoring.llm import LLMClient, LLMReply, is_retryable, reply_from_completion, retry_after_seconds
 from scoring.ratelimit import ModelRateLimits, RateLimitTimeout
 from tests.llm_server import good_rating, run_llm_server
 
@@ -278,3 +278,38 @@ def test_latency_leaves_out_the_wait_for_a_rate_limit_slot(server):
     assert reply.error == ""
     assert waited >= 0.5
     assert reply.latency_ms < 400  # the endpoint answered at once; the half second was our own queue
+
+
+def test_reply_from_completion_reads_the_first_choice_and_usage():
+    body = {
+        "choices": [{"message": {"role": "assistant", "content": '{"rating": 2}'}}, {"message": {"content": "x"}}],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+    }
+    reply = reply_from_completion(json.dumps(body).encode(), latency_ms=40, attempts=2)
+    assert reply == LLMReply('{"rating": 2}', 12, 3, 40, 2, "")
+
+
+@pytest.mark.parametrize(
+    ("content", "error", "tokens"),
+    [
+        (b"<html>bad gateway</html>", "the response is not JSON", (None, None)),
+        (b"[1, 2]", "the response is not a chat completion", (None, None)),
+        (
+            b'{"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 0}}',
+            "the response has no message text",
+            (5, 0),
+        ),
+        (b'{"choices": [{"message": {"content": null, "refusal": "no"}}]}', "refused: no", (None, None)),
+        (
+            b'{"choices": [{"message": {"content": 7}}], "usage": {"prompt_tokens": true}}',
+            "the response has no message text",
+            (None, None),
+        ),
+    ],
+)
+def test_a_body_that_is_not_a_usable_completion_is_an_error_not_an_answer(content, error, tokens):
+    reply = reply_from_completion(content, latency_ms=5, attempts=1)
+    assert reply.text == ""
+    assert reply.error == error
+    assert (reply.prompt_tokens, reply.completion_tokens) == tokens
+    assert not reply.ok
