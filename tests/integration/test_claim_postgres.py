@@ -116,3 +116,85 @@ def test_first_claims_at_the_same_instant_are_all_different():
     assert len(got) == REVIEWERS and len(set(got.values())) == REVIEWERS
     held = dict(ReviewItem.objects.filter(claimed_by__isnull=False).values_list("pk", "claimed_by"))
     assert held == {item: user for user, item in got.items()}
+
+
+LANGUAGES = ("fr", "fr-CA", "de", "ja", "hi")
+SCALE = 100_000
+
+
+def queue_at_scale(size: int) -> None:
+    """`size` open items over five languages, written by PostgreSQL itself (seconds, not minutes), then
+    vacuumed and analysed the way autovacuum leaves a table after a bulk load."""
+    judge = Judge.objects.create(slug="conciseness", scale=Judge.Scale.ORDINAL, scale_min=1, scale_max=3)
+    dataset = Dataset.objects.create(name="scale")
+    conversations = [
+        Conversation.objects.create(dataset=dataset, external_id=f"scale-{language}", language=language)
+        for language in LANGUAGES
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO reviewapp_turn (conversation_id, position, role, text, intended_text, entities, metadata)
+            SELECT (%s::bigint[])[1 + g %% 5], g, 'agent', 'turn ' || g, '', '{}', '{}'
+            FROM generate_series(0, %s - 1) AS g
+            """,
+            [[c.pk for c in conversations], size],
+        )
+        cursor.execute(
+            """
+            INSERT INTO reviewapp_reviewitem (judge_id, conversation_id, turn_id, dataset_id, language, reasons,
+                priority, sample_weight, status, reviews_required, lead_note, created_at, updated_at)
+            SELECT %s, t.conversation_id, t.id, %s, c.language,
+                (ARRAY['["unresolved"]', '["qa_sample"]', '["runs_disagree", "qa_sample"]'])[1 + t.id %% 3]::jsonb,
+                (ARRAY[100, 200, 250, 300])[1 + t.id %% 4], 1.0, 'open', 1, '', now(), now()
+            FROM reviewapp_turn t JOIN reviewapp_conversation c ON c.id = t.conversation_id
+            WHERE c.dataset_id = %s
+            """,
+            [judge.pk, dataset.pk, dataset.pk],
+        )
+        cursor.execute("VACUUM ANALYZE reviewapp_reviewitem")
+
+
+def test_queue_reads_walk_indexes_not_the_table_at_100k_items():
+    """EXPLAIN on PostgreSQL at 100k items: the queue page's top list and the claim walk item_queue, and
+    the counts read the item_active_counts partial index; none of them scans the items table."""
+    from django.utils import timezone
+
+    from reviewapp.selectors.queue import (
+        ACTIVE,
+        QueueFilters,
+        claim_candidates,
+        count_rows,
+        review_languages,
+        top_items,
+        walked,
+    )
+
+    queue_at_scale(SCALE)
+    assert ReviewItem.objects.count() == SCALE
+    (reviewer,) = reviewers(1)
+    languages = review_languages(user=reviewer)
+    assert languages == ["fr", "fr-CA"]
+
+    plans = {
+        "top list": top_items(user=reviewer, filters=QueueFilters(), languages=languages).explain(),
+        "top list by reason": top_items(
+            user=reviewer, filters=QueueFilters(reason="qa_sample"), languages=languages
+        ).explain(),
+        "claim": walked(
+            claim_candidates(user=reviewer, filters=None, now=timezone.now(), languages=languages),
+            statuses=ACTIVE,
+            languages=languages,
+            limit=10,
+        ).explain(),
+        "counts": count_rows(user=reviewer, languages=languages, statuses=ACTIVE).explain(),
+    }
+    for name, plan in plans.items():
+        assert "Seq Scan on reviewapp_reviewitem" not in plan, f"{name}:\n{plan}"
+    for name in ("top list", "top list by reason", "claim"):
+        assert "using item_queue on reviewapp_reviewitem" in plans[name], f"{name}:\n{plans[name]}"
+    assert "Index Only Scan using item_active_counts" in plans["counts"], plans["counts"]
+
+    # And the numbers are the same as a plain count of the table.
+    groups = list(count_rows(user=reviewer, languages=languages, statuses=ACTIVE))
+    assert sum(row[-1] for row in groups) == ReviewItem.objects.filter(language__in=languages).count() == 40_000
