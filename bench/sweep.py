@@ -1,8 +1,8 @@
 """Sweep throughput: verdicts per second through ONE Celery worker, and its CPU per verdict.
 
-Like production: PostgreSQL, Redis as broker, a real `celery worker` process (prefork, 2 processes;
-each chunk task makes its LLM calls from a thread pool), the real openai client over HTTP to
-tests/llm_server.py.
+Like production: PostgreSQL, Redis as broker, a real `celery worker` process (prefork, 2 processes
+by default, or --pool threads; each process makes its chunks' LLM calls from one thread pool), the
+real openai client over HTTP to tests/llm_server.py.
 
 Two runs over the same N agent turns:
   1. the endpoint answers after --latency seconds (default 0.3): verdicts per second;
@@ -12,7 +12,15 @@ Two runs over the same N agent turns:
 The LLM server runs in this process, so its CPU is not counted against the worker.
 
     .venv/bin/python bench/sweep.py --turns 3000 --latency 0.3
+    .venv/bin/python bench/sweep.py --pool threads --concurrency 8
     (PostgreSQL and Redis from BENCH_DATABASE_URL / BENCH_REDIS_URL; the database is recreated.)
+
+Measured on the 2-core development machine (shared with other work, so +-20%), 3000 turns,
+prefork x2, 64 threads, chunks of 100:
+    before (typed openai responses, a thread pool per chunk): 77 verdicts/s at 300 ms,
+        80/s at 0 ms, 10.8 ms of worker CPU per verdict
+    after (raw completion JSON, one pool per process): ~140/s at 300 ms, ~160-200/s at 0 ms,
+        ~6.2 ms of worker CPU per verdict
 
 The aim: the rate limit and endpoint latency set the pace, not Tribunal (100+ verdicts/s on 2 cores
 at 300 ms). The spec's rate_limit_per_second is raised to --rate so the limiter does not cap the run.
@@ -72,10 +80,10 @@ def group_cpu_seconds(pgid: int) -> float:
     return total / CLOCK_TICKS
 
 
-def start_worker(env: dict[str, str], concurrency: int, log_path: Path) -> subprocess.Popen:
+def start_worker(env: dict[str, str], pool: str, concurrency: int, log_path: Path) -> subprocess.Popen:
     celery = Path(sys.executable).with_name("celery")
     log = log_path.open("ab")
-    command = [str(celery), "-A", "reviewapp", "worker", "--pool", "prefork", "--concurrency", str(concurrency)]
+    command = [str(celery), "-A", "reviewapp", "worker", "--pool", pool, "--concurrency", str(concurrency)]
     command += ["-l", "warning", "--without-mingle", "--without-gossip", "-n", "bench@%h"]
     process = subprocess.Popen(
         command,
@@ -122,7 +130,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, default=3000)
     parser.add_argument("--latency", type=float, default=0.3, help="endpoint latency for the throughput run (s)")
-    parser.add_argument("--concurrency", type=int, default=2, help="worker processes (prefork)")
+    parser.add_argument("--pool", choices=("prefork", "threads"), default="prefork", help="the worker's --pool")
+    parser.add_argument("--concurrency", type=int, default=2, help="chunk tasks at once (processes or threads)")
     parser.add_argument("--threads", type=int, default=64, help="LLM calls in flight per chunk task")
     parser.add_argument("--chunk-size", type=int, default=100)
     parser.add_argument("--rate", type=float, default=2000.0, help="rate_limit_per_second put in the judge spec")
@@ -179,10 +188,16 @@ def main() -> None:
         batch_size=2000,
     )
 
-    results: dict[str, object] = {"turns": args.turns, "worker_processes": args.concurrency, "threads": args.threads}
+    results: dict[str, object] = {
+        "turns": args.turns,
+        "pool": args.pool,
+        "concurrency": args.concurrency,
+        "threads": args.threads,
+        "chunk_size": args.chunk_size,
+    }
     with run_llm_server(behaviour="good", latency_s=args.latency) as server:
         worker_env = {**env, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "bench"}
-        worker = start_worker(worker_env, args.concurrency, var_dir / "worker.log")
+        worker = start_worker(worker_env, args.pool, args.concurrency, var_dir / "worker.log")
         try:
             wait_ready(args.redis_url)
             elapsed, verdicts, _ = run_sweep(dataset, judge_version, label=f"latency {args.latency}s")
@@ -190,7 +205,9 @@ def main() -> None:
             results["throughput_seconds"] = round(elapsed, 2)
             results["throughput_verdicts"] = verdicts
             results["verdicts_per_second"] = round(verdicts / elapsed, 1)
-            results["ceiling_verdicts_per_second"] = round(args.concurrency * args.threads / args.latency, 1)
+            # LLM calls in flight at most: the pool is per process (shared by a threads worker's tasks).
+            in_flight = args.threads * (args.concurrency if args.pool == "prefork" else 1)
+            results["ceiling_verdicts_per_second"] = round(in_flight / args.latency, 1) if args.latency else None
 
             server.set_latency(0.0)
             cpu_before = group_cpu_seconds(worker.pid)

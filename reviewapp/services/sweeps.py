@@ -41,9 +41,11 @@ from scoring.specs import JudgeSpec, MissingVariable, render
 log = logging.getLogger(__name__)
 
 CHUNK_SIZE = settings.TRIBUNAL_SWEEP_CHUNK_SIZE
-# Concurrent LLM calls inside one chunk task. The calls wait on the network, so threads are cheap;
-# the database work stays on the task's own thread.
+# Concurrent LLM calls per worker process (one pool, shared by the chunk tasks the process runs).
+# The calls wait on the network, so threads are cheap; the database work stays on the task's own
+# thread.
 LLM_THREADS = settings.TRIBUNAL_SWEEP_LLM_THREADS
+# Answers are archived and their verdicts written in batches of this many (or every second).
 VERDICT_FLUSH_EVERY = 32
 MAX_REPEATS = 10
 LLM_OFF_EXPLANATION = "LLM tier is off (OPENAI_BASE_URL / OPENAI_API_KEY unset): escalated without an answer."

@@ -6,8 +6,13 @@ acks_late + reject_on_worker_lost: a task whose worker is killed goes back to th
 Queues: every sweep task goes to the default queue unless TRIBUNAL_SWEEP_QUEUE names another. For
 LLM-heavy deployments run the chunks on their own queue and worker, e.g.
     TRIBUNAL_SWEEP_QUEUE=llm celery -A reviewapp worker -Q llm --pool prefork --concurrency 2
-Each chunk already makes its LLM calls from a thread pool (TRIBUNAL_SWEEP_LLM_THREADS, default 32),
-so two processes per core are enough; the rate limit, not the worker, should be the bottleneck.
+
+Worker setting: prefork with one process per core. Each process makes its chunks' LLM calls from one
+thread pool of TRIBUNAL_SWEEP_LLM_THREADS threads (default 32), kept for the life of the process;
+keep TRIBUNAL_SWEEP_CHUNK_SIZE at or below it so a chunk's calls go out in one wave. bench/sweep.py
+on 2 cores at 300 ms endpoint latency: prefork x2 ~140 verdicts/s at ~6 ms of worker CPU per
+verdict; prefork x4 and `--pool threads --concurrency 8` were no faster (one interpreter lock per
+process). Past that, the per-model rate limit and the endpoint's latency set the pace.
 """
 
 from __future__ import annotations
