@@ -19,8 +19,8 @@ Measured on the 2-core development machine (shared with other work, so +-20%), 3
 prefork x2, 64 threads, chunks of 100:
     before (typed openai responses, a thread pool per chunk): 77 verdicts/s at 300 ms,
         80/s at 0 ms, 10.8 ms of worker CPU per verdict
-    after (raw completion JSON, one pool per process): ~140/s at 300 ms, ~160-200/s at 0 ms,
-        ~6.2 ms of worker CPU per verdict
+    after (raw completion JSON, one pool per process): 109-141/s at 300 ms, 127-198/s at 0 ms,
+        6.2-7.8 ms of worker CPU per verdict (four runs, load average 3 to 10)
 
 The aim: the rate limit and endpoint latency set the pace, not Tribunal (100+ verdicts/s on 2 cores
 at 300 ms). The spec's rate_limit_per_second is raised to --rate so the limiter does not cap the run.

@@ -10,7 +10,7 @@ LLM-heavy deployments run the chunks on their own queue and worker, e.g.
 Worker setting: prefork with one process per core. Each process makes its chunks' LLM calls from one
 thread pool of TRIBUNAL_SWEEP_LLM_THREADS threads (default 32), kept for the life of the process;
 keep TRIBUNAL_SWEEP_CHUNK_SIZE at or below it so a chunk's calls go out in one wave. bench/sweep.py
-on 2 cores at 300 ms endpoint latency: prefork x2 ~140 verdicts/s at ~6 ms of worker CPU per
+on 2 cores at 300 ms endpoint latency: prefork x2 110-140 verdicts/s at 6-8 ms of worker CPU per
 verdict; prefork x4 and `--pool threads --concurrency 8` were no faster (one interpreter lock per
 process). Past that, the per-model rate limit and the endpoint's latency set the pace.
 """
