@@ -109,6 +109,12 @@ class ReviewItem(models.Model):
             models.Index(fields=["status", "language", "-priority", "id"], name="item_queue"),
             models.Index(fields=["dataset", "status"], name="item_dataset_status"),
             models.Index(fields=["claimed_by", "lease_expires_at"], name="item_claims"),
+            # The queue in claim order over both active statuses at once: one index walk per language.
+            models.Index(
+                fields=["language", "-priority", "id"],
+                condition=Q(status__in=["open", "in_review"]),
+                name="item_active_queue",
+            ),
             # The queue page counts active items per language, judge, dataset, status and reasons from this
             # index alone (an index-only scan over the items still waiting, never the closed ones).
             models.Index(

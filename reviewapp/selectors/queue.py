@@ -153,22 +153,25 @@ def walked(
     related: Sequence[str] = (),
 ) -> QuerySet[ReviewItem]:
     """`queryset` in queue order (highest priority first), cut to its first `limit` items, read by
-    walking the item_queue index.
+    walking an index in that order.
 
-    Where the database can, the items come from a UNION ALL of one walk per (status, language) pair:
-    each walks item_queue (status, language, -priority, id) in order and stops after `limit` rows, so the
-    cost does not grow with the queue; the few rows found are then sorted. `ORDER BY priority` over
-    `status IN (...) AND language IN (...)` would instead sort every matching row. Elsewhere (SQLite)
-    it is the plain ordered query.
+    Where the database can, the items come from a UNION ALL of one walk per language (per status and
+    language when one status is asked for): each walks item_active_queue (language, -priority, id over
+    the active items) or item_queue (status, language, -priority, id) in order and stops after `limit`
+    rows, so the cost does not grow with the queue; the few rows found are then sorted. `ORDER BY
+    priority` over `status IN (...) AND language IN (...)` would instead sort every matching row.
+    Elsewhere (SQLite) it is the plain ordered query.
     """
     from django.db import connection
 
     ordered = queryset.order_by("-priority", "id")
     if not connection.features.supports_slicing_ordering_in_compound:
         return _with_related(ordered, related)[:limit]
+    # Both active statuses at once is the queue everyone works from: one walk per language.
+    by_status = [Q(status__in=ACTIVE)] if set(statuses) == set(ACTIVE) else [Q(status=s) for s in statuses]
     parts = [
-        ordered.filter(status=status, language=language).values_list("pk", flat=True)[:limit]
-        for status in statuses
+        ordered.filter(status_q, language=language).values_list("pk", flat=True)[:limit]
+        for status_q in by_status
         for language in languages
     ]
     if not parts:
@@ -204,11 +207,13 @@ def claim_candidate_ids(
     return list(top.values_list("pk", flat=True))
 
 
-def held_item(*, user, now: datetime) -> ReviewItem | None:
-    """The item `user` holds under a live lease and has not reviewed yet, if any."""
+def held_item(*, user, now: datetime, languages: list[str] | None = None) -> ReviewItem | None:
+    """The item `user` holds under a live lease and has not reviewed yet, if any (`languages`: the
+    user's `review_languages`, when already known)."""
     reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user)
+    in_languages = language_q(user) if languages is None else item_language_q(user, languages)
     return (
-        ReviewItem.objects.filter(language_q(user), claimed_by=user, lease_expires_at__gte=now, status__in=ACTIVE)
+        ReviewItem.objects.filter(in_languages, claimed_by=user, lease_expires_at__gte=now, status__in=ACTIVE)
         .exclude(Exists(reviewed))
         .order_by("-priority", "id")
         .first()
@@ -332,7 +337,7 @@ def own_progress(*, user, now: datetime, languages: list[str], active_total: int
         reviewed_today=reviews["today"],
         skipped=ReviewSkip.objects.filter(reviewer=user).count(),
         claimable=active_total - unclaimable_count(user=user, now=now, languages=languages),
-        held=held_item(user=user, now=now),
+        held=held_item(user=user, now=now, languages=languages),
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -88,27 +88,30 @@ def item_claim(
     claimable, else the highest-priority claimable item matching `filters`. None when nothing is left."""
     now = now or timezone.now()
     with transaction.atomic():
-        held = held_item(user=user, now=now)
+        languages = review_languages(user=user)
+        held = held_item(user=user, now=now, languages=languages)
         if held is not None and (item is None or held.pk == item.pk):
             ReviewItem.objects.filter(pk=held.pk).update(lease_expires_at=now + LEASE, updated_at=now)
             held.lease_expires_at = now + LEASE
             return held
-        languages = review_languages(user=user)
-        candidates = claim_candidates(user=user, filters=filters, now=now, languages=languages)
-        if item is not None:
-            candidates = candidates.filter(pk=item.pk)
-        claimed = (
-            _claim_skip_locked(
+        skip_locked = connection.features.has_select_for_update_skip_locked
+        if skip_locked and item is None:
+            claimed = _claim_skip_locked(
                 user=user,
-                filters=filters,
-                candidates=candidates,
                 now=now,
-                specific=item is not None,
-                languages=languages,
+                read_ids=lambda: claim_candidate_ids(
+                    user=user, filters=filters, now=now, limit=CLAIM_CANDIDATES, languages=languages
+                ),
             )
-            if connection.features.has_select_for_update_skip_locked
-            else _claim_conditional(user=user, candidates=candidates, now=now)
-        )
+        else:
+            candidates = claim_candidates(user=user, filters=filters, now=now, languages=languages)
+            if item is not None:
+                candidates = candidates.filter(pk=item.pk)
+            claimed = (
+                _claim_skip_locked(user=user, now=now, read_ids=lambda: _first_ids(candidates))
+                if skip_locked
+                else _claim_conditional(user=user, candidates=candidates, now=now)
+            )
         if claimed is None:
             return None
         before, claimed = claimed
@@ -119,18 +122,18 @@ def item_claim(
         return claimed
 
 
-def _claim_skip_locked(
-    *, user, filters: QueueFilters | None, candidates, now: datetime, specific: bool, languages: list[str]
-) -> tuple[dict, ReviewItem] | None:
-    """Read the first few candidates without locks (a bounded top-N sort), then lock the first of them
-    still free with FOR UPDATE SKIP LOCKED: locking the whole ordered set would sort it all first."""
+def _first_ids(candidates) -> list[int]:
+    return list(candidates.values_list("pk", flat=True)[:CLAIM_CANDIDATES])
+
+
+def _claim_skip_locked(*, user, now: datetime, read_ids: Callable[[], list[int]]) -> tuple[dict, ReviewItem] | None:
+    """Read the first few candidates without locks (`read_ids`: bounded index walks), then lock the
+    first of them still free with FOR UPDATE SKIP LOCKED: locking the whole ordered set would sort it
+    all first."""
     free = Q(status__in=ACTIVE) & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
     item = None
     for attempt in range(CLAIM_ROUNDS):
-        if specific:
-            ids = list(candidates.values_list("pk", flat=True)[:CLAIM_CANDIDATES])
-        else:
-            ids = claim_candidate_ids(user=user, filters=filters, now=now, limit=CLAIM_CANDIDATES, languages=languages)
+        ids = read_ids()
         if not ids:
             return None
         item = (
