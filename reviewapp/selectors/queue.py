@@ -99,8 +99,8 @@ def review_languages(*, user) -> list[str]:
 
     An item copies its conversation's language, so these are the distinct conversation languages that
     access allows (`access.language_allowed`, the same rule as `access.language_q`). Filtering items with
-    `language IN (...)` then walks the item_queue (status, language, -priority, id) index instead of
-    upper-casing every row the way a case-insensitive prefix match must.
+    `language IN (...)` then walks the queue indexes (item_active_queue, item_queue), which lead with the
+    language, instead of upper-casing every row the way a case-insensitive prefix match must.
     """
     from django.db import connection
 
@@ -111,7 +111,7 @@ def review_languages(*, user) -> list[str]:
 
 
 def item_language_q(user, languages: list[str] | None = None) -> Q:
-    """`access.language_q` for review items, in a form the item_queue index can use."""
+    """`access.language_q` for review items, in a form the queue indexes can use."""
     if sees_all_languages(user):
         return Q()
     return Q(language__in=review_languages(user=user) if languages is None else languages)
