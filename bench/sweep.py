@@ -41,9 +41,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
-# Run as a script, Python puts bench/ first on the path, where bench/queue.py would shadow the
-# standard library's queue module (psycopg imports it): the project root replaces it.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
 sys.path.insert(0, str(ROOT))
 
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/tribunal_bench"

@@ -2,9 +2,9 @@
 PostgreSQL's plans for the page's top list, its counts and the claim (index scans, never a Seq Scan
 on the items).
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/tribunal_bench_queue .venv/bin/python bench/queue.py
-    DATABASE_URL=... .venv/bin/python bench/queue.py --reuse --profile   # keep the items, list each query
-    .venv/bin/python bench/queue.py --items 20000          # SQLite file under var/ when DATABASE_URL is unset
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/tribunal_bench_queue .venv/bin/python bench/review_queue.py
+    DATABASE_URL=... .venv/bin/python bench/review_queue.py --reuse --profile   # keep the items, list each query
+    .venv/bin/python bench/review_queue.py --items 20000          # SQLite file under var/ when DATABASE_URL is unset
 
 Use a database of its own: it is migrated first and the bench dataset (and its items) replaced. Each
 figure is the median of --repeats requests through Django's test client, as a logged-in reviewer of
@@ -15,10 +15,7 @@ and as a lead who sees all of them.
 import sys
 from pathlib import Path
 
-# This file is named like the standard library's `queue`: keep its folder off the import path.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-ROOT = HERE.parent
+ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import argparse  # noqa: E402
