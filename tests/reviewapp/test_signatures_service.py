@@ -162,7 +162,12 @@ def test_check_signatures_command_passes_then_fails_on_contradiction(judge, turn
     assert "0.500" in capsys.readouterr().out
 
 
-def test_check_signatures_exits_non_zero_on_contradiction(judge, turns, capsys):
+def test_check_signatures_exits_non_zero_on_contradiction(judge, turns, capsys, monkeypatch):
+    # The real command line path (exit code included) closes every connection when it ends; inside
+    # the test's transaction that would drop PostgreSQL's connection, so keep it open.
+    from django.db import connections
+
+    monkeypatch.setattr(connections, "close_all", lambda: None)
     make_decline(judge, turns)
     gold(judge, turns[0], passed=False)
     execute_from_command_line(["manage.py", "check_signatures"])  # agreement: returns normally
