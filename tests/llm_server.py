@@ -76,21 +76,53 @@ def _count_tokens(text: str) -> int:
     return len(text.split())
 
 
+# The answer format a judge prompt asks for, e.g. `"rating": 0 | 1` or `"language_match": 0-100`.
+RATING_CHOICES = re.compile(r'"rating":\s*(\d+(?:\s*\|\s*\d+)+)')
+SUB_SCORE = re.compile(r'"(\w+)":\s*0-100')
+CRITERION = re.compile(r'"(\w+)":\s*\{+(?:"score"|\.\.\.)')
+
+
+def _all_text(body: dict[str, Any]) -> str:
+    parts = []
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(chunk.get("text", "")) for chunk in content if isinstance(chunk, dict))
+    return "\n".join(parts)
+
+
 def good_rating(body: dict[str, Any]) -> int:
-    """The rating a "good" answer gives for this request: 1..3, picked from a hash of the prompt."""
-    return int(_prompt_key(body)[:8], 16) % 3 + 1
+    """The rating a "good" answer gives: one of the values the prompt offers (`"rating": 0 | 1`),
+    1..3 when it names none, picked from a hash of the prompt so the same prompt gets the same answer."""
+    found = RATING_CHOICES.search(_all_text(body))
+    choices = [int(v) for v in found.group(1).split("|")] if found else [1, 2, 3]
+    return choices[int(_prompt_key(body)[:8], 16) % len(choices)]
 
 
 def good_answer(body: dict[str, Any]) -> str:
-    rating = good_rating(body)
-    return json.dumps(
-        {
+    """A well-formed answer in the shape the judge's prompt asks for: a rating, weighted sub-scores
+    (`"name": 0-100`) or rubric criteria (`"name": {"score": 0 | 1 ...}`), deterministic per prompt."""
+    text = _all_text(body)
+    seed = int(_prompt_key(body)[8:16], 16)
+    answer: dict[str, Any] = {"failure_modes": [], "flags": []}
+    if '"sub_scores"' in text and (names := SUB_SCORE.findall(text)):
+        answer["sub_scores"] = {name: 60 + (seed >> i) % 41 for i, name in enumerate(dict.fromkeys(names))}
+        answer["explanation"] = "Scored each sub-metric of this judge."
+    elif '"criteria"' in text and (names := CRITERION.findall(text)):
+        met = {name: bool((seed >> i) % 4) for i, name in enumerate(dict.fromkeys(names))}
+        answer["criteria"] = {name: {"score": int(ok), "passed": ok} for name, ok in met.items()}
+        answer["explanation"] = "Checked every rubric item."
+    else:
+        rating = good_rating(body)
+        answer = {
             "rating": rating,
             "explanation": f"The turn reads as a {rating} on this judge's scale.",
             "failure_modes": [],
             "flags": [],
         }
-    )
+    return json.dumps(answer)
 
 
 class LLMTestServer:

@@ -150,3 +150,31 @@ def test_runs_as_a_module_with_port_and_latency():
     finally:
         process.terminate()
         process.wait(timeout=5)
+
+
+def test_good_answers_fit_every_shipped_judge_so_the_local_endpoint_resolves():
+    """`TRIBUNAL_LOCAL_LLM=1 make run` sweeps with this server: its good answers must parse as resolved
+    for every shipped judge (binary 0/1, ordinal 1-3, weighted sub-metrics, rubric criteria)."""
+    from pathlib import Path
+
+    from scoring.parsing import parse_answer
+    from scoring.specs import load_specs
+    from tests.llm_server import good_answer
+
+    root = Path(__file__).resolve().parents[2]
+    specs = {spec.key: spec for spec in load_specs(root / "judges")}
+    prompts = json.loads((root / "tests/fixtures/judge_prompts_fr.json").read_text(encoding="utf-8"))
+    seen_ratings: dict[str, set] = {}
+    for key, renders in prompts.items():
+        for prompt in renders:
+            body = {
+                "messages": [
+                    {"role": "system", "content": prompt["system"]},
+                    {"role": "user", "content": prompt["user"]},
+                ]
+            }
+            result = parse_answer(specs[key], good_answer(body))
+            assert result.status == "resolved", (key, result.problem)
+            seen_ratings.setdefault(key, set()).add(result.rating)
+    assert seen_ratings["speakability@1.0"] <= {0.0, 1.0}
+    assert seen_ratings["conciseness@1.0"] <= {1.0, 2.0, 3.0}
