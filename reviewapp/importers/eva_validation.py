@@ -174,16 +174,7 @@ def parse_conv_turns(record: dict[str, Any], read: FieldReader, judge: str, lang
     known = {"conversation_id", "conv_turns", "language", "invalid", "validated"}
     conversation = _conversation(record, read, language, ("conversation_id", "id"), known)
     invalid, flags = _flags(record, read)
-    positions: set[int] = set()
-    for index, raw in enumerate(read.items(record.get("conv_turns"), "conv_turns", required=True)):
-        prefix = f"conv_turns[{index}]"
-        if not isinstance(raw, dict):
-            raise read.fail(prefix, f"expected an object, got {describe(raw)}")
-        position = read.integer(raw.get("position"), f"{prefix}.position", low=0)
-        position = index if position is None else position
-        if position in positions:
-            raise read.fail(f"{prefix}.position", f"position {position} appears twice in this conversation")
-        positions.add(position)
+    for prefix, position, raw in read.turn_objects(record.get("conv_turns"), "conv_turns"):
         turn_known = {"position", "role", "content", "expected_rating", "failure_modes"}
         conversation.turns.append(
             ParsedTurn(
@@ -215,16 +206,10 @@ def parse_intended_turns(
     conversation = _conversation(record, read, language, ("id", "transcript_id", "conversation_id"), known)
     perturbation = read.mapping(record.get("perturbation_metadata"), "perturbation_metadata")
     perturbed_index = read.integer(perturbation.get("turn_index"), "perturbation_metadata.turn_index", low=0)
-    positions: set[int] = set()
-    for index, raw in enumerate(read.items(record.get("intended_turns"), "intended_turns", required=True)):
-        prefix = f"intended_turns[{index}]"
-        if not isinstance(raw, dict):
-            raise read.fail(prefix, f"expected an object, got {describe(raw)}")
-        position = read.integer(raw.get("turn_index"), f"{prefix}.turn_index", low=0)
-        position = index if position is None else position
-        if position in positions:
-            raise read.fail(f"{prefix}.turn_index", f"turn_index {position} appears twice in this record")
-        positions.add(position)
+    turns = read.turn_objects(
+        record.get("intended_turns"), "intended_turns", position_key="turn_index", where="this record"
+    )
+    for prefix, position, raw in turns:
         metadata = {
             key: value
             for key, value in raw.items()
@@ -242,7 +227,7 @@ def parse_intended_turns(
                 metadata=metadata,
             )
         )
-    if perturbed_index is not None and perturbed_index not in positions:
+    if perturbed_index is not None and perturbed_index not in {turn.position for turn in conversation.turns}:
         raise read.fail("perturbation_metadata.turn_index", f"no intended turn has turn_index {perturbed_index}")
     invalid, flags = _flags(record, read)
     rating = read.integer(record.get("expected_rating"), "expected_rating", low=0, high=1, required=not invalid)

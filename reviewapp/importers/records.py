@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -218,6 +219,23 @@ class FieldReader:
         if not isinstance(value, list):
             raise self.fail(field_name, f"expected a list, got {describe(value)}")
         return value
+
+    def turn_objects(
+        self, value: Any, field_name: str, *, position_key: str = "position", where: str = "this conversation"
+    ) -> Iterator[tuple[str, int, dict[str, Any]]]:
+        """(field prefix, position, object) for each turn object of a required list. The position is the
+        object's `position_key`, else its index in the list; the same position twice is an error."""
+        positions: set[int] = set()
+        for index, raw in enumerate(self.items(value, field_name, required=True)):
+            prefix = f"{field_name}[{index}]"
+            if not isinstance(raw, dict):
+                raise self.fail(prefix, f"expected an object, got {describe(raw)}")
+            position = self.integer(raw.get(position_key), f"{prefix}.{position_key}", low=0)
+            position = index if position is None else position
+            if position in positions:
+                raise self.fail(f"{prefix}.{position_key}", f"{position_key} {position} appears twice in {where}")
+            positions.add(position)
+            yield prefix, position, raw
 
     def json_text(self, text: str, field_name: str) -> Any:
         try:

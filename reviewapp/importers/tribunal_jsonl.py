@@ -105,16 +105,7 @@ def parse_conversation(
         line=read.line,
         metadata=metadata,
     )
-    positions: set[int] = set()
-    for index, raw_turn in enumerate(read.items(record.get("turns"), "turns", required=True)):
-        prefix = f"turns[{index}]"
-        if not isinstance(raw_turn, dict):
-            raise read.fail(prefix, f"expected an object, got {describe(raw_turn)}")
-        position = read.integer(raw_turn.get("position"), f"{prefix}.position", low=0)
-        position = index if position is None else position
-        if position in positions:
-            raise read.fail(f"{prefix}.position", f"position {position} appears twice in this conversation")
-        positions.add(position)
+    for prefix, position, raw_turn in read.turn_objects(record.get("turns"), "turns"):
         turn_metadata = dict(read.mapping(raw_turn.get("metadata"), f"{prefix}.metadata"))
         turn_metadata.update({key: value for key, value in raw_turn.items() if key not in TURN_KEYS})
         conversation.turns.append(

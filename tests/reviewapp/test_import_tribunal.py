@@ -149,6 +149,29 @@ def test_a_bad_line_rolls_everything_back_and_names_file_line_and_field(tmp_path
     assert not Conversation.objects.exists()
 
 
+def test_a_position_given_twice_is_refused_and_an_absent_one_is_the_list_index(tmp_path):
+    twice = conversation("dup")
+    twice["turns"][0]["position"], twice["turns"][2]["position"] = 2, 2
+    path = write_jsonl(tmp_path / "dup.jsonl", [conversation("ok"), twice])
+    with pytest.raises(ImportFailed) as failure:
+        dataset_import(path=path, fmt="jsonl", dataset_name=None, language=None, skip_invalid=False)
+    assert (
+        str(failure.value) == "dup.jsonl line 2 field turns[2].position: position 2 appears twice in this conversation"
+    )
+    assert not Conversation.objects.exists()
+
+    gaps = conversation("gaps")
+    gaps["turns"][1]["position"] = 7
+    dataset_import(
+        path=write_jsonl(tmp_path / "gaps.jsonl", [gaps]),
+        fmt="jsonl",
+        dataset_name=None,
+        language=None,
+        skip_invalid=False,
+    )
+    assert list(Conversation.objects.get().turns.values_list("position", flat=True)) == [0, 2, 7]
+
+
 def test_skip_invalid_keeps_the_good_lines(tmp_path):
     records = [conversation(f"c{i}") for i in range(4)]
     records[1]["turns"][0]["audio_start_ms"] = "soon"
