@@ -47,13 +47,18 @@ def language_allowed(user, language: str) -> bool:
     return False
 
 
+def language_match_q(language: str, field: str = "language") -> Q:
+    """`field` is `language` or one of its regional variants: "fr" matches "fr" and "fr-CA"."""
+    return Q(**{f"{field}__iexact": language}) | Q(**{f"{field}__istartswith": language + "-"})
+
+
 def language_q(user, field: str = "language") -> Q:
     """A filter on `field` (a BCP 47 language column) limited to what `user` may see."""
     if sees_all_languages(user):
         return Q()
     q = Q(pk__in=[])
     for assigned in assigned_languages(user):
-        q |= Q(**{f"{field}__iexact": assigned}) | Q(**{f"{field}__istartswith": assigned + "-"})
+        q |= language_match_q(assigned, field)
     return q
 
 

@@ -58,6 +58,10 @@ class GoldLabel(models.Model):
         return f"gold {self.judge_id} {self.rating if self.rating is not None else self.label} ({self.source})"
 
 
+# Which truth wins when a target has several: a lead's decision, then agreeing reviewers, then imports.
+GOLD_SOURCE_ORDER = (GoldLabel.Source.ADJUDICATED, GoldLabel.Source.UNANIMOUS, GoldLabel.Source.IMPORTED)
+
+
 class ReviewItem(models.Model):
     """A turn (or conversation) and judge that needs people."""
 

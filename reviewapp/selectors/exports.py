@@ -20,7 +20,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from ..access import is_lead
+from ..access import is_lead, language_match_q
 from ..models import (
     Comment,
     Conversation,
@@ -31,12 +31,12 @@ from ..models import (
     Turn,
     Verdict,
 )
-from ..services.sweeps import _language_filter
+from ..models.review import GOLD_SOURCE_ORDER
 
 CHUNK_SIZE = 2000
 # Gold for a target comes from the best source it has: a lead's decision, then unanimous reviews,
 # then the label the data came with.
-SOURCE_PRIORITY = (GoldLabel.Source.ADJUDICATED, GoldLabel.Source.UNANIMOUS, GoldLabel.Source.IMPORTED)
+SOURCE_PRIORITY = GOLD_SOURCE_ORDER
 # A turn row carries the turns before it as context; the EVA shapes carry the whole conversation.
 CONTEXT_TURNS = 6
 
@@ -112,7 +112,7 @@ def gold_labels_for(*, judge: Judge, filters: ExportFilters) -> QuerySet[GoldLab
     if filters.languages:
         language_q = Q(pk__in=[])
         for language in filters.languages:
-            language_q |= _language_filter(language, "conversation__language")
+            language_q |= language_match_q(language, "conversation__language")
         qs = qs.filter(language_q)
     if filters.dataset_ids:
         qs = qs.filter(conversation__dataset_id__in=list(filters.dataset_ids))

@@ -22,9 +22,10 @@ from django.db.models import Q
 from scoring import agreement
 
 from ..models import Adjudication, GoldLabel, Judge, JudgeVersion, Review, ReviewItem, Turn, Verdict
+from ..models.review import GOLD_SOURCE_ORDER
 
 TargetKey = tuple[int, int | None]  # (conversation id, turn id or None)
-GOLD_PRECEDENCE = [GoldLabel.Source.ADJUDICATED, GoldLabel.Source.UNANIMOUS, GoldLabel.Source.IMPORTED]
+GOLD_PRECEDENCE = list(GOLD_SOURCE_ORDER)
 DISPUTE_REASONS = {
     ReviewItem.Reason.UNRESOLVED,
     ReviewItem.Reason.UNCERTAIN,

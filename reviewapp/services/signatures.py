@@ -12,11 +12,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import Q
 
 from scoring.signatures import SignatureError, SignatureRule, evaluate, validate_rule
 
+from ..access import language_match_q
 from ..models import GoldLabel, Judge, Signature, Turn
+from ..models.review import GOLD_SOURCE_ORDER
 from .judges import signature_rule
 
 __all__ = [
@@ -214,12 +215,12 @@ def agrees_with_gold(rule: SignatureRule, gold: GoldLabel) -> bool | None:
 
 
 # When a turn has several gold labels, the most deliberate one wins.
-_SOURCE_PRIORITY = {GoldLabel.Source.ADJUDICATED: 0, GoldLabel.Source.UNANIMOUS: 1, GoldLabel.Source.IMPORTED: 2}
+_SOURCE_PRIORITY = {source: rank for rank, source in enumerate(GOLD_SOURCE_ORDER)}
 
 
 def _gold_for(judge_id: int, language: str) -> list[GoldLabel]:
     """One gold label per turn of ``judge`` in ``language`` (and its regional variants)."""
-    language_filter = Q(conversation__language__iexact=language) | Q(conversation__language__istartswith=language + "-")
+    language_filter = language_match_q(language, "conversation__language")
     labels = (
         GoldLabel.objects.filter(judge_id=judge_id, excluded=False, turn__isnull=False)
         .filter(language_filter)

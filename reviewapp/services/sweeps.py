@@ -29,6 +29,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from reviewapp.access import language_match_q
 from reviewapp.models import Conversation, Dataset, Judge, JudgeCall, JudgeVersion, Sweep, Turn, Verdict
 from reviewapp.services import calls as calls_service
 from reviewapp.services import judge_inputs, judges
@@ -69,9 +70,7 @@ class ChunkOutcome:
 
 def _language_filter(language: str, field_name: str) -> Q:
     """`fr` covers `fr` and its regional variants (`fr-CA`), as for reviewers."""
-    if not language:
-        return Q()
-    return Q(**{f"{field_name}__iexact": language}) | Q(**{f"{field_name}__istartswith": language + "-"})
+    return language_match_q(language, field_name) if language else Q()
 
 
 def level_of(judge_version: JudgeVersion) -> str:
