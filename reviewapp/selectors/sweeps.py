@@ -296,3 +296,16 @@ def _count(row: GateRow, passed: bool | None) -> None:
         row.failed += 1
     else:
         row.not_scored += 1
+
+
+def parse_threshold(text: str) -> tuple[str, float]:
+    name, sep, value = text.rpartition("=")
+    if not sep or not name:
+        raise ValueError(f"--threshold takes CRITERION=RATE, not {text!r}.")
+    try:
+        rate = float(value)
+    except ValueError as exc:
+        raise ValueError(f"--threshold {text!r}: {value!r} is not a number.") from exc
+    if not 0 <= rate <= 1:
+        raise ValueError(f"--threshold {text!r}: a pass rate is between 0 and 1.")
+    return name.strip(), rate

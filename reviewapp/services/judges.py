@@ -102,3 +102,23 @@ def rules_for(judge: Judge, language: str) -> list[SignatureRule]:
         .order_by("id")
     )
     return [signature_rule(s) for s in signatures]
+
+
+class JudgeLookupError(ValueError):
+    """A `slug` or `slug@version` that names no stored judge version."""
+
+
+def judge_version_for(ref: str) -> JudgeVersion:
+    """`slug@version`, or `slug` for its newest version."""
+    slug, _, version = ref.partition("@")
+    qs = JudgeVersion.objects.select_related("judge").filter(judge__slug=slug)
+    if version:
+        found = qs.filter(version=version).first()
+        if found is None:
+            known = ", ".join(qs.values_list("version", flat=True)) or "none"
+            raise JudgeLookupError(f"Judge {slug!r} has no version {version!r} (known: {known}).")
+        return found
+    found = qs.order_by("-created_at", "-id").first()
+    if found is None:
+        raise JudgeLookupError(f"No judge {slug!r}: store its spec first.")
+    return found

@@ -13,19 +13,17 @@ import json
 from collections.abc import Callable
 
 from django.core.exceptions import PermissionDenied
-from django.core.management.base import CommandError
 from django.http import FileResponse, Http404, HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from .. import access
-from ..management.commands.gate import parse_threshold
-from ..management.commands.sweep import judge_version_for
 from ..models import Dataset, ExportSnapshot, Sweep
 from ..selectors import exports as export_selectors
 from ..selectors import sweeps as sweep_selectors
 from ..services import exports as exports_service
+from ..services import judges as judges_service
 from ..services import sweeps as sweeps_service
 from ..services.api_tokens import api_token_authenticate
 
@@ -158,8 +156,8 @@ def sweep_create(request):
     if not isinstance(judges, list) or not judges or not all(isinstance(j, str) for j in judges):
         raise ApiError(400, '`judges` is a list of "slug" or "slug@version".')
     try:
-        judge_versions = [judge_version_for(ref) for ref in judges]
-    except CommandError as exc:
+        judge_versions = [judges_service.judge_version_for(ref) for ref in judges]
+    except judges_service.JudgeLookupError as exc:
         raise ApiError(400, str(exc)) from exc
     language = body.get("language") or ""
     if not isinstance(language, str):
@@ -193,8 +191,8 @@ def sweep_gate(request, sweep_id: int):
     """The gate report of `manage.py gate`; `?threshold=CRITERION=RATE` (repeatable) overrides the spec."""
     sweep = _sweep_for(request.user, sweep_id)
     try:
-        overrides = dict(parse_threshold(text) for text in request.GET.getlist("threshold"))
-    except CommandError as exc:
+        overrides = dict(sweep_selectors.parse_threshold(text) for text in request.GET.getlist("threshold"))
+    except ValueError as exc:
         raise ApiError(400, str(exc)) from exc
     report = sweep_selectors.gate_report(sweep=sweep, overrides=overrides)
     return JsonResponse(report.as_dict())

@@ -17,20 +17,8 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from reviewapp.models import Sweep
+from reviewapp.selectors import sweeps as sweep_selectors
 from reviewapp.selectors.sweeps import gate_report
-
-
-def parse_threshold(text: str) -> tuple[str, float]:
-    name, sep, value = text.rpartition("=")
-    if not sep or not name:
-        raise CommandError(f"--threshold takes CRITERION=RATE, not {text!r}.")
-    try:
-        rate = float(value)
-    except ValueError as exc:
-        raise CommandError(f"--threshold {text!r}: {value!r} is not a number.") from exc
-    if not 0 <= rate <= 1:
-        raise CommandError(f"--threshold {text!r}: a pass rate is between 0 and 1.")
-    return name.strip(), rate
 
 
 def _pct(value: float | None) -> str:
@@ -48,7 +36,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        overrides = dict(parse_threshold(text) for text in options["threshold"])
+        try:
+            overrides = dict(sweep_selectors.parse_threshold(text) for text in options["threshold"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
         sweep = Sweep.objects.filter(pk=options["sweep"]).first()
         if sweep is None:
             raise CommandError(f"No sweep {options['sweep']}.")

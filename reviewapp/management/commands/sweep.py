@@ -18,27 +18,12 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from django.db import close_old_connections, connection
 
-from reviewapp.models import Dataset, JudgeVersion, Sweep
+from reviewapp.models import Dataset, Sweep
+from reviewapp.services import judges
 from reviewapp.services import sweeps as sweeps_service
 
 BAR_WIDTH = 30
 LINE_EVERY_S = 5.0
-
-
-def judge_version_for(ref: str) -> JudgeVersion:
-    """`slug@version`, or `slug` for its newest version."""
-    slug, _, version = ref.partition("@")
-    qs = JudgeVersion.objects.select_related("judge").filter(judge__slug=slug)
-    if version:
-        found = qs.filter(version=version).first()
-        if found is None:
-            known = ", ".join(qs.values_list("version", flat=True)) or "none"
-            raise CommandError(f"Judge {slug!r} has no version {version!r} (known: {known}).")
-        return found
-    found = qs.order_by("-created_at", "-id").first()
-    if found is None:
-        raise CommandError(f"No judge {slug!r}: store its spec first.")
-    return found
 
 
 def result_line(sweep: Sweep) -> str:
@@ -76,7 +61,10 @@ class Command(BaseCommand):
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"No dataset named {options['dataset']!r}.")
-        versions = [judge_version_for(ref) for ref in options["judges"]]
+        try:
+            versions = [judges.judge_version_for(ref) for ref in options["judges"]]
+        except judges.JudgeLookupError as exc:
+            raise CommandError(str(exc)) from exc
         eager = options["eager"]
         try:
             sweep = sweeps_service.sweep_start(
