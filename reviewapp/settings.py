@@ -175,6 +175,13 @@ TRIBUNAL_SWEEP_LLM_THREADS = env.int("TRIBUNAL_SWEEP_LLM_THREADS", default=32)
 TRIBUNAL_SWEEP_QUEUE = env.str("TRIBUNAL_SWEEP_QUEUE", default="")
 TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT = env.int("TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT", default=300)
 TRIBUNAL_CODE_VERSION = env.str("TRIBUNAL_CODE_VERSION", default="")
+# Tier 1 never guesses: a signature whose matches agree with gold less often than the floor, on at
+# least TRIBUNAL_SIGNATURE_MIN_GOLD compared matches, is refused (created or changed) or suspended
+# (gold arrived later; rechecked every TRIBUNAL_SIGNATURE_RECHECK_SECONDS by Celery beat and at
+# every sweep start).
+TRIBUNAL_SIGNATURE_PRECISION_FLOOR = env.float("TRIBUNAL_SIGNATURE_PRECISION_FLOOR", default=0.9)
+TRIBUNAL_SIGNATURE_MIN_GOLD = env.int("TRIBUNAL_SIGNATURE_MIN_GOLD", default=5)
+TRIBUNAL_SIGNATURE_RECHECK_SECONDS = env.int("TRIBUNAL_SIGNATURE_RECHECK_SECONDS", default=300)
 JUDGE_CALL_RETENTION_DAYS = env.int("JUDGE_CALL_RETENTION_DAYS", default=90)
 
 LOGGING = {
@@ -197,4 +204,9 @@ CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})
 CELERY_BEAT_SCHEDULE["judge-calls-purge"] = {
     "task": "reviewapp.tasks.retention.judge_calls_purge_old",
     "schedule": crontab(hour=3, minute=17),
+}
+# Tier 1: suspend signatures that contradict newly arrived gold (see TRIBUNAL_SIGNATURE_PRECISION_FLOOR).
+CELERY_BEAT_SCHEDULE["signatures-recheck"] = {
+    "task": "reviewapp.tasks.signatures.signatures_recheck_all",
+    "schedule": float(TRIBUNAL_SIGNATURE_RECHECK_SECONDS),
 }

@@ -5,6 +5,7 @@ from .corpus import Conversation, Dataset, Turn
 from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
 from .people import ApiToken, Profile, Role
 from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem, ReviewSkip
+from .tier1 import SignatureVersion
 
 __all__ = [
     "Adjudication",
@@ -26,6 +27,7 @@ __all__ = [
     "ReviewSkip",
     "Role",
     "Signature",
+    "SignatureVersion",
     "Sweep",
     "Turn",
     "Verdict",

@@ -33,6 +33,7 @@ from reviewapp.access import language_match_q
 from reviewapp.models import Conversation, Dataset, Judge, JudgeCall, JudgeVersion, Sweep, Turn, Verdict
 from reviewapp.services import calls as calls_service
 from reviewapp.services import judge_inputs, judges
+from reviewapp.services import signatures as signatures_service
 from reviewapp.versioning import code_version
 from scoring import signatures as signature_engine
 from scoring.llm import CHAT_PARAMS
@@ -161,6 +162,8 @@ def sweep_start(
         },
         "chunk_size": CHUNK_SIZE,
     }
+    # Tier 1: the signature versions this sweep uses, rechecked on gold first (a suspended one is left out).
+    signatures_service.signatures_for_sweep(sweep=sweep, judges=[jv.judge for jv in judge_versions])
     sweep.total_targets = total
     sweep.save(update_fields=["params", "total_targets"])
 
@@ -340,7 +343,9 @@ def sweep_chunk_run(
         run0 = done.get(0)
         if run0 is None and target.turn is not None:
             if target.language not in rules_cache:
-                rules_cache[target.language] = judges.rules_for(jv.judge, target.language)
+                rules_cache[target.language] = signatures_service.rules_for_sweep(
+                    sweep=sweep, judge=jv.judge, language=target.language
+                )
             match = signature_engine.evaluate(rules_cache[target.language], target.turn.text, target.language)
             if match is not None:
                 rule = match.rule
