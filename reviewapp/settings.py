@@ -142,7 +142,11 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
+    # Redis redelivers an unacknowledged task (its worker died) after the visibility timeout. The
+    # default is sized to the longest sweep chunk (its hard time limit, derived below from chunk
+    # size x LLM timeout) plus a minute, so a killed worker's chunks come back within minutes, not an hour.
+    # (set with the sweep settings below: TRIBUNAL_SWEEP_CHUNK_TIME_LIMIT + 60 s).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -152,6 +156,8 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=600)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=660)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery beat (periodic tasks) keeps its schedule state under var/, not in the working directory.
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 REDIS_URL = env.str("REDIS_URL", default="")
 
 # --- LLM tier ---------------------------------------------------------------------------------
@@ -173,7 +179,24 @@ LLM_MAX_ATTEMPTS = env.int("LLM_MAX_ATTEMPTS", default=4)
 TRIBUNAL_SWEEP_CHUNK_SIZE = env.int("TRIBUNAL_SWEEP_CHUNK_SIZE", default=50)
 TRIBUNAL_SWEEP_LLM_THREADS = env.int("TRIBUNAL_SWEEP_LLM_THREADS", default=32)
 TRIBUNAL_SWEEP_QUEUE = env.str("TRIBUNAL_SWEEP_QUEUE", default="")
-TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT = env.int("TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT", default=300)
+# A chunk's calls go out in ceil(chunk size / LLM threads) waves, each at most LLM_MAX_ATTEMPTS x
+# OPENAI_TIMEOUT_SECONDS: the default soft limit covers that, and is never below 300 s.
+_chunk_waves = -(-TRIBUNAL_SWEEP_CHUNK_SIZE // max(1, TRIBUNAL_SWEEP_LLM_THREADS))
+TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT = env.int(
+    "TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT", default=max(300, int(_chunk_waves * LLM_MAX_ATTEMPTS * OPENAI_TIMEOUT_SECONDS))
+)
+TRIBUNAL_SWEEP_CHUNK_TIME_LIMIT = TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT + 60
+if not CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env.int(
+        "CELERY_VISIBILITY_TIMEOUT", default=TRIBUNAL_SWEEP_CHUNK_TIME_LIMIT + 60
+    )
+# Recovery: every TRIBUNAL_SWEEP_RECONCILE_SECONDS Celery beat looks for running sweeps with no sign
+# of life (no verdict, no chunk heartbeat) for TRIBUNAL_SWEEP_STALL_SECONDS and re-sends the chunks
+# that still miss verdicts; chunks skip what is written, so a re-sent chunk never doubles a verdict.
+TRIBUNAL_SWEEP_RECONCILE_SECONDS = env.int("TRIBUNAL_SWEEP_RECONCILE_SECONDS", default=20)
+TRIBUNAL_SWEEP_STALL_SECONDS = env.int("TRIBUNAL_SWEEP_STALL_SECONDS", default=60)
+# A running chunk reports it is alive this often (seconds).
+TRIBUNAL_SWEEP_HEARTBEAT_SECONDS = env.int("TRIBUNAL_SWEEP_HEARTBEAT_SECONDS", default=10)
 TRIBUNAL_CODE_VERSION = env.str("TRIBUNAL_CODE_VERSION", default="")
 # Tier 1 never guesses: a signature whose matches agree with gold less often than the floor, on at
 # least TRIBUNAL_SIGNATURE_MIN_GOLD compared matches, is refused (created or changed) or suspended
@@ -209,4 +232,9 @@ CELERY_BEAT_SCHEDULE["judge-calls-purge"] = {
 CELERY_BEAT_SCHEDULE["signatures-recheck"] = {
     "task": "reviewapp.tasks.signatures.signatures_recheck_all",
     "schedule": float(TRIBUNAL_SIGNATURE_RECHECK_SECONDS),
+}
+# Sweeps that recover: re-send the chunks of a running sweep whose worker died (see TRIBUNAL_SWEEP_STALL_SECONDS).
+CELERY_BEAT_SCHEDULE["sweeps-reconcile"] = {
+    "task": "reviewapp.tasks.sweeps.sweeps_reconcile",
+    "schedule": float(TRIBUNAL_SWEEP_RECONCILE_SECONDS),
 }

@@ -36,55 +36,84 @@ def record_first_versions(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('reviewapp', '0003_queue_indexes'),
+        ("reviewapp", "0003_queue_indexes"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='apitoken',
-            name='languages',
+            model_name="apitoken",
+            name="languages",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name='apitoken',
-            name='scopes',
+            model_name="apitoken",
+            name="scopes",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name='signature',
-            name='suspended_at',
+            model_name="signature",
+            name="suspended_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='signature',
-            name='suspended_reason',
+            model_name="signature",
+            name="suspended_reason",
             field=models.TextField(blank=True),
         ),
         migrations.AddField(
-            model_name='signature',
-            name='version',
+            model_name="signature",
+            name="version",
             field=models.PositiveIntegerField(default=1),
         ),
+        migrations.AddField(
+            model_name="sweep",
+            name="progress_at",
+            field=models.DateTimeField(blank=True, null=True),
+        ),
         migrations.CreateModel(
-            name='SignatureVersion',
+            name="SignatureVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.PositiveIntegerField()),
-                ('change', models.CharField(choices=[('created', 'Created'), ('edited', 'Edited'), ('switched_off', 'Switched off'), ('switched_on', 'Switched on'), ('suspended', 'Suspended (contradicts gold)'), ('reinstated', 'Reinstated (agrees with gold again)')], max_length=16)),
-                ('rule', models.JSONField(default=dict)),
-                ('gold_check', models.JSONField(blank=True, default=dict)),
-                ('note', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('changed_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('signature', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='reviewapp.signature')),
-                ('sweeps', models.ManyToManyField(blank=True, related_name='signature_versions', to='reviewapp.sweep')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("version", models.PositiveIntegerField()),
+                (
+                    "change",
+                    models.CharField(
+                        choices=[
+                            ("created", "Created"),
+                            ("edited", "Edited"),
+                            ("switched_off", "Switched off"),
+                            ("switched_on", "Switched on"),
+                            ("suspended", "Suspended (contradicts gold)"),
+                            ("reinstated", "Reinstated (agrees with gold again)"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("rule", models.JSONField(default=dict)),
+                ("gold_check", models.JSONField(blank=True, default=dict)),
+                ("note", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "changed_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "signature",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="versions", to="reviewapp.signature"
+                    ),
+                ),
+                ("sweeps", models.ManyToManyField(blank=True, related_name="signature_versions", to="reviewapp.sweep")),
             ],
             options={
-                'ordering': ['signature_id', 'version'],
-                'constraints': [models.UniqueConstraint(fields=('signature', 'version'), name='signature_version_unique')],
+                "ordering": ["signature_id", "version"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("signature", "version"), name="signature_version_unique")
+                ],
             },
         ),
         migrations.RunPython(give_existing_tokens_every_scope, migrations.RunPython.noop),

@@ -122,6 +122,9 @@ class Sweep(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Last sign of life from a chunk (its start, its LLM loop): a running sweep silent for
+    # TRIBUNAL_SWEEP_STALL_SECONDS has lost its worker, and the reconcile task re-sends its chunks.
+    progress_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

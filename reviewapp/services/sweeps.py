@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -50,6 +51,7 @@ LLM_THREADS = settings.TRIBUNAL_SWEEP_LLM_THREADS
 # Answers are archived and their verdicts written in batches of this many (or every second).
 VERDICT_FLUSH_EVERY = 32
 MAX_REPEATS = 10
+HEARTBEAT_SECONDS = settings.TRIBUNAL_SWEEP_HEARTBEAT_SECONDS
 LLM_OFF_EXPLANATION = "LLM tier is off (OPENAI_BASE_URL / OPENAI_API_KEY unset): escalated without an answer."
 
 
@@ -325,6 +327,7 @@ def sweep_chunk_run(
     sweep = Sweep.objects.select_related("dataset").get(pk=sweep_id)
     if sweep.status in (Sweep.Status.CANCELLED, Sweep.Status.FAILED):
         return outcome
+    sweep_heartbeat(sweep_id=sweep_id)
     jv = JudgeVersion.objects.select_related("judge").get(pk=judge_version_id)
     spec = judges.spec_of(jv)
     level = level_of(jv)
@@ -468,9 +471,12 @@ def _run_llm(
         futures[future] = job
         future.add_done_callback(done.put)
     remaining = len(futures)
-    last_flush = time.monotonic()
+    last_flush = last_beat = time.monotonic()
     try:
         while remaining:
+            if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
+                sweep_heartbeat(sweep_id=sweep.pk)
+                last_beat = time.monotonic()
             # Each answer is handed over as it comes (no re-scan of every pending call per answer);
             # the batch is written every VERDICT_FLUSH_EVERY answers or every second.
             try:
@@ -703,3 +709,93 @@ def sweep_wait(*, sweep_id: int, timeout_s: float, poll_s: float = 0.5) -> Sweep
         if time.monotonic() >= deadline:
             return sweep
         time.sleep(poll_s)
+
+
+# --- recovery ------------------------------------------------------------------------------------
+
+
+def sweep_heartbeat(*, sweep_id: int) -> None:
+    """A chunk says it is alive: the reconcile task leaves a sweep alone while its chunks report."""
+    Sweep.objects.filter(pk=sweep_id).update(progress_at=timezone.now())
+
+
+def _last_sign_of_life(sweep: Sweep):
+    last_verdict = Verdict.objects.filter(sweep=sweep).order_by("-created_at").values_list("created_at", flat=True)
+    moments = [sweep.progress_at, sweep.started_at, sweep.created_at, last_verdict.first()]
+    return max(m for m in moments if m is not None)
+
+
+def sweeps_stalled(*, now=None, stall_seconds: int | None = None) -> list[int]:
+    """Ids of sweeps planned or running with no verdict and no chunk heartbeat for `stall_seconds`."""
+    now = now or timezone.now()
+    stall = timedelta(seconds=settings.TRIBUNAL_SWEEP_STALL_SECONDS if stall_seconds is None else stall_seconds)
+    candidates = Sweep.objects.filter(
+        kind=Sweep.Kind.SWEEP, status__in=(Sweep.Status.PENDING, Sweep.Status.RUNNING), created_at__lte=now - stall
+    ).filter(Q(progress_at__isnull=True) | Q(progress_at__lte=now - stall))
+    return [sweep.pk for sweep in candidates.order_by("id") if now - _last_sign_of_life(sweep) >= stall]
+
+
+@dataclass
+class ReconcilePlan:
+    chunks: list[tuple[int, list[int]]] = field(default_factory=list)
+    redispatch: bool = False
+    finalize: bool = False
+
+
+def sweep_unfinished_chunks(*, sweep: Sweep) -> list[tuple[int, list[int]]]:
+    """The chunks of `sweep` that still miss a verdict (run 0, or an owed variance run)."""
+    sampled = {level: set(ids) for level, ids in sweep.params.get("variance_sample", {}).items()}
+    written: dict[tuple[int, int], dict[int, bool]] = defaultdict(dict)
+    rows = Verdict.objects.filter(sweep=sweep).values_list(
+        "judge_version_id", "turn_id", "conversation_id", "run_index", "tier", "call_id"
+    )
+    levels = {int(jv_id): info["level"] for jv_id, info in sweep.params.get("plan", {}).items()}
+    for jv_id, turn_id, conversation_id, run_index, tier, call_id in rows:
+        level = levels.get(jv_id, Judge.Level.TURN)
+        if level == Judge.Level.CONVERSATION and turn_id is not None:
+            continue
+        target = conversation_id if level == Judge.Level.CONVERSATION else turn_id
+        # Run 0 escalated with a call owes the extra runs; a signature or call-less verdict does not.
+        written[(jv_id, target)][run_index] = tier == Verdict.Tier.LLM and call_id is not None
+    unfinished = []
+    for jv_id, target_ids in sweep_chunks(sweep=sweep):
+        level = levels.get(jv_id, Judge.Level.TURN)
+        for target_id in target_ids:
+            runs = written.get((jv_id, target_id), {})
+            if 0 not in runs:
+                break
+            if runs[0] and target_id in sampled.get(level, ()) and len(runs) < sweep.repeats:
+                break
+        else:
+            continue
+        unfinished.append((jv_id, target_ids))
+    return unfinished
+
+
+def sweep_reconcile(*, sweep_id: int, stall_seconds: int | None = None) -> ReconcilePlan:
+    """What to re-send for a stalled sweep; marks it so the next check waits another stall period.
+
+    Serialised on the sweep row and re-checked under the lock, so two reconciles never both re-send.
+    """
+    stall = settings.TRIBUNAL_SWEEP_STALL_SECONDS if stall_seconds is None else stall_seconds
+    with transaction.atomic():
+        sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
+        now = timezone.now()
+        if sweep.status not in (Sweep.Status.PENDING, Sweep.Status.RUNNING):
+            return ReconcilePlan()
+        if (now - _last_sign_of_life(sweep)).total_seconds() < stall:
+            return ReconcilePlan()
+        plan = ReconcilePlan()
+        if not sweep.params.get("dispatched"):
+            plan.redispatch = True
+        else:
+            plan.chunks = sweep_unfinished_chunks(sweep=sweep)
+            plan.finalize = not plan.chunks
+        sweep.progress_at = now
+        sweep.params = {
+            **sweep.params,
+            "reconciled": int(sweep.params.get("reconciled") or 0) + 1,
+            "resent_chunks": int(sweep.params.get("resent_chunks") or 0) + len(plan.chunks),
+        }
+        sweep.save(update_fields=["progress_at", "params"])
+    return plan

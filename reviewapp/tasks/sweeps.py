@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 SWEEP_QUEUE = settings.TRIBUNAL_SWEEP_QUEUE or None
 CHUNK_SOFT_TIME_LIMIT = settings.TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT
+CHUNK_TIME_LIMIT = settings.TRIBUNAL_SWEEP_CHUNK_TIME_LIMIT
 
 
 def _send(task, *args) -> None:
@@ -75,7 +76,7 @@ def sweep_dispatch(self, sweep_id: int) -> int:
     acks_late=True,
     reject_on_worker_lost=True,
     soft_time_limit=CHUNK_SOFT_TIME_LIMIT,
-    time_limit=CHUNK_SOFT_TIME_LIMIT + 60,
+    time_limit=CHUNK_TIME_LIMIT,
     max_retries=8,
 )
 def sweep_chunk(self, sweep_id: int, judge_version_id: int, target_ids: list[int]) -> dict:
@@ -107,3 +108,26 @@ def sweep_chunk(self, sweep_id: int, judge_version_id: int, target_ids: list[int
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=300, time_limit=360)
 def sweep_finalize(sweep_id: int) -> str:
     return sweeps_service.sweep_finalize(sweep_id=sweep_id).status
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=120, time_limit=150)
+def sweeps_reconcile() -> dict:
+    """Celery beat, every TRIBUNAL_SWEEP_RECONCILE_SECONDS: re-send the unfinished chunks of stalled sweeps.
+
+    A sweep is stalled when it is running and nothing (no verdict, no chunk heartbeat) happened for
+    TRIBUNAL_SWEEP_STALL_SECONDS: its worker died holding the chunks. Re-sending is idempotent: a
+    chunk skips the keys that already have a verdict, and verdict writes ignore conflicts.
+    """
+    resent: dict[str, int] = {}
+    for sweep_id in sweeps_service.sweeps_stalled():
+        plan = sweeps_service.sweep_reconcile(sweep_id=sweep_id)
+        if plan.redispatch:
+            _send(sweep_dispatch, sweep_id)
+        for judge_version_id, target_ids in plan.chunks:
+            _send(sweep_chunk, sweep_id, judge_version_id, target_ids)
+        if plan.finalize:
+            sweeps_service.sweep_finalize(sweep_id=sweep_id)
+        resent[str(sweep_id)] = len(plan.chunks)
+        if plan.chunks:
+            log.warning("sweep %s stalled: re-sent %d unfinished chunk(s)", sweep_id, len(plan.chunks))
+    return resent
