@@ -6,6 +6,7 @@ Set DATABASE_URL / CELERY_BROKER_URL / OPENAI_* to run distributed (PostgreSQL, 
 OpenAI-compatible endpoint). Production hardening lives in reviewapp/production.py.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -32,6 +33,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",
     "reviewapp",
 ]
 
@@ -46,6 +48,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "reviewapp.urls"
@@ -106,6 +110,22 @@ MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 
 LOGIN_URL = "login"
+
+# --- Login throttling (django-axes) -------------------------------------------------------------
+# TRIBUNAL_LOGIN_FAILURE_LIMIT wrong passwords for one account (or from one client address, for
+# guessing across accounts) lock it for TRIBUNAL_LOGIN_COOLOFF_MINUTES: until then even the right
+# password is refused (HTTP 429, the lockout page). A successful login resets the count. Attempts are kept in the database
+# (axes.AccessAttempt, visible in Django admin); `manage.py axes_reset_username USER` lifts a lock.
+AUTHENTICATION_BACKENDS = [
+    "reviewapp.auth_backends.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("TRIBUNAL_LOGIN_FAILURE_LIMIT", default=30)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("TRIBUNAL_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
