@@ -58,6 +58,14 @@ class SignatureAdmin(admin.ModelAdmin):
     search_fields = ("pattern", "intent", "label")
     raw_id_fields = ("evidence",)
 
+    # Read-only here: signatures change on /signatures/, where each change is measured on gold,
+    # versioned and audited; an admin form would bypass all three.
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
 
 @admin.register(models.Sweep)
 class SweepAdmin(admin.ModelAdmin):

@@ -126,7 +126,8 @@ class SignatureEditForm(forms.Form):
             "negation_guards": "\n".join(signature.negation_guards or []),
             "label": signature.label,
             "rating": signature.rating,
-            "passed": signature.passed,
+            # The select's own option values: a plain Select would render True as "True" and select nothing.
+            "passed": {True: "true", False: "false"}.get(signature.passed, "unknown"),
         }
         return cls(data, initial=initial)
 

@@ -280,3 +280,8 @@ def test_a_suspended_signature_says_so_on_its_page_and_in_the_list(lead_client, 
     assert "Suspended" in page and "sweeps do not use it" in page
     listing = lead_client.get(reverse("signature_list")).content.decode()
     assert "suspended" in listing
+
+
+def test_the_edit_form_starts_from_the_signature_as_it_is(lead_client, signature):
+    body = lead_client.get(reverse("signature_edit", args=[signature.pk])).content.decode()
+    assert '<option value="false" selected>Fail</option>' in body
