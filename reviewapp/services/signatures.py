@@ -18,14 +18,16 @@ Tier 1 never guesses:
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from scoring.signatures import (
@@ -538,9 +540,30 @@ def _usable(judges: Sequence[Judge], language: str):
     return qs.order_by("id")
 
 
+def _gold_fingerprint(judge_ids: Iterable[int], signatures: Sequence[Signature]) -> str:
+    """Changes whenever gold of these judges is added or removed, or one of the signatures changes."""
+    gold = GoldLabel.objects.filter(judge_id__in=set(judge_ids)).aggregate(
+        n=Count("id"), last=Max("id"), at=Max("created_at")
+    )
+    rules = [(s.pk, s.version, s.updated_at.isoformat() if s.updated_at else "") for s in signatures]
+    return repr((sorted(set(judge_ids)), gold["n"], gold["last"], str(gold["at"]), rules))
+
+
 def signatures_for_sweep(*, sweep: Sweep, judges: Sequence[Judge]) -> list[SignatureVersion]:
-    """Recheck the sweep's candidate signatures on gold, then record the versions it will use."""
-    signatures_recheck(signatures=list(_usable(judges, sweep.language)))
+    """Recheck the sweep's candidate signatures on gold, then record the versions it will use.
+
+    The recheck runs over every gold turn of the judges, so it is skipped when neither the gold nor
+    the signatures changed since this process last did it (the beat task rechecks everything anyway).
+    """
+    candidates = list(_usable(judges, sweep.language))
+    if candidates:
+        key = (
+            "tier1-recheck:"
+            + hashlib.sha256(_gold_fingerprint([j.pk for j in judges], candidates).encode()).hexdigest()
+        )
+        if cache.get(key) is None:
+            signatures_recheck(signatures=candidates)
+            cache.set(key, True, timeout=settings.TRIBUNAL_SIGNATURE_RECHECK_SECONDS)
     versions = [signature_current_version(signature=s) for s in _usable(judges, sweep.language)]
     for version in versions:
         version.sweeps.add(sweep)

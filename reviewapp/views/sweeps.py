@@ -84,6 +84,7 @@ def sweep_detail(request, sweep_id: int):
         "sweep": sweep,
         "progress": sweep_selectors.sweep_progress(sweep=sweep),
         "judge_versions": sweep.judge_versions.select_related("judge").order_by("judge__slug", "id"),
-        "signature_versions": signature_selectors.sweep_signature_versions(sweep=sweep),
+        # Full page only: the progress fragment polls every two seconds.
+        "signature_versions": [] if request.htmx else signature_selectors.sweep_signature_versions(sweep=sweep),
     }
     return render_page(request, "sweeps/detail.html", "progress", context)

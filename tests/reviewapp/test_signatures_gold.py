@@ -189,3 +189,24 @@ def test_the_periodic_recheck_suspends_and_is_scheduled(speak, french, settings)
     check = signature.versions.get(change="suspended").gold_check
     assert (check["agreeing"], check["compared"]) == (3, 9)
     assert check["low"] == pytest.approx(low) and check["high"] == pytest.approx(high)
+
+
+def test_a_sweep_start_rechecks_only_when_gold_or_signatures_changed(speak, french, monkeypatch):
+    from reviewapp.services import signatures as service
+    from reviewapp.services.sweeps import sweep_start
+
+    dataset, turns = french
+    greeting(speak, turns[:1], passed=True)
+    calls = []
+    real = service.signatures_recheck
+    monkeypatch.setattr(service, "signatures_recheck", lambda **kw: calls.append(1) or real(**kw))
+
+    def start():
+        return sweep_start(dataset=dataset, judge_versions=[speak], qa_sample=0, dispatch=False)
+
+    start()
+    start()
+    assert len(calls) == 1  # nothing changed in between
+    add_gold(speak.judge, turns[:1], passed=True)
+    start()
+    assert len(calls) == 2
