@@ -54,7 +54,7 @@ def test_the_selector_reads_versions_and_counts_in_two_queries(swept, django_ass
 
 
 def test_the_sweep_page_shows_them_full_page_only(client, make_user, swept):
-    sweep, closing, hold = swept
+    sweep, closing, _ = swept
     signature_update(signature=Signature.objects.get(pk=closing.pk), label="concise")  # after the sweep: v2
     client.force_login(make_user("lea", role="lead"))
     html = client.get(reverse("sweep_detail", args=[sweep.pk])).content.decode()
