@@ -4,6 +4,7 @@ from .audit import AuditEvent, ExportSnapshot
 from .corpus import Conversation, Dataset, Turn
 from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
 from .people import ApiToken, Profile, Role
+from .recovery import SweepChunkLease
 from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem, ReviewSkip
 from .tier1 import SignatureVersion
 
@@ -29,6 +30,7 @@ __all__ = [
     "Signature",
     "SignatureVersion",
     "Sweep",
+    "SweepChunkLease",
     "Turn",
     "Verdict",
 ]

@@ -18,6 +18,7 @@ import queue
 import random
 import threading
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -31,7 +32,17 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from reviewapp.access import language_match_q
-from reviewapp.models import Conversation, Dataset, Judge, JudgeCall, JudgeVersion, Sweep, Turn, Verdict
+from reviewapp.models import (
+    Conversation,
+    Dataset,
+    Judge,
+    JudgeCall,
+    JudgeVersion,
+    Sweep,
+    SweepChunkLease,
+    Turn,
+    Verdict,
+)
 from reviewapp.services import calls as calls_service
 from reviewapp.services import judge_inputs, judges
 from reviewapp.services import signatures as signatures_service
@@ -714,9 +725,43 @@ def sweep_wait(*, sweep_id: int, timeout_s: float, poll_s: float = 0.5) -> Sweep
 # --- recovery ------------------------------------------------------------------------------------
 
 
+# The chunk leases this process holds (prefork: one chunk task at a time per process).
+_held_leases: set[str] = set()
+
+
 def sweep_heartbeat(*, sweep_id: int) -> None:
     """A chunk says it is alive: the reconcile task leaves a sweep alone while its chunks report."""
-    Sweep.objects.filter(pk=sweep_id).update(progress_at=timezone.now())
+    now = timezone.now()
+    Sweep.objects.filter(pk=sweep_id).update(progress_at=now)
+    if _held_leases:
+        lease_ttl = timedelta(seconds=settings.TRIBUNAL_SWEEP_STALL_SECONDS)
+        SweepChunkLease.objects.filter(sweep_id=sweep_id, holder__in=list(_held_leases)).update(
+            expires_at=now + lease_ttl
+        )
+
+
+def chunk_lease_acquire(*, sweep_id: int, judge_version_id: int, target_ids: Sequence[int]) -> str | None:
+    """Take the chunk's lease; None when another run of the same chunk holds a live one."""
+    holder = uuid.uuid4().hex
+    now = timezone.now()
+    expires_at = now + timedelta(seconds=settings.TRIBUNAL_SWEEP_STALL_SECONDS)
+    key = {"sweep_id": sweep_id, "judge_version_id": judge_version_id, "first_target": min(target_ids)}
+    with transaction.atomic():
+        lease, created = SweepChunkLease.objects.select_for_update().get_or_create(
+            **key, defaults={"holder": holder, "expires_at": expires_at}
+        )
+        if not created:
+            if lease.expires_at > now:
+                return None
+            lease.holder, lease.expires_at = holder, expires_at
+            lease.save(update_fields=["holder", "expires_at"])
+    _held_leases.add(holder)
+    return holder
+
+
+def chunk_lease_release(*, holder: str) -> None:
+    _held_leases.discard(holder)
+    SweepChunkLease.objects.filter(holder=holder).delete()
 
 
 def _last_sign_of_life(sweep: Sweep):
@@ -725,14 +770,29 @@ def _last_sign_of_life(sweep: Sweep):
     return max(m for m in moments if m is not None)
 
 
+def _stall_for(sweep: Sweep, stall_seconds: int | None) -> timedelta:
+    """The silence after which `sweep` counts as stalled: doubled after each reconcile (at most 32x).
+
+    A sweep waiting behind other work in the queue is silent too; the backoff keeps re-sending its
+    chunks from piling up copies in the queue (each copy would do nothing, but costs a delivery).
+    """
+    base = settings.TRIBUNAL_SWEEP_STALL_SECONDS if stall_seconds is None else stall_seconds
+    reconciled = int((sweep.params or {}).get("reconciled") or 0)
+    return timedelta(seconds=base * 2 ** min(reconciled, 5))
+
+
 def sweeps_stalled(*, now=None, stall_seconds: int | None = None) -> list[int]:
-    """Ids of sweeps planned or running with no verdict and no chunk heartbeat for `stall_seconds`."""
+    """Ids of sweeps planned or running with no verdict and no chunk heartbeat for their stall time."""
     now = now or timezone.now()
-    stall = timedelta(seconds=settings.TRIBUNAL_SWEEP_STALL_SECONDS if stall_seconds is None else stall_seconds)
+    base = timedelta(seconds=settings.TRIBUNAL_SWEEP_STALL_SECONDS if stall_seconds is None else stall_seconds)
     candidates = Sweep.objects.filter(
-        kind=Sweep.Kind.SWEEP, status__in=(Sweep.Status.PENDING, Sweep.Status.RUNNING), created_at__lte=now - stall
-    ).filter(Q(progress_at__isnull=True) | Q(progress_at__lte=now - stall))
-    return [sweep.pk for sweep in candidates.order_by("id") if now - _last_sign_of_life(sweep) >= stall]
+        kind=Sweep.Kind.SWEEP, status__in=(Sweep.Status.PENDING, Sweep.Status.RUNNING), created_at__lte=now - base
+    ).filter(Q(progress_at__isnull=True) | Q(progress_at__lte=now - base))
+    return [
+        sweep.pk
+        for sweep in candidates.order_by("id")
+        if now - _last_sign_of_life(sweep) >= _stall_for(sweep, stall_seconds)
+    ]
 
 
 @dataclass
@@ -777,13 +837,12 @@ def sweep_reconcile(*, sweep_id: int, stall_seconds: int | None = None) -> Recon
 
     Serialised on the sweep row and re-checked under the lock, so two reconciles never both re-send.
     """
-    stall = settings.TRIBUNAL_SWEEP_STALL_SECONDS if stall_seconds is None else stall_seconds
     with transaction.atomic():
         sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
         now = timezone.now()
         if sweep.status not in (Sweep.Status.PENDING, Sweep.Status.RUNNING):
             return ReconcilePlan()
-        if (now - _last_sign_of_life(sweep)).total_seconds() < stall:
+        if now - _last_sign_of_life(sweep) < _stall_for(sweep, stall_seconds):
             return ReconcilePlan()
         plan = ReconcilePlan()
         if not sweep.params.get("dispatched"):

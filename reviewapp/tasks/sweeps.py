@@ -80,11 +80,26 @@ def sweep_dispatch(self, sweep_id: int) -> int:
     max_retries=8,
 )
 def sweep_chunk(self, sweep_id: int, judge_version_id: int, target_ids: list[int]) -> dict:
-    """Score one chunk, then recompute the sweep's counters (and close it if this was the last)."""
+    """Score one chunk, then recompute the sweep's counters (and close it if this was the last).
+
+    The chunk's lease keeps a re-sent copy from running beside it; the copy then only refreshes
+    the counters.
+    """
+    holder = sweeps_service.chunk_lease_acquire(
+        sweep_id=sweep_id, judge_version_id=judge_version_id, target_ids=target_ids
+    )
+    if holder is None:
+        log.info("sweep %s: this chunk is already running elsewhere; leaving it to that run", sweep_id)
+        sweeps_service.sweep_finalize(sweep_id=sweep_id)
+        return {"signature_verdicts": 0, "llm_verdicts": 0, "llm_calls": 0, "skipped": len(target_ids)}
     try:
-        outcome = sweeps_service.sweep_chunk_run(
-            sweep_id=sweep_id, judge_version_id=judge_version_id, target_ids=target_ids
-        )
+        try:
+            outcome = sweeps_service.sweep_chunk_run(
+                sweep_id=sweep_id, judge_version_id=judge_version_id, target_ids=target_ids
+            )
+        finally:
+            # Released before any retry is queued, so the retry can take the lease.
+            sweeps_service.chunk_lease_release(holder=holder)
     except SoftTimeLimitExceeded as exc:
         # What was answered is written; the retry only does the rest.
         log.warning("sweep %s chunk of %d targets hit its time limit; retrying the rest", sweep_id, len(target_ids))

@@ -79,7 +79,7 @@ def test_a_sweep_whose_dispatch_was_lost_is_dispatched_again(llm_off, eager_cele
     sweep = sweeps_service.sweep_start(dataset=dataset, judge_versions=[judge], qa_sample=0, dispatch=False)
     age(sweep, settings.TRIBUNAL_SWEEP_STALL_SECONDS + 1)
     assert sweeps_service.sweep_reconcile(sweep_id=sweep.pk).redispatch
-    age(sweep, settings.TRIBUNAL_SWEEP_STALL_SECONDS + 1)
+    age(sweep, 2 * settings.TRIBUNAL_SWEEP_STALL_SECONDS + 1)  # a second reconcile waits twice as long
     sweeps_reconcile()
     sweep.refresh_from_db()
     assert sweep.status == Sweep.Status.DONE and sweep.verdicts_written == 1
@@ -92,3 +92,39 @@ def test_recovery_defaults_are_sized_to_the_longest_chunk():
     schedule = settings.CELERY_BEAT_SCHEDULE["sweeps-reconcile"]
     assert schedule["task"] == "reviewapp.tasks.sweeps.sweeps_reconcile"
     assert schedule["schedule"] + settings.TRIBUNAL_SWEEP_STALL_SECONDS <= 90
+
+
+def test_a_copy_of_a_running_chunk_does_nothing_until_its_lease_expires(planned, eager_celery):
+    from reviewapp.models import SweepChunkLease
+    from reviewapp.tasks.sweeps import sweep_chunk
+
+    sweep, chunks = planned
+    judge_version_id, target_ids = chunks[1]
+    holder = sweeps_service.chunk_lease_acquire(
+        sweep_id=sweep.pk, judge_version_id=judge_version_id, target_ids=target_ids
+    )
+    assert holder is not None
+    assert (
+        sweeps_service.chunk_lease_acquire(sweep_id=sweep.pk, judge_version_id=judge_version_id, target_ids=target_ids)
+        is None
+    )
+    copy = sweep_chunk.delay(sweep.pk, judge_version_id, target_ids).get()
+    assert copy["skipped"] == len(target_ids) and copy["llm_verdicts"] == 0
+    assert not Verdict.objects.filter(sweep=sweep, turn_id__in=target_ids).exists()
+    # The holder's worker died: its lease runs out and the re-sent chunk takes over.
+    SweepChunkLease.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    done = sweep_chunk.delay(sweep.pk, judge_version_id, target_ids).get()
+    assert done["llm_verdicts"] == len(target_ids)
+    assert not SweepChunkLease.objects.filter(sweep=sweep).exclude(holder=holder).exists()  # released
+
+
+def test_each_reconcile_of_the_same_sweep_waits_twice_as_long(planned):
+    sweep, _ = planned
+    stall = settings.TRIBUNAL_SWEEP_STALL_SECONDS
+    age(sweep, stall + 1)
+    assert sweeps_service.sweep_reconcile(sweep_id=sweep.pk).chunks
+    age(sweep, stall + 1)
+    assert sweeps_service.sweeps_stalled() == []  # the second waits 2 x stall
+    assert sweeps_service.sweep_reconcile(sweep_id=sweep.pk).chunks == []
+    age(sweep, 2 * stall + 1)
+    assert sweeps_service.sweeps_stalled() == [sweep.pk]
