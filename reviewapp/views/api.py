@@ -156,6 +156,9 @@ def sweep_json(request, sweep: Sweep) -> dict:
             "failed": sweep.failed,
         },
         "code_version": sweep.code_version,
+        "signature_versions": [
+            {"signature": v.signature_id, "version": v.version} for v in sweep.signature_versions.all()
+        ],
         "error": sweep.error or None,
         "created_at": sweep.created_at.isoformat(),
         "started_at": sweep.started_at.isoformat() if sweep.started_at else None,
@@ -167,7 +170,8 @@ def sweep_json(request, sweep: Sweep) -> dict:
 
 def _sweep_for(request, sweep_id: int) -> Sweep:
     sweep = get_object_or_404(
-        Sweep.objects.select_related("dataset").prefetch_related("judge_versions__judge"), pk=sweep_id
+        Sweep.objects.select_related("dataset").prefetch_related("judge_versions__judge", "signature_versions"),
+        pk=sweep_id,
     )
     sweep = sweep_selectors.check_sweep(request.user, sweep)
     if request.api_token.languages:

@@ -357,3 +357,23 @@ def test_an_unexpected_failure_is_a_json_500(api, make_user, fr_sweep, monkeypat
     )
     assert response.status_code == 500 and response["Content-Type"] == "application/json"
     assert response.json()["status"] == 500 and "boom" not in response.json()["error"]
+
+
+def test_a_sweep_says_which_signature_versions_it_used(api, make_user, judge, scripted_llm, run_sweep):
+    from reviewapp.services.signatures import signature_create
+
+    dataset = make_dataset("greetings", {"a": ("en", ["Have a good day.", "Your flight is at nine."])})
+    closing = dataset.conversations.get().turns.get(position=1)
+    signature = signature_create(
+        judge=judge.judge,
+        language="en",
+        intent="closing",
+        kind="substring",
+        pattern="have a good day",
+        evidence=[closing],
+        rating=3.0,
+    )
+    sweep = run_sweep(dataset=dataset, judge_versions=[judge], qa_sample=0)
+    body = api.get(reverse("api_sweep_detail", args=[sweep.pk]), **bearer(token_for(make_user("lea", role="lead"))))
+    assert body.json()["signature_versions"] == [{"signature": signature.pk, "version": 1}]
+    assert body.json()["counts"]["tier1_resolved"] == 1
