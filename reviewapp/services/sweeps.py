@@ -759,6 +759,16 @@ def chunk_lease_acquire(*, sweep_id: int, judge_version_id: int, target_ids: Seq
     return holder
 
 
+def chunk_lease_wait_seconds(*, sweep_id: int, judge_version_id: int, target_ids: Sequence[int]) -> float:
+    """Seconds until the live lease of this chunk runs out (0 when there is none)."""
+    lease = SweepChunkLease.objects.filter(
+        sweep_id=sweep_id, judge_version_id=judge_version_id, first_target=min(target_ids)
+    ).first()
+    if lease is None:
+        return 0.0
+    return max(0.0, (lease.expires_at - timezone.now()).total_seconds())
+
+
 def chunk_lease_release(*, holder: str) -> None:
     _held_leases.discard(holder)
     SweepChunkLease.objects.filter(holder=holder).delete()

@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 SWEEP_QUEUE = settings.TRIBUNAL_SWEEP_QUEUE or None
 CHUNK_SOFT_TIME_LIMIT = settings.TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT
 CHUNK_TIME_LIMIT = settings.TRIBUNAL_SWEEP_CHUNK_TIME_LIMIT
+# A copy of a chunk that another run holds waits for that lease at most this many times (a lease
+# lasts TRIBUNAL_SWEEP_STALL_SECONDS and a chunk cannot outlive its time limit).
+LEASE_WAITS = max(3, CHUNK_TIME_LIMIT // max(1, settings.TRIBUNAL_SWEEP_STALL_SECONDS) + 2)
 
 
 def _send(task, *args) -> None:
@@ -89,9 +92,16 @@ def sweep_chunk(self, sweep_id: int, judge_version_id: int, target_ids: list[int
         sweep_id=sweep_id, judge_version_id=judge_version_id, target_ids=target_ids
     )
     if holder is None:
-        log.info("sweep %s: this chunk is already running elsewhere; leaving it to that run", sweep_id)
-        sweeps_service.sweep_finalize(sweep_id=sweep_id)
-        return {"signature_verdicts": 0, "llm_verdicts": 0, "llm_calls": 0, "skipped": len(target_ids)}
+        # Another run holds the chunk: wait for its lease to end, then do whatever it left (nothing,
+        # if it finished; everything unwritten, if its worker died and the lease ran out).
+        if self.request.is_eager or self.request.retries >= LEASE_WAITS:
+            log.info("sweep %s: this chunk is held by another run; leaving it to that run", sweep_id)
+            sweeps_service.sweep_finalize(sweep_id=sweep_id)
+            return {"signature_verdicts": 0, "llm_verdicts": 0, "llm_calls": 0, "skipped": len(target_ids)}
+        wait = sweeps_service.chunk_lease_wait_seconds(
+            sweep_id=sweep_id, judge_version_id=judge_version_id, target_ids=target_ids
+        )
+        raise self.retry(countdown=int(wait) + 5, max_retries=LEASE_WAITS)
     try:
         try:
             outcome = sweeps_service.sweep_chunk_run(
