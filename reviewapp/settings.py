@@ -213,8 +213,10 @@ if not CELERY_BROKER_URL.startswith("filesystem://"):
 # Recovery: every TRIBUNAL_SWEEP_RECONCILE_SECONDS Celery beat looks for running sweeps with no sign
 # of life (no verdict, no chunk heartbeat) for TRIBUNAL_SWEEP_STALL_SECONDS and re-sends the chunks
 # that still miss verdicts; chunks skip what is written, so a re-sent chunk never doubles a verdict.
-TRIBUNAL_SWEEP_RECONCILE_SECONDS = env.int("TRIBUNAL_SWEEP_RECONCILE_SECONDS", default=20)
-TRIBUNAL_SWEEP_STALL_SECONDS = env.int("TRIBUNAL_SWEEP_STALL_SECONDS", default=60)
+TRIBUNAL_SWEEP_RECONCILE_SECONDS = env.int("TRIBUNAL_SWEEP_RECONCILE_SECONDS", default=15)
+# A live chunk reports every TRIBUNAL_SWEEP_HEARTBEAT_SECONDS, even while its LLM calls wait, so
+# three missed heartbeats mean its worker is gone.
+TRIBUNAL_SWEEP_STALL_SECONDS = env.int("TRIBUNAL_SWEEP_STALL_SECONDS", default=30)
 # A running chunk reports it is alive this often (seconds).
 TRIBUNAL_SWEEP_HEARTBEAT_SECONDS = env.int("TRIBUNAL_SWEEP_HEARTBEAT_SECONDS", default=10)
 TRIBUNAL_CODE_VERSION = env.str("TRIBUNAL_CODE_VERSION", default="")

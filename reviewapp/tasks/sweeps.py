@@ -3,6 +3,13 @@
 Every task takes ids and calls a service; each is safe to run twice (see services/sweeps.py).
 acks_late + reject_on_worker_lost: a task whose worker is killed goes back to the queue.
 
+Recovery from a killed worker does not wait for Redis to redeliver (CELERY_VISIBILITY_TIMEOUT,
+sized to the longest chunk): a running chunk heartbeats every TRIBUNAL_SWEEP_HEARTBEAT_SECONDS and
+holds a lease on its chunk; `sweeps_reconcile`, on Celery beat every
+TRIBUNAL_SWEEP_RECONCILE_SECONDS, re-sends the unfinished chunks of a sweep silent for
+TRIBUNAL_SWEEP_STALL_SECONDS (doubling after each reconcile of the same sweep). A copy of a chunk
+whose lease is still live waits for it to end, so no LLM call is made twice at once.
+
 Queues: every sweep task goes to the default queue unless TRIBUNAL_SWEEP_QUEUE names another. For
 LLM-heavy deployments run the chunks on their own queue and worker, e.g.
     TRIBUNAL_SWEEP_QUEUE=llm celery -A reviewapp worker -Q llm --pool prefork --concurrency 2

@@ -63,7 +63,7 @@ def test_a_sweep_whose_worker_was_killed_finishes_within_two_minutes_of_a_restar
     worker = beat_worker
     assert connection.vendor == "postgresql"
     # The defaults this test relies on, not shortened for it.
-    assert settings.TRIBUNAL_SWEEP_STALL_SECONDS == 60 and settings.TRIBUNAL_SWEEP_RECONCILE_SECONDS == 20
+    assert settings.TRIBUNAL_SWEEP_STALL_SECONDS == 30 and settings.TRIBUNAL_SWEEP_RECONCILE_SECONDS == 15
     assert "CELERY_VISIBILITY_TIMEOUT" not in worker.environment()
 
     judge = judge_version_store(spec=load_specs(ROOT / "judges" / "conciseness.yaml")[0])
