@@ -54,6 +54,9 @@ def beat_worker(celery_worker_process, monkeypatch):
             yield worker
         finally:
             worker.stop()
+            # Copies of chunks still waiting (a redelivery, a lease wait) must not reach the next
+            # worker while the test database is being emptied.
+            harness.redis_flush(celery_worker_process.broker_url)
             monkeypatch.delenv("OPENAI_BASE_URL")
             monkeypatch.delenv("OPENAI_API_KEY")
             celery_worker_process.start()
