@@ -453,14 +453,18 @@ def signature_update(
         check.signature = signature
         if will_be_active:
             _refuse_if_contradicting(check, f"signature {signature.pk} as changed")
-        if not rule_changed and will_be_active == signature.active:
+        suspended = signature.suspended_at is not None
+        if not rule_changed and will_be_active == signature.active and not (suspended and will_be_active):
             return signature
 
         if will_be_active != signature.active and not (loosening and set(loosening) - {"reactivation"}):
             change = SignatureVersion.Change.SWITCHED_ON if will_be_active else SignatureVersion.Change.SWITCHED_OFF
-        else:
+        elif rule_changed:
             change = SignatureVersion.Change.EDITED
-        lifted = signature.suspended_at is not None and will_be_active and rule_changed
+        else:
+            # Unchanged, but the gold it contradicted was corrected: it agrees again.
+            change = SignatureVersion.Change.REINSTATED
+        lifted = suspended and will_be_active
         signature.pattern = rule.pattern
         signature.kind = rule.kind
         signature.negation_guards = list(rule.negation_guards)

@@ -210,3 +210,18 @@ def test_a_sweep_start_rechecks_only_when_gold_or_signatures_changed(speak, fren
     add_gold(speak.judge, turns[:1], passed=True)
     start()
     assert len(calls) == 2
+
+
+def test_a_suspended_signature_is_reinstated_unchanged_once_the_gold_is_corrected(speak, french):
+    _, turns = french
+    signature = greeting(speak, turns[:1], passed=True)
+    add_gold(speak.judge, turns, passed=False)
+    assert signatures_recheck().suspended == [signature.pk]
+    with pytest.raises(SignatureError, match="contradicts gold"):
+        signature_update(signature=signature)
+    # The gold was wrong: adjudication says these greetings pass.
+    add_gold(speak.judge, turns, passed=True, source=GoldLabel.Source.ADJUDICATED)
+    signature_update(signature=signature, note="gold corrected")
+    signature.refresh_from_db()
+    assert signature.suspended_at is None
+    assert signature.versions.order_by("-version").first().change == "reinstated"
