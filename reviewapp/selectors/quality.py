@@ -32,7 +32,18 @@ from django.db.models import Q
 from scoring import agreement
 
 from ..access import language_match_q
-from ..models import Adjudication, GoldLabel, Judge, JudgeVersion, Review, ReviewItem, Turn, Verdict
+from ..models import (
+    Adjudication,
+    Dataset,
+    GoldLabel,
+    Judge,
+    JudgeVersion,
+    Review,
+    ReviewItem,
+    Sweep,
+    Turn,
+    Verdict,
+)
 from . import outcomes
 from .gold import winning_gold, winning_label
 
@@ -144,6 +155,42 @@ class Slice:
         if self.date_from or self.date_to:
             parts.append(f"verdicts {self.date_from or '…'} to {self.date_to or '…'}")
         return "; ".join(parts) or "every dataset, sweep, language and date"
+
+
+class SliceError(ValueError):
+    """A slice naming a dataset or sweep that does not exist, or dates in the wrong order."""
+
+
+def slice_for(
+    *,
+    datasets: Iterable[str] = (),
+    sweep_id: int | None = None,
+    language: str = "",
+    date_from: date | None = None,
+    date_to: date | None = None,
+    unresolved: str = "excluded",
+) -> Slice:
+    """The slice these filters name: one query for the datasets, one for the sweep; unknown ones are errors."""
+    names = list(dict.fromkeys(n for n in datasets if n))
+    found = dict(Dataset.objects.filter(name__in=names).values_list("name", "pk")) if names else {}
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise SliceError(f"No dataset named {', '.join(repr(n) for n in missing)}.")
+    if sweep_id is not None and not Sweep.objects.filter(pk=sweep_id).exists():
+        raise SliceError(f"No sweep {sweep_id}.")
+    if date_from and date_to and date_from > date_to:
+        raise SliceError(f"The date range starts on {date_from}, after it ends ({date_to}).")
+    if unresolved not in CONVENTIONS:
+        raise SliceError(f"Unresolved answers are excluded or wrong, not {unresolved!r}.")
+    return Slice(
+        dataset_ids=tuple(found[n] for n in names),
+        dataset_names=tuple(names),
+        sweep_id=sweep_id,
+        language=language.strip(),
+        date_from=date_from,
+        date_to=date_to,
+        unresolved=unresolved,  # type: ignore[arg-type]
+    )
 
 
 # --- gold -----------------------------------------------------------------------------------------------
