@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from django.db.models import Q
 
-from scoring import agreement
+from scoring import agreement, estimates
 
 from ..access import language_match_q
 from ..models import (
@@ -447,11 +447,13 @@ def _labels_for(judge: Judge, pairs: Sequence[Pair]) -> list[str]:
 
 
 def _report(judge: Judge, pairs: Sequence[Pair], *, n_boot: int, weighted: bool = False):
+    """Wilson accuracy (at the effective size of conversation clusters), conversation-bootstrap F1 and kappa."""
     return agreement.classification_report(
         [p.gold for p in pairs],
         [p.judge for p in pairs],
         labels=_labels_for(judge, pairs),
         weights=[p.weight for p in pairs] if weighted else None,
+        clusters=[p.target[0] for p in pairs],
         n_boot=n_boot,
     )
 
@@ -474,11 +476,15 @@ class RunRow:
 
     @property
     def accuracy_excluded(self) -> float | None:
-        return self.right / self.resolved if self.resolved else None
+        return agreement.run_accuracy(self.counts, unresolved="excluded")
 
     @property
     def accuracy_wrong(self) -> float | None:
-        return self.right / self.n if self.n else None
+        return agreement.run_accuracy(self.counts, unresolved="wrong")
+
+    @property
+    def counts(self) -> agreement.RunCounts:
+        return agreement.RunCounts(targets=self.n, correct=self.right, unresolved=self.unresolved, failed=self.failed)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -568,8 +574,8 @@ def run_spreads(
         sweep_id=sweep,
         rows=rows,
         dropped=dropped,
-        excluded=agreement.mean_std([r.accuracy_excluded for r in rows]),
-        wrong=agreement.mean_std([r.accuracy_wrong for r in rows]),
+        excluded=agreement.runs_accuracy([r.counts for r in rows], unresolved="excluded"),
+        wrong=agreement.runs_accuracy([r.counts for r in rows], unresolved="wrong"),
         macro_f1=agreement.mean_std(f1s),
     )
 
@@ -581,36 +587,154 @@ def run_spreads(
 class QaEstimate:
     """How often the judge is right on everything it scored, from the random QA sample."""
 
-    estimator: str
-    sampled: int  # QA items among the version's targets in the slice
-    with_gold: int
-    estimate: agreement.Estimate
+    estimate: estimates.WeightedProportion
+
+    @property
+    def estimator(self) -> str:
+        return {"hajek": "Hajek", "horvitz-thompson": "Horvitz-Thompson"}[self.estimate.estimator] + (
+            " (weights 1 / inclusion probability; " + self.estimate.interval + ")"
+        )
+
+    @property
+    def sampled(self) -> int:
+        return self.estimate.n_sampled
+
+    @property
+    def with_gold(self) -> int:
+        return self.estimate.n_labelled
 
     @property
     def missing(self) -> int:
-        return self.sampled - self.with_gold
+        return self.estimate.missing
+
+    @property
+    def accuracy(self) -> agreement.Estimate:
+        e = self.estimate
+        return agreement.Estimate(e.value, e.low, e.high)
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "estimator": self.estimator,
+            "estimator": self.estimate.estimator,
             "sampled": self.sampled,
             "with_gold": self.with_gold,
             "missing": self.missing,
-            "accuracy": self.estimate.as_dict(),
+            "accuracy": self.accuracy.as_dict(),
+            "detail": self.estimate.as_dict(),
         }
 
 
-def qa_estimate(targets: dict[TargetKey, TargetVerdicts], scored: PairSet, items: dict[TargetKey, dict]) -> QaEstimate:
-    sampled = sum(
-        1 for t in targets if (i := items.get(t)) is not None and ReviewItem.Reason.QA_SAMPLE in set(i["reasons"])
-    )
-    qa = [p for p in scored.pairs if p.qa_sample]
-    estimate = (
-        agreement.weighted_accuracy([p.gold == p.judge for p in qa], [p.weight for p in qa])
-        if qa
-        else agreement.Estimate(None)
-    )
-    return QaEstimate(ESTIMATORS["qa"], sampled, len(qa), estimate)
+def qa_estimate(
+    targets: dict[TargetKey, TargetVerdicts],
+    gold: dict[TargetKey, Gold],
+    items: dict[TargetKey, dict],
+    convention: Convention,
+) -> QaEstimate:
+    """Hajek estimate over the QA items among the version's targets: each item stands for 1 / probability
+    targets of its language; an item still without gold is counted as missing, never as right or wrong.
+
+    Under "excluded" a sampled target whose answer is unresolved is outside the population being
+    estimated (resolved answers); under "wrong" it is a wrong answer. A refused pair is left out."""
+    sample = []
+    for target, verdicts in targets.items():
+        item = items.get(target)
+        if item is None or ReviewItem.Reason.QA_SAMPLE not in set(item["reasons"]):
+            continue
+        ref = verdicts.reference
+        if not ref.resolved and convention == "excluded":
+            continue
+        label = gold.get(target)
+        if (label is not None and label.outcome is None) or (ref.resolved and ref.outcome is None):
+            continue
+        value = None if label is None else (ref.resolved and ref.outcome == label.outcome)
+        probability = min(1.0, 1.0 / float(item["sample_weight"])) if item["sample_weight"] else 1.0
+        sample.append(estimates.SampleItem(stratum=verdicts.language, probability=probability, value=value))
+    return QaEstimate(estimates.proportion_estimate(sample, estimator="hajek"))
+
+
+# --- prediction-powered pass rates -------------------------------------------------------------------------
+
+
+@dataclass
+class PassRate:
+    """One version x language: the judge's own pass rate, the human-only estimate and the PPI-corrected rate."""
+
+    language: str
+    n_judged: int  # resolved verdicts of the version in the language
+    n_labelled: int  # of them, QA-sampled with gold
+    raw: agreement.Estimate
+    human: agreement.Estimate | None
+    ppi: agreement.Estimate | None
+    width_ratio: float | None
+    method: str
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "language": self.language,
+            "n_judged": self.n_judged,
+            "n_labelled": self.n_labelled,
+            "judge_raw": self.raw.as_dict(),
+            "human_only": self.human.as_dict() if self.human else None,
+            "ppi": self.ppi.as_dict() if self.ppi else None,
+            "width_ratio": agreement._round(self.width_ratio),
+            "method": self.method,
+            "note": self.note,
+        }
+
+
+def _passes(rule: outcomes.OutcomeRule, value: str | None) -> bool | None:
+    if value is None:
+        return None
+    if rule.derived_from == "ordinal":
+        threshold = rule.threshold()
+        return None if threshold is None else float(value) >= threshold
+    return value == "pass"
+
+
+def pass_rates(
+    version: JudgeVersion,
+    targets: dict[TargetKey, TargetVerdicts],
+    gold: dict[TargetKey, Gold],
+    items: dict[TargetKey, dict],
+) -> tuple[list[PassRate], str]:
+    """Per language: PPI on the random QA sample with gold (the labelled set) and the other resolved verdicts.
+
+    The human labels must be a uniform random sample of the language's targets: the QA sample is one
+    (simple random within each language stratum); disagreement-picked items never enter."""
+    rule = outcomes.pass_fail_rule(version.judge, version)
+    if rule is None:
+        return [], "This judge has no pass/fail view (an ordinal version without a declared pass threshold)."
+    by_language: dict[str, tuple[list[bool], list[bool], list[bool]]] = defaultdict(lambda: ([], [], []))
+    for target, verdicts in targets.items():
+        ref = verdicts.reference
+        judged = _passes(rule, ref.outcome) if ref.resolved else None
+        if judged is None:
+            continue
+        human_list, labelled, unlabelled = by_language[verdicts.language]
+        item = items.get(target)
+        label = gold.get(target)
+        truth = _passes(rule, label.outcome) if label is not None else None
+        if item is not None and ReviewItem.Reason.QA_SAMPLE in set(item["reasons"]) and truth is not None:
+            human_list.append(truth)
+            labelled.append(judged)
+        else:
+            unlabelled.append(judged)
+    rows = []
+    for language, (human, labelled, unlabelled) in sorted(by_language.items()):
+        judged = labelled + unlabelled
+        raw = agreement.proportion_interval(sum(judged), len(judged))
+        if len(human) < 2 or not unlabelled:
+            rows.append(
+                PassRate(language, len(judged), len(human), raw, None, None, None, "", "too few QA labels for PPI")
+            )
+            continue
+        result = estimates.prediction_powered_rate(human, labelled, unlabelled)
+        rows.append(
+            PassRate(
+                language, len(judged), len(human), raw, result.human, result.ppi, result.width_ratio, result.method
+            )
+        )
+    return rows, ""
 
 
 @dataclass
@@ -624,6 +748,8 @@ class VersionQuality:
     qa_weighted: agreement.ClassificationReport | None = None
     qa_unweighted: agreement.ClassificationReport | None = None
     qa: QaEstimate | None = None
+    pass_rates: list[PassRate] = field(default_factory=list)
+    pass_rates_note: str = ""
     disputed: agreement.ClassificationReport | None = None
     runs: Runs | None = None
     gold_sources: dict[str, int] = field(default_factory=dict)
@@ -675,6 +801,8 @@ class VersionQuality:
             report = getattr(self, name)
             out[name] = report.as_dict() if report else None
         out["qa_sample"] = self.qa.as_dict() if self.qa else None
+        out["pass_rates"] = {"rows": [r.as_dict() for r in self.pass_rates], "note": self.pass_rates_note}
+        out["evidence"] = self.overall.evidence.as_dict() if self.overall.evidence else None
         out["runs_accuracy"] = self.runs_accuracy.as_dict() if self.runs_accuracy else None
         out["runs_macro_f1"] = self.runs_macro_f1.as_dict() if self.runs_macro_f1 else None
         if self.runs is not None:
@@ -696,9 +824,8 @@ def _accuracy_dict(entry: tuple[int, agreement.Estimate] | None) -> dict[str, An
     return {"n": n, **estimate.as_dict()}
 
 
-def _accuracy_under(pairs: Sequence[Pair]) -> tuple[int, agreement.Estimate]:
-    report = agreement.classification_report([p.gold for p in pairs], [p.judge for p in pairs], labels=None, n_boot=0)
-    return len(pairs), report.accuracy
+def _accuracy_under(judge: Judge, pairs: Sequence[Pair]) -> tuple[int, agreement.Estimate]:
+    return len(pairs), _report(judge, pairs, n_boot=0).accuracy
 
 
 def version_quality(
@@ -722,7 +849,7 @@ def version_quality(
         overall=_report(judge, chosen, n_boot=n_boot),
         gold_sources=dict(Counter(p.gold_source for p in chosen)),
     )
-    quality.accuracy = {c: _accuracy_under(scored.under(c)) for c in CONVENTIONS}
+    quality.accuracy = {c: _accuracy_under(judge, scored.under(c)) for c in CONVENTIONS}
     if not detail:
         return quality
     by_language: dict[str, list[Pair]] = defaultdict(list)
@@ -732,7 +859,8 @@ def version_quality(
     qa = [p for p in scored.pairs if p.qa_sample]
     quality.qa_weighted = _report(judge, qa, n_boot=n_boot, weighted=True)
     quality.qa_unweighted = _report(judge, qa, n_boot=n_boot)
-    quality.qa = qa_estimate(targets, scored, items)
+    quality.qa = qa_estimate(targets, gold, items, slice.unresolved)
+    quality.pass_rates, quality.pass_rates_note = pass_rates(version, targets, gold, items)
     quality.disputed = _report(judge, [p for p in chosen if p.disputed], n_boot=n_boot)
     quality.runs = run_spreads(judge, targets, gold, slice.sweep_id)
     return quality

@@ -102,12 +102,12 @@ def interval_chart(selected: selectors.VersionQuality) -> dict | None:
         (f"unresolved left out (n={n})" if c == "excluded" else f"unresolved wrong (n={n})", e)
         for c, (n, e) in selected.accuracy.items()
     ]
-    if selected.qa is not None and selected.qa.estimate.value is not None:
-        rows.append((f"QA sample, Hajek (n={selected.qa.with_gold})", selected.qa.estimate))
-    for row in getattr(selected, "pass_rates", None) or []:
-        if row.language == "" and row.ppi is not None and row.ppi.value is not None:
-            rows.append((f"pass rate, judge-only (n={row.n_judged})", row.raw))
-            rows.append((f"pass rate, human-only (n={row.n_labelled})", row.human))
-            rows.append(("pass rate, prediction-powered", row.ppi))
+    if selected.qa is not None and selected.qa.accuracy.value is not None:
+        rows.append((f"QA sample, Hajek (n={selected.qa.with_gold})", selected.qa.accuracy))
+    for row in selected.pass_rates:
+        if row.ppi is not None and row.human is not None:
+            rows.append((f"{row.language} pass rate, judge (n={row.n_judged})", row.raw))
+            rows.append((f"{row.language} pass rate, humans (n={row.n_labelled})", row.human))
+            rows.append((f"{row.language} pass rate, PPI", row.ppi))
     rows = [(label, e) for label, e in rows if e.value is not None]
     return charts.interval_chart(rows) if rows else None
