@@ -151,6 +151,12 @@ class Command(BaseCommand):
             )
         for lang, r in selected.by_language.items():
             out(f"  {lang:<20} n={r.n:<5} accuracy {_estimate(r.accuracy)}  macro-F1 {_estimate(r.macro_f1)}")
+        for row in selected.pass_rates:
+            corrected = f"PPI {_estimate(row.ppi)}" if row.ppi else row.note
+            human = f"humans {_estimate(row.human)}  " if row.human else ""
+            out(f"  pass rate {row.language:<10} judge {_estimate(row.raw)}  {human}{corrected}")
+        if selected.pass_rates_note:
+            out(f"  pass rate: {selected.pass_rates_note}")
         runs = selected.runs
         if runs is not None and runs.rows:
             spread = runs.spread(selected.slice.unresolved)
