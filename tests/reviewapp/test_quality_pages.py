@@ -251,3 +251,31 @@ def test_dataset_triage_button_full_fragment_and_forbidden(scored, client, make_
     assert ReviewItem.objects.count() == len(items)
     bad = client.post(url, {"qa_rate": "2"}, **HTMX)
     assert bad.status_code == 400 and "Nothing was queued" in bad.content.decode()
+
+
+def test_comparison_works_for_a_conversation_level_judge(client, make_user):
+    judge = Judge.objects.create(
+        slug="whole-call", level=Judge.Level.CONVERSATION, scale=Judge.Scale.ORDINAL, scale_min=1, scale_max=3
+    )
+    dataset = Dataset.objects.create(name="calls")
+    conversations = [Conversation.objects.create(dataset=dataset, external_id=f"c{i}", language="fr") for i in range(4)]
+    a = JudgeVersion.objects.create(judge=judge, version="a", spec={}, spec_hash="whole-a")
+    b = JudgeVersion.objects.create(judge=judge, version="b", spec={}, spec_hash="whole-b")
+    sweep = Sweep.objects.create(kind=Sweep.Kind.IMPORT, dataset=dataset, status="done")
+    for version, ratings in ((a, [1, 2, 3, 3]), (b, [2, 2, 1, 3])):
+        Verdict.objects.bulk_create(
+            Verdict(sweep=sweep, judge_version=version, conversation=c, tier="imported", status="resolved", rating=r)
+            for c, r in zip(conversations, ratings, strict=True)
+        )
+    GoldLabel.objects.bulk_create(
+        GoldLabel(judge=judge, conversation=c, source="imported", rating=r)
+        for c, r in zip(conversations, [2, 2, 3, 3], strict=True)
+    )
+    comparison = quality.version_comparison(a=a, b=b, n_boot=0)
+    assert comparison.compared == 4 and comparison.movement.moved == 2
+    assert (comparison.directions.version.up, comparison.directions.version.down) == (1, 1)
+    assert comparison.gold_rows[0]["a"].accuracy.value == pytest.approx(3 / 4)
+    assert comparison.gold_rows[0]["b"].accuracy.value == pytest.approx(3 / 4)
+    client.force_login(make_user("lea", role=Role.LEAD))
+    html = client.get(reverse("compare_versions", args=["whole-call"]), {"a": a.pk, "b": b.pk}).content.decode()
+    assert "1 up / 1 down" in html
