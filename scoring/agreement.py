@@ -39,6 +39,7 @@ Labels are strings ("pass", "fail", "3"); gold comes first, the judge second, ev
 from __future__ import annotations
 
 import math
+import warnings
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
@@ -423,7 +424,10 @@ def classification_report(
 
     accuracy = float(accuracy_score(y_true, y_pred, sample_weight=sample_weight))
     per_class = f1_score(y_true, y_pred, labels=labels, average=None, sample_weight=sample_weight, zero_division=0)
-    macro_f1 = float(f1_score(y_true, y_pred, average="macro", sample_weight=sample_weight, zero_division=0))
+    # Over the classes present: scikit-learn's default, spelled out so one class does not warn.
+    macro_f1 = float(
+        f1_score(y_true, y_pred, labels=present, average="macro", sample_weight=sample_weight, zero_division=0)
+    )
     single_label = len(present) < 2
     kappa = math.nan if single_label else float(cohen_kappa_score(y_true, y_pred, sample_weight=sample_weight))
     kappa_q = math.nan
@@ -431,7 +435,10 @@ def classification_report(
         kappa_q = float(
             cohen_kappa_score(y_true, y_pred, labels=labels, weights="quadratic", sample_weight=sample_weight)
         )
-    confusion = confusion_matrix(y_true, y_pred, labels=labels, sample_weight=sample_weight)
+    with warnings.catch_warnings():
+        # A one-label set warns about the matrix shape; the labels given are the shape wanted.
+        warnings.simplefilter("ignore", UserWarning)
+        confusion = confusion_matrix(y_true, y_pred, labels=labels, sample_weight=sample_weight)
 
     index = {label: i for i, label in enumerate(labels)}
     gold_index = np.array([index[g] for g in y_true])
