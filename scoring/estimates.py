@@ -74,7 +74,8 @@ def qa_sample[K: Hashable](
 ) -> list[tuple[K, float]]:
     """A stratified random sample of `keys` (one stratum per key, e.g. its language), each drawn key with
     its inclusion probability, in input order. `rate` is one rate for every stratum or one per stratum
-    (a stratum missing from the mapping is not sampled). Nothing about agreement goes in."""
+    (a stratum missing from the mapping, or at rate 0, is not sampled; `min_per_stratum` applies to the
+    others). Nothing about agreement goes in."""
     if len(keys) != len(strata):
         raise ValueError(f"{len(strata)} strata for {len(keys)} keys")
     if len(set(keys)) != len(keys):
@@ -90,9 +91,9 @@ def qa_sample[K: Hashable](
         if not 0 <= r <= 1 or math.isnan(r):
             raise ValueError(f"sampling rate {r!r} for stratum {stratum!r} is not between 0 and 1")
         size = len(positions)
-        take = 0 if r == 0 and min_per_stratum == 0 else min(size, max(min_per_stratum, math.ceil(r * size)))
-        if take == 0:
-            continue
+        if r == 0:
+            continue  # a rate of 0 (or no rate for the stratum) means: not sampled, whatever the minimum
+        take = min(size, max(min_per_stratum, math.ceil(r * size)))
         ranked = sorted(positions, key=lambda p: _rank(seed, stratum, keys[p]))
         for position in ranked[:take]:
             chosen[position] = take / size
@@ -279,17 +280,23 @@ def prediction_powered_rate(
     human_estimate = proportion_interval(float(y.sum()), n, confidence=confidence)
     if n < 2 or big_n < 1:
         return PredictionPowered(Estimate(None), human_estimate, judge_raw, n, big_n, None)
-    value = float(np.asarray(ppi_mean_pointestimate(y, yhat, yhat_unlabelled)).ravel()[0])
-    low_raw, high_raw = ppi_mean_ci(y, yhat, yhat_unlabelled, alpha=1 - confidence)
+    method = PredictionPowered.method
+    lam: float | None = None
+    if float(np.var(yhat)) == 0 and float(np.var(yhat_unlabelled)) == 0:
+        # The judge says the same of every target: power tuning has nothing to tune on (0 / 0), and
+        # plain PPI (lambda = 1) then reduces to the human rate.
+        lam, method = 1.0, "PPI (ppi_py, lambda = 1: the judge's labels do not vary), Wilson for humans only"
+    value = float(np.asarray(ppi_mean_pointestimate(y, yhat, yhat_unlabelled, lam=lam)).ravel()[0])
+    low_raw, high_raw = ppi_mean_ci(y, yhat, yhat_unlabelled, alpha=1 - confidence, lam=lam)
     low = float(np.asarray(low_raw).ravel()[0])
     high = float(np.asarray(high_raw).ravel()[0])
     if not (math.isfinite(low) and math.isfinite(high)) or high - low <= 1e-12:
         # No spread anywhere (e.g. everyone and the judge always say pass): a zero-width interval
         # would claim certainty a sample cannot give, so none is reported.
-        return PredictionPowered(Estimate(value), human_estimate, judge_raw, n, big_n, None)
+        return PredictionPowered(Estimate(value), human_estimate, judge_raw, n, big_n, None, method)
     ppi = Estimate(value, max(0.0, low), min(1.0, high))
     ratio = None
     if human_estimate.low is not None and human_estimate.high is not None and human_estimate.high > human_estimate.low:
         assert ppi.low is not None and ppi.high is not None
         ratio = (ppi.high - ppi.low) / (human_estimate.high - human_estimate.low)
-    return PredictionPowered(ppi, human_estimate, judge_raw, n, big_n, ratio)
+    return PredictionPowered(ppi, human_estimate, judge_raw, n, big_n, ratio, method)
