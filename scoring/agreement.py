@@ -102,7 +102,9 @@ def proportion_interval(
     if name is None:
         raise ValueError(f"unknown interval method {method!r}: expected wilson or clopper-pearson")
     low, high = proportion_confint(k, n, alpha=1 - confidence, method=name)
-    return Estimate(k / n, max(0.0, float(low)), min(1.0, float(high)))
+    p = k / n
+    # Rounding leaves Wilson's bound at 0.9999999999999999 for an all-correct slice: hold p inside.
+    return Estimate(p, min(p, max(0.0, float(low))), max(p, min(1.0, float(high))))
 
 
 def _wilson_half_width(p: float, n: float, z: float) -> float:

@@ -7,6 +7,8 @@ import math
 import krippendorff
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import binomtest
 from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix, f1_score
 from statsmodels.stats.proportion import proportion_confint
@@ -294,3 +296,39 @@ def test_interval_alpha_on_weighted_scores_equals_the_krippendorff_package():
     assert nominal < 0.5
     with pytest.raises(ValueError, match="numeric labels"):
         agreement.krippendorff_alpha([["pass", "fail"], ["pass", "pass"]], level="interval")
+
+
+# --- any input ---------------------------------------------------------------------------------------------
+
+pair_lists = st.lists(st.tuples(st.sampled_from(["1", "2", "3"]), st.sampled_from(["1", "2", "3"])), max_size=40)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pairs=pair_lists, weighted=st.booleans(), data=st.data())
+def test_any_slice_reads_like_scikit_learn(pairs, weighted, data):
+    gold = [g for g, _ in pairs]
+    judge = [j for _, j in pairs]
+    weights = data.draw(st.lists(st.floats(0.1, 50), min_size=len(pairs), max_size=len(pairs))) if weighted else None
+    report = agreement.classification_report(gold, judge, labels=["1", "2", "3"], weights=weights, n_boot=50)
+    if not pairs:
+        assert report.accuracy.value is None
+        return
+    assert report.accuracy.value == pytest.approx(accuracy_score(gold, judge, sample_weight=weights))
+    present = sorted(set(gold) | set(judge))
+    assert report.macro_f1.value == pytest.approx(
+        f1_score(gold, judge, labels=present, average="macro", sample_weight=weights, zero_division=0)
+    )
+    assert [report.per_class_f1[x] for x in "123"] == pytest.approx(
+        list(f1_score(gold, judge, labels=["1", "2", "3"], average=None, sample_weight=weights, zero_division=0))
+    )
+    if len(present) > 1:
+        assert report.kappa.value == pytest.approx(cohen_kappa_score(gold, judge, sample_weight=weights), abs=1e-9)
+        expected = cohen_kappa_score(gold, judge, labels=["1", "2", "3"], weights="quadratic", sample_weight=weights)
+        if math.isnan(expected):
+            assert report.kappa_quadratic.value is None
+        else:
+            assert report.kappa_quadratic.value == pytest.approx(expected, abs=1e-9)
+    for estimate in (report.accuracy, report.macro_f1, report.kappa):
+        if estimate.low is not None:
+            assert estimate.low <= estimate.high
+            assert 0 <= report.accuracy.low <= report.accuracy.value <= report.accuracy.high <= 1
