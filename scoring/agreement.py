@@ -329,7 +329,11 @@ def _bootstrap_confusions(
     """n_boot confusion matrices, each from a resample (with replacement) of the clusters.
 
     Each cluster's (weighted) confusion counts are summed once; a replicate draws G clusters with
-    replacement and adds their counts. Without clusters each pair is its own cluster.
+    replacement and adds their counts. Without clusters each pair is its own cluster. Clusters with
+    the same counts are interchangeable, so a replicate draws how many of each kind it takes
+    (multinomial over the distinct kinds, in proportion to how many clusters are of that kind) when
+    kinds are few: the same distribution as drawing clusters one by one, at a cost that grows with the
+    kinds, not the pairs (at most k*k kinds for unweighted pairs without clusters).
     """
     n = len(gold_index)
     if cluster is None:
@@ -339,10 +343,16 @@ def _bootstrap_confusions(
     cell = gold_index * k + judge_index
     per_cluster = np.zeros((n_clusters, k * k))
     np.add.at(per_cluster, (cluster, cell), weights)
+    kinds, how_many = np.unique(per_cluster, axis=0, return_counts=True)
+    by_kind = len(kinds) * 4 < n_clusters  # few kinds: draw counts per kind; else draw clusters
+    units = len(kinds) if by_kind else n_clusters
     out = np.empty((n_boot, k * k))
-    chunk = max(1, _CHUNK_CELLS // max(n_clusters, 1))
+    chunk = max(1, _CHUNK_CELLS // max(units, 1))
     for start in range(0, n_boot, chunk):
         size = min(chunk, n_boot - start)
+        if by_kind:
+            out[start : start + size] = rng.multinomial(n_clusters, how_many / n_clusters, size=size) @ kinds
+            continue
         draws = rng.integers(0, n_clusters, size=(size, n_clusters))
         offsets = (np.arange(size) * n_clusters)[:, None]
         times = np.bincount((draws + offsets).ravel(), minlength=size * n_clusters).reshape(size, n_clusters)

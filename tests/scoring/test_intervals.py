@@ -332,3 +332,24 @@ def test_any_slice_reads_like_scikit_learn(pairs, weighted, data):
         if estimate.low is not None:
             assert estimate.low <= estimate.high
             assert 0 <= report.accuracy.low <= report.accuracy.value <= report.accuracy.high <= 1
+
+
+def test_both_ways_of_drawing_resamples_have_the_spread_theory_gives():
+    """Few kinds of cluster: counts per kind are drawn; many kinds: clusters are drawn. Same distribution."""
+    rng = np.random.default_rng(17)
+    n = 600
+    gold = rng.integers(0, 3, n)
+    judge = np.where(rng.random(n) < 0.8, gold, (gold + 1) % 3)
+    right = (gold == judge).astype(float)
+    p = right.mean()
+
+    pairs = agreement._bootstrap_confusions(gold, judge, np.ones(n), 3, 4000, 1)  # <= 9 kinds
+    accuracy = np.trace(pairs, axis1=1, axis2=2) / n
+    assert accuracy.std() == pytest.approx(math.sqrt(p * (1 - p) / n), rel=0.06)
+
+    cluster = np.repeat(np.arange(150), 4)  # 150 conversations of 4 turns: many distinct kinds
+    conv = agreement._bootstrap_confusions(gold, judge, np.ones(n), 3, 4000, 2, cluster, 150)
+    accuracy = np.trace(conv, axis1=1, axis2=2) / n
+    per_cluster = np.bincount(cluster, weights=right - p)
+    assert accuracy.std() == pytest.approx(math.sqrt((per_cluster**2).sum()) / n, rel=0.08)
+    assert conv.sum(axis=(1, 2)) == pytest.approx(np.full(4000, n))
