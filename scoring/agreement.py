@@ -23,7 +23,8 @@ EVA's); per-class F1 is still listed for every label passed in `labels` (the jud
 
 A slice too small for a claim is "insufficient evidence" (`evidence`): fewer than MIN_EVIDENCE_N = 30
 pairs, or a Wilson half-width above MAX_HALF_WIDTH = 0.10; `labels_needed` says how many labels bring
-the Wilson interval to +-5 (or +-3) points at the observed rate.
+the Wilson interval to +-5 (or +-3) points at the observed rate, and `evidence` scales that by the
+design effect n / effective n when pairs are clustered or weighted.
 
 Runs: `run_accuracy` / `runs_accuracy` under two conventions, "excluded" (unresolved and failed answers
 left out of the denominator) and "wrong" (EVA's: a fixed denominator of every gold target of the run,
@@ -144,7 +145,7 @@ class Evidence:
     estimate: Estimate
     sufficient: bool
     reason: str
-    needed_5: int | None  # labels in all for a Wilson interval of +-5 points at this rate
+    needed_5: int | None  # labels in all for a Wilson interval of +-5 points at this rate (and design effect)
     needed_3: int | None  # ... and of +-3 points
     more_for_5: int | None  # labels still to add for +-5 points
     more_for_3: int | None
@@ -166,17 +167,28 @@ def evidence(
     n: float,
     k: float,
     *,
+    effective_n: float | None = None,
     min_n: int = MIN_EVIDENCE_N,
     max_half_width: float = MAX_HALF_WIDTH,
     confidence: float = CONFIDENCE,
 ) -> Evidence:
-    """k right out of n (n may be an effective size): insufficient below `min_n` pairs or when the Wilson
-    half-width exceeds `max_half_width`; with the labels needed for +-5 and +-3 points."""
-    estimate = proportion_interval(k, n, confidence=confidence)
-    if estimate.value is None:
-        return Evidence(n, k, estimate, False, "no pairs", None, None, None, None)
-    needed_5 = labels_needed(estimate.value, 0.05, confidence=confidence)
-    needed_3 = labels_needed(estimate.value, 0.03, confidence=confidence)
+    """k right out of n pairs: insufficient below `min_n` pairs or when the Wilson half-width exceeds
+    `max_half_width`; with the labels needed, in all and still to add, for +-5 and +-3 points.
+
+    With `effective_n` (clustered or weighted pairs) the interval is Wilson at that size, and the labels
+    needed are scaled by the design effect n / effective_n: labels are added as the slice's pairs come,
+    a conversation's turns together.
+    """
+    if n <= 0:
+        return Evidence(n, k, Estimate(None), False, "no pairs", None, None, None, None)
+    n_eff = float(n) if effective_n is None else float(effective_n)
+    if n_eff <= 0:
+        raise ValueError(f"effective size {effective_n!r} must be positive")
+    p = k / n
+    estimate = proportion_interval(p * n_eff, n_eff, confidence=confidence)
+    design_effect = n / n_eff
+    needed_5 = math.ceil(labels_needed(p, 0.05, confidence=confidence) * design_effect - 1e-9)
+    needed_3 = math.ceil(labels_needed(p, 0.03, confidence=confidence) * design_effect - 1e-9)
     half = estimate.half_width or 0.0
     reasons = []
     if n < min_n:
@@ -491,7 +503,7 @@ def classification_report(
         clusters=n_clusters,
         effective_n=n_eff,
         correct=float((w * right).sum()),
-        evidence=evidence(n_eff, accuracy * n_eff, confidence=confidence),
+        evidence=evidence(n, accuracy * n, effective_n=n_eff, confidence=confidence),
         accuracy_method=method,
     )
 

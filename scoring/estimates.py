@@ -31,7 +31,8 @@ API::
 
     qa_sample(keys, strata, rate, seed, min_per_stratum=0) -> [(key, probability), ...]
     proportion_estimate([SampleItem(stratum, probability, value | None), ...], estimator="hajek")
-        -> WeightedProportion(estimator, value, low, high, se, n_sampled, n_labelled, missing, ...)
+        -> WeightedProportion(estimator, value, low, high, se, n_sampled, n_labelled, missing, ...,
+           .evidence: insufficient evidence and labels needed at the effective size)
     prediction_powered_rate(human, judge_labelled, judge_unlabelled)
         -> PredictionPowered(ppi, human, judge_raw, n_labelled, n_unlabelled, width_ratio)
 """
@@ -48,7 +49,8 @@ from typing import Any, Literal
 import numpy as np
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-from .agreement import CONFIDENCE, Estimate, proportion_interval
+from .agreement import CONFIDENCE, Estimate, Evidence, proportion_interval
+from .agreement import evidence as agreement_evidence
 
 Estimator = Literal["hajek", "horvitz-thompson"]
 
@@ -132,6 +134,14 @@ class WeightedProportion:
     def estimate(self) -> Estimate:
         return Estimate(self.value, self.low, self.high)
 
+    @property
+    def evidence(self) -> Evidence:
+        """Insufficient evidence and labels needed, at this estimate's effective size."""
+        if self.value is None or self.n_labelled == 0:
+            return agreement_evidence(0, 0)
+        p = min(1.0, max(0.0, self.value))
+        return agreement_evidence(self.n_labelled, p * self.n_labelled, effective_n=self.effective_n)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "estimator": self.estimator,
@@ -146,6 +156,7 @@ class WeightedProportion:
             "effective_n": _round(self.effective_n),
             "population": _round(self.population),
             "interval": self.interval,
+            "evidence": self.evidence.as_dict(),
         }
 
 

@@ -217,3 +217,13 @@ def test_prediction_powered_rate_degenerate_and_refused_input():
         prediction_powered_rate([True, None], [True, True], [True])
     with pytest.raises(ValueError, match="human labels for"):
         prediction_powered_rate([True], [True, False], [True])
+
+
+def test_a_weighted_estimate_says_whether_it_is_evidence():
+    items, _ = stratified_items(1)
+    result = proportion_estimate(items)
+    ev = result.evidence
+    assert ev.n == result.n_labelled
+    assert (ev.estimate.low, ev.estimate.high) == pytest.approx((result.low, result.high))
+    assert ev.needed_5 is not None and result.as_dict()["evidence"]["labels_needed_5"] == ev.needed_5
+    assert proportion_estimate([SampleItem("fr", 0.5, None)]).evidence.reason == "no pairs"

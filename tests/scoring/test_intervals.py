@@ -353,3 +353,18 @@ def test_both_ways_of_drawing_resamples_have_the_spread_theory_gives():
     per_cluster = np.bincount(cluster, weights=right - p)
     assert accuracy.std() == pytest.approx(math.sqrt((per_cluster**2).sum()) / n, rel=0.08)
     assert conv.sum(axis=(1, 2)) == pytest.approx(np.full(4000, n))
+
+
+def test_labels_needed_scale_with_the_design_effect_of_clustered_pairs():
+    plain = agreement.evidence(100, 80)
+    clustered = agreement.evidence(100, 80, effective_n=25)  # design effect 4
+    assert clustered.needed_5 == math.ceil(agreement.labels_needed(0.8, 0.05) * 4)
+    assert clustered.more_for_5 == clustered.needed_5 - 100
+    assert plain.needed_5 == agreement.labels_needed(0.8, 0.05)
+    low, high = proportion_confint(20, 25, method="wilson")
+    assert (clustered.estimate.low, clustered.estimate.high) == pytest.approx((low, high))
+    assert plain.sufficient and not clustered.sufficient  # +-7.8 points at n = 100, +-15 at an effective 25
+    gold, judge, clusters = clustered_pairs(40, 10, seed=4)
+    report = agreement.classification_report(gold, judge, clusters=clusters, n_boot=0)
+    assert report.evidence.estimate == report.accuracy
+    assert report.evidence.n == 400
