@@ -446,8 +446,9 @@ def classification_report(
             kappa_quadratic=empty if quadratic else None, evidence=evidence(0, 0),
         )  # fmt: skip
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    if (w < 0).any() or not np.isfinite(w).all():
-        raise ValueError("weights must be finite and not negative")
+    if (w <= 0).any() or not np.isfinite(w).all():
+        # A weight is 1 / a sampling probability: a pair of weight 0 would be in the slice and not in it.
+        raise ValueError("weights must be finite and positive")
     y_true, y_pred = list(gold), list(judge)
     present = label_order(y_true, y_pred)
     if quadratic:

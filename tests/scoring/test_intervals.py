@@ -368,3 +368,9 @@ def test_labels_needed_scale_with_the_design_effect_of_clustered_pairs():
     report = agreement.classification_report(gold, judge, clusters=clusters, n_boot=0)
     assert report.evidence.estimate == report.accuracy
     assert report.evidence.n == 400
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.inf, math.nan])
+def test_weights_must_be_finite_and_positive(bad):
+    with pytest.raises(ValueError, match="finite and positive"):
+        agreement.classification_report(["pass", "fail"], ["pass", "pass"], weights=[1.0, bad])
