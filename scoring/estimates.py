@@ -17,7 +17,8 @@ proportion, by name:
 Sampled targets still without gold are counted as ``missing``; within a stratum the labelled ones
 stand for the missing ones (the weights are divided by the stratum's labelled share: missing at
 random within a stratum, an assumption the shown missing share lets a reader judge). The variance is
-the stratified linearisation (Taylor) variance with the finite population correction; the interval
+the stratified linearisation (Taylor) variance with the finite population correction (or, for a
+Poisson sample drawn target by target, the Poisson variance sum (1 - pi) u^2); the interval
 is Wilson at the effective sample size n_eff = p(1-p) / variance (n_eff = the labelled count when the
 variance is 0, e.g. all right), so it stays inside [0, 1] and does not collapse on a perfect sample.
 
@@ -30,7 +31,8 @@ labels narrow the interval.
 API::
 
     qa_sample(keys, strata, rate, seed, min_per_stratum=0) -> [(key, probability), ...]
-    proportion_estimate([SampleItem(stratum, probability, value | None), ...], estimator="hajek")
+    proportion_estimate([SampleItem(stratum, probability, value | None), ...], estimator="hajek",
+                        design="stratified" | "poisson")
         -> WeightedProportion(estimator, value, low, high, se, n_sampled, n_labelled, missing, ...,
            .evidence: insufficient evidence and labels needed at the effective size)
     prediction_powered_rate(human, judge_labelled, judge_unlabelled)
@@ -53,6 +55,7 @@ from .agreement import CONFIDENCE, Estimate, Evidence, proportion_interval
 from .agreement import evidence as agreement_evidence
 
 Estimator = Literal["hajek", "horvitz-thompson"]
+Design = Literal["stratified", "poisson"]
 
 
 def _round(value: float | None, digits: int = 4) -> float | None:
@@ -124,7 +127,8 @@ class WeightedProportion:
     missing: int  # sampled targets still without gold
     effective_n: float
     population: float  # the population size the sample stands for
-    interval: str = "wilson at effective n, stratified linearised variance"
+    interval: str = "wilson at effective n, linearised variance"
+    design: str = "stratified"
 
     @property
     def missing_share(self) -> float | None:
@@ -156,6 +160,7 @@ class WeightedProportion:
             "effective_n": _round(self.effective_n),
             "population": _round(self.population),
             "interval": self.interval,
+            "design": self.design,
             "evidence": self.evidence.as_dict(),
         }
 
@@ -165,11 +170,19 @@ def proportion_estimate(
     *,
     estimator: Estimator = "hajek",
     population: float | None = None,
+    design: Design = "stratified",
     confidence: float = CONFIDENCE,
 ) -> WeightedProportion:
-    """The population proportion of `value` from a stratified random sample, by the named estimator."""
+    """The population proportion of `value` from a random sample, by the named estimator.
+
+    `design` says how the sample was drawn, which the variance depends on: "stratified" (a fixed number
+    per stratum, as `qa_sample` draws) or "poisson" (each target drawn on its own with its probability,
+    so the sample size is random too; the strata then only group the missing-gold adjustment).
+    """
     if estimator not in ("hajek", "horvitz-thompson"):
         raise ValueError(f"unknown estimator {estimator!r}: expected hajek or horvitz-thompson")
+    if design not in ("stratified", "poisson"):
+        raise ValueError(f"unknown design {design!r}: expected stratified or poisson")
     for position, item in enumerate(items):
         if not 0 < item.probability <= 1 or math.isnan(item.probability):
             raise ValueError(f"item {position}: inclusion probability {item.probability!r} is not in (0, 1]")
@@ -211,9 +224,13 @@ def proportion_estimate(
     variance = 0.0
     for w, y, stratum_size in strata.values():
         m = len(w)
+        u = w * (y - p) / denominator if estimator == "hajek" else w * y / denominator
+        if design == "poisson":
+            # Independent draws: V = sum (1 - pi) (y / pi)^2 for a total, pi the (adjusted) probability.
+            variance += float((np.clip(1 - 1 / w, 0.0, 1.0) * u**2).sum())
+            continue
         if m < 2:
             continue  # one labelled item says nothing about its stratum's spread
-        u = w * (y - p) / denominator if estimator == "hajek" else w * y / denominator
         fpc = max(0.0, 1 - m / stratum_size)
         variance += fpc * m / (m - 1) * float(((u - u.mean()) ** 2).sum())
     clipped = min(1.0, max(0.0, p))
@@ -230,6 +247,7 @@ def proportion_estimate(
         missing=missing,
         effective_n=n_eff,
         population=size,
+        design=design,
     )
 
 

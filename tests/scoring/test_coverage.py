@@ -143,3 +143,25 @@ def test_prediction_powered_interval_covers_the_true_pass_rate():
         narrower += result.width_ratio is not None and result.width_ratio < 1
     assert BAND[0] <= hits / draws <= BAND[1]
     assert narrower / draws > 0.9
+
+
+def test_poisson_sample_intervals_cover_for_both_estimators():
+    """Targets drawn one by one with unequal probabilities, more often where the judge is weaker."""
+    rng = np.random.default_rng(3)
+    size = 4000
+    x = rng.random(size)
+    probability = 0.02 + 0.15 * x
+    chance_right = 0.95 - 0.5 * x
+    draws = 300
+    hits = {"hajek": 0, "horvitz-thompson": 0}
+    for _ in range(draws):
+        right = rng.random(size) < chance_right
+        truth = float(right.mean())
+        drawn = np.flatnonzero(rng.random(size) < probability)
+        items = [SampleItem("all", float(probability[i]), bool(right[i])) for i in drawn]
+        for estimator in hits:
+            population = size if estimator == "horvitz-thompson" else None
+            result = proportion_estimate(items, estimator=estimator, population=population, design="poisson")
+            hits[estimator] += covers(result.low, result.high, truth)
+    for estimator, count in hits.items():
+        assert BAND[0] <= count / draws <= BAND[1], (estimator, count / draws)

@@ -227,3 +227,20 @@ def test_a_weighted_estimate_says_whether_it_is_evidence():
     assert (ev.estimate.low, ev.estimate.high) == pytest.approx((result.low, result.high))
     assert ev.needed_5 is not None and result.as_dict()["evidence"]["labels_needed_5"] == ev.needed_5
     assert proportion_estimate([SampleItem("fr", 0.5, None)]).evidence.reason == "no pairs"
+
+
+def test_poisson_design_variance_is_the_textbook_one():
+    rng = np.random.default_rng(6)
+    probabilities = rng.uniform(0.05, 0.5, 200)
+    values = rng.random(200) < 0.7
+    items = [SampleItem("all", float(p), bool(v)) for p, v in zip(probabilities, values, strict=True)]
+    y, pi = values.astype(float), probabilities
+    ht = proportion_estimate(items, estimator="horvitz-thompson", population=1000, design="poisson")
+    assert ht.design == "poisson"
+    assert ht.se == pytest.approx(math.sqrt(np.sum((1 - pi) * (y / pi) ** 2)) / 1000)
+    hajek = proportion_estimate(items, design="poisson")
+    n_hat = np.sum(1 / pi)
+    p = np.sum(y / pi) / n_hat
+    assert hajek.se == pytest.approx(math.sqrt(np.sum((1 - pi) * ((y - p) / pi) ** 2)) / n_hat)
+    with pytest.raises(ValueError, match="unknown design"):
+        proportion_estimate(items, design="cluster")
