@@ -1,8 +1,10 @@
 """Agreement statistics on plain lists: how often a judge matches gold, and whether a new version moved.
 
-Point estimates come from scikit-learn (accuracy, macro-F1, per-class F1, Cohen's kappa unweighted and
-quadratic-weighted, the confusion matrix), Krippendorff's alpha from `krippendorff`, tests from
-`scipy.stats.binomtest`, proportion intervals from statsmodels.
+Point estimates are scikit-learn's (accuracy, macro-F1, per-class F1, Cohen's kappa unweighted and
+quadratic-weighted, the confusion matrix), read off the confusion matrix in one vectorised pass
+(`metrics_from_confusion`, held equal to scikit-learn by the tests) because a page computes many slices
+and the bootstrap a thousand resamples of each; Krippendorff's alpha comes from `krippendorff`, tests
+from `scipy.stats.binomtest`, proportion intervals from statsmodels.
 
 Every interval is a 95% interval that means it:
 
@@ -21,7 +23,8 @@ EVA's); per-class F1 is still listed for every label passed in `labels` (the jud
 
 A slice too small for a claim is "insufficient evidence" (`evidence`): fewer than MIN_EVIDENCE_N = 30
 pairs, or a Wilson half-width above MAX_HALF_WIDTH = 0.10; `labels_needed` says how many labels bring
-the Wilson interval to +-5 (or +-3) points at the observed rate.
+the Wilson interval to +-5 (or +-3) points at the observed rate, and `evidence` scales that by the
+design effect n / effective n when pairs are clustered or weighted.
 
 Runs: `run_accuracy` / `runs_accuracy` under two conventions, "excluded" (unresolved and failed answers
 left out of the denominator) and "wrong" (EVA's: a fixed denominator of every gold target of the run,
@@ -47,7 +50,7 @@ from typing import Any, Literal
 import krippendorff
 import numpy as np
 from scipy.stats import binomtest, norm
-from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix, f1_score
+from sklearn.metrics import confusion_matrix
 from statsmodels.stats.proportion import proportion_confint
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
@@ -100,7 +103,9 @@ def proportion_interval(
     if name is None:
         raise ValueError(f"unknown interval method {method!r}: expected wilson or clopper-pearson")
     low, high = proportion_confint(k, n, alpha=1 - confidence, method=name)
-    return Estimate(k / n, max(0.0, float(low)), min(1.0, float(high)))
+    p = k / n
+    # Rounding leaves Wilson's bound at 0.9999999999999999 for an all-correct slice: hold p inside.
+    return Estimate(p, min(p, max(0.0, float(low))), max(p, min(1.0, float(high))))
 
 
 def _wilson_half_width(p: float, n: float, z: float) -> float:
@@ -140,7 +145,7 @@ class Evidence:
     estimate: Estimate
     sufficient: bool
     reason: str
-    needed_5: int | None  # labels in all for a Wilson interval of +-5 points at this rate
+    needed_5: int | None  # labels in all for a Wilson interval of +-5 points at this rate (and design effect)
     needed_3: int | None  # ... and of +-3 points
     more_for_5: int | None  # labels still to add for +-5 points
     more_for_3: int | None
@@ -162,17 +167,28 @@ def evidence(
     n: float,
     k: float,
     *,
+    effective_n: float | None = None,
     min_n: int = MIN_EVIDENCE_N,
     max_half_width: float = MAX_HALF_WIDTH,
     confidence: float = CONFIDENCE,
 ) -> Evidence:
-    """k right out of n (n may be an effective size): insufficient below `min_n` pairs or when the Wilson
-    half-width exceeds `max_half_width`; with the labels needed for +-5 and +-3 points."""
-    estimate = proportion_interval(k, n, confidence=confidence)
-    if estimate.value is None:
-        return Evidence(n, k, estimate, False, "no pairs", None, None, None, None)
-    needed_5 = labels_needed(estimate.value, 0.05, confidence=confidence)
-    needed_3 = labels_needed(estimate.value, 0.03, confidence=confidence)
+    """k right out of n pairs: insufficient below `min_n` pairs or when the Wilson half-width exceeds
+    `max_half_width`; with the labels needed, in all and still to add, for +-5 and +-3 points.
+
+    With `effective_n` (clustered or weighted pairs) the interval is Wilson at that size, and the labels
+    needed are scaled by the design effect n / effective_n: labels are added as the slice's pairs come,
+    a conversation's turns together.
+    """
+    if n <= 0:
+        return Evidence(n, k, Estimate(None), False, "no pairs", None, None, None, None)
+    n_eff = float(n) if effective_n is None else float(effective_n)
+    if n_eff <= 0:
+        raise ValueError(f"effective size {effective_n!r} must be positive")
+    p = k / n
+    estimate = proportion_interval(p * n_eff, n_eff, confidence=confidence)
+    design_effect = n / n_eff
+    needed_5 = math.ceil(labels_needed(p, 0.05, confidence=confidence) * design_effect - 1e-9)
+    needed_3 = math.ceil(labels_needed(p, 0.03, confidence=confidence) * design_effect - 1e-9)
     half = estimate.half_width or 0.0
     reasons = []
     if n < min_n:
@@ -296,6 +312,13 @@ def metrics_from_confusion(confusion: np.ndarray, *, quadratic: bool = False) ->
     return out
 
 
+def _per_class_f1(confusion: np.ndarray) -> np.ndarray:
+    """F1 of each class (rows gold), 0 for a class with no true and no predicted case (zero_division=0)."""
+    tp = np.diagonal(confusion)
+    denominator = confusion.sum(axis=1) + confusion.sum(axis=0)
+    return np.where(denominator > 0, 2 * tp / np.where(denominator > 0, denominator, 1), 0.0)
+
+
 def _cluster_codes(clusters: Sequence[Hashable] | None, n: int) -> tuple[np.ndarray, int]:
     if clusters is None:
         return np.arange(n), n
@@ -318,7 +341,11 @@ def _bootstrap_confusions(
     """n_boot confusion matrices, each from a resample (with replacement) of the clusters.
 
     Each cluster's (weighted) confusion counts are summed once; a replicate draws G clusters with
-    replacement and adds their counts. Without clusters each pair is its own cluster.
+    replacement and adds their counts. Without clusters each pair is its own cluster. Clusters with
+    the same counts are interchangeable, so a replicate draws how many of each kind it takes
+    (multinomial over the distinct kinds, in proportion to how many clusters are of that kind) when
+    kinds are few: the same distribution as drawing clusters one by one, at a cost that grows with the
+    kinds, not the pairs (at most k*k kinds for unweighted pairs without clusters).
     """
     n = len(gold_index)
     if cluster is None:
@@ -328,10 +355,16 @@ def _bootstrap_confusions(
     cell = gold_index * k + judge_index
     per_cluster = np.zeros((n_clusters, k * k))
     np.add.at(per_cluster, (cluster, cell), weights)
+    kinds, how_many = np.unique(per_cluster, axis=0, return_counts=True)
+    by_kind = len(kinds) * 4 < n_clusters  # few kinds: draw counts per kind; else draw clusters
+    units = len(kinds) if by_kind else n_clusters
     out = np.empty((n_boot, k * k))
-    chunk = max(1, _CHUNK_CELLS // max(n_clusters, 1))
+    chunk = max(1, _CHUNK_CELLS // max(units, 1))
     for start in range(0, n_boot, chunk):
         size = min(chunk, n_boot - start)
+        if by_kind:
+            out[start : start + size] = rng.multinomial(n_clusters, how_many / n_clusters, size=size) @ kinds
+            continue
         draws = rng.integers(0, n_clusters, size=(size, n_clusters))
         offsets = (np.arange(size) * n_clusters)[:, None]
         times = np.bincount((draws + offsets).ravel(), minlength=size * n_clusters).reshape(size, n_clusters)
@@ -413,29 +446,30 @@ def classification_report(
             kappa_quadratic=empty if quadratic else None, evidence=evidence(0, 0),
         )  # fmt: skip
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    if (w < 0).any() or not np.isfinite(w).all():
-        raise ValueError("weights must be finite and not negative")
-    sample_weight = None if weights is None else w
+    if (w <= 0).any() or not np.isfinite(w).all():
+        # A weight is 1 / a sampling probability: a pair of weight 0 would be in the slice and not in it.
+        raise ValueError("weights must be finite and positive")
     y_true, y_pred = list(gold), list(judge)
     present = label_order(y_true, y_pred)
     if quadratic:
         labels = sorted(labels, key=float)
 
-    accuracy = float(accuracy_score(y_true, y_pred, sample_weight=sample_weight))
-    per_class = f1_score(y_true, y_pred, labels=labels, average=None, sample_weight=sample_weight, zero_division=0)
-    macro_f1 = float(f1_score(y_true, y_pred, average="macro", sample_weight=sample_weight, zero_division=0))
-    single_label = len(present) < 2
-    kappa = math.nan if single_label else float(cohen_kappa_score(y_true, y_pred, sample_weight=sample_weight))
-    kappa_q = math.nan
-    if quadratic and not single_label:
-        kappa_q = float(
-            cohen_kappa_score(y_true, y_pred, labels=labels, weights="quadratic", sample_weight=sample_weight)
-        )
-    confusion = confusion_matrix(y_true, y_pred, labels=labels, sample_weight=sample_weight)
-
     index = {label: i for i, label in enumerate(labels)}
     gold_index = np.array([index[g] for g in y_true])
     judge_index = np.array([index[j] for j in y_pred])
+    k = len(labels)
+    # The point estimates are read off the (weighted) confusion matrix with the same vectorised readings
+    # the bootstrap uses: tests hold them equal to scikit-learn's accuracy_score, f1_score (per class and
+    # macro over the classes present), cohen_kappa_score (plain and quadratic) and confusion_matrix, at
+    # a fraction of the cost of six scikit-learn calls per slice.
+    confusion = np.bincount(gold_index * k + judge_index, weights=w, minlength=k * k).reshape(k, k)
+    read = metrics_from_confusion(confusion, quadratic=quadratic)
+    accuracy = float(read["accuracy"])
+    macro_f1 = float(read["macro_f1"])
+    single_label = len(present) < 2
+    kappa = math.nan if single_label else float(read["kappa"])
+    kappa_q = float(read["kappa_quadratic"]) if quadratic and not single_label else math.nan
+    per_class = _per_class_f1(confusion)
     intervals: dict[str, tuple[float | None, float | None]] = {}
     if n_boot > 0 and n_clusters > 1:
         replicates = metrics_from_confusion(
@@ -462,7 +496,7 @@ def classification_report(
         kappa=estimate("kappa", kappa),
         per_class_f1={label: float(score) for label, score in zip(labels, per_class, strict=True)},
         support={label: support.get(label, 0) for label in labels},
-        confusion=[[float(x) if weights is not None else int(x) for x in row] for row in confusion.tolist()],
+        confusion=[[float(x) if weights is not None else round(x) for x in row] for row in confusion.tolist()],
         weighted=weights is not None,
         total_weight=float(w.sum()),
         kappa_quadratic=estimate("kappa_quadratic", kappa_q) if quadratic else None,
@@ -470,7 +504,7 @@ def classification_report(
         clusters=n_clusters,
         effective_n=n_eff,
         correct=float((w * right).sum()),
-        evidence=evidence(n_eff, accuracy * n_eff, confidence=confidence),
+        evidence=evidence(n, accuracy * n, effective_n=n_eff, confidence=confidence),
         accuracy_method=method,
     )
 

@@ -17,7 +17,8 @@ proportion, by name:
 Sampled targets still without gold are counted as ``missing``; within a stratum the labelled ones
 stand for the missing ones (the weights are divided by the stratum's labelled share: missing at
 random within a stratum, an assumption the shown missing share lets a reader judge). The variance is
-the stratified linearisation (Taylor) variance with the finite population correction; the interval
+the stratified linearisation (Taylor) variance with the finite population correction (or, for a
+Poisson sample drawn target by target, the Poisson variance sum (1 - pi) u^2); the interval
 is Wilson at the effective sample size n_eff = p(1-p) / variance (n_eff = the labelled count when the
 variance is 0, e.g. all right), so it stays inside [0, 1] and does not collapse on a perfect sample.
 
@@ -30,8 +31,10 @@ labels narrow the interval.
 API::
 
     qa_sample(keys, strata, rate, seed, min_per_stratum=0) -> [(key, probability), ...]
-    proportion_estimate([SampleItem(stratum, probability, value | None), ...], estimator="hajek")
-        -> WeightedProportion(estimator, value, low, high, se, n_sampled, n_labelled, missing, ...)
+    proportion_estimate([SampleItem(stratum, probability, value | None), ...], estimator="hajek",
+                        design="stratified" | "poisson")
+        -> WeightedProportion(estimator, value, low, high, se, n_sampled, n_labelled, missing, ...,
+           .evidence: insufficient evidence and labels needed at the effective size)
     prediction_powered_rate(human, judge_labelled, judge_unlabelled)
         -> PredictionPowered(ppi, human, judge_raw, n_labelled, n_unlabelled, width_ratio)
 """
@@ -47,9 +50,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .agreement import CONFIDENCE, Estimate, proportion_interval
+from .agreement import CONFIDENCE, Estimate, Evidence, proportion_interval
+from .agreement import evidence as agreement_evidence
 
 Estimator = Literal["hajek", "horvitz-thompson"]
+Design = Literal["stratified", "poisson"]
 
 
 def _round(value: float | None, digits: int = 4) -> float | None:
@@ -73,7 +78,8 @@ def qa_sample[K: Hashable](
 ) -> list[tuple[K, float]]:
     """A stratified random sample of `keys` (one stratum per key, e.g. its language), each drawn key with
     its inclusion probability, in input order. `rate` is one rate for every stratum or one per stratum
-    (a stratum missing from the mapping is not sampled). Nothing about agreement goes in."""
+    (a stratum missing from the mapping, or at rate 0, is not sampled; `min_per_stratum` applies to the
+    others). Nothing about agreement goes in."""
     if len(keys) != len(strata):
         raise ValueError(f"{len(strata)} strata for {len(keys)} keys")
     if len(set(keys)) != len(keys):
@@ -89,9 +95,9 @@ def qa_sample[K: Hashable](
         if not 0 <= r <= 1 or math.isnan(r):
             raise ValueError(f"sampling rate {r!r} for stratum {stratum!r} is not between 0 and 1")
         size = len(positions)
-        take = 0 if r == 0 and min_per_stratum == 0 else min(size, max(min_per_stratum, math.ceil(r * size)))
-        if take == 0:
-            continue
+        if r == 0:
+            continue  # a rate of 0 (or no rate for the stratum) means: not sampled, whatever the minimum
+        take = min(size, max(min_per_stratum, math.ceil(r * size)))
         ranked = sorted(positions, key=lambda p: _rank(seed, stratum, keys[p]))
         for position in ranked[:take]:
             chosen[position] = take / size
@@ -120,7 +126,8 @@ class WeightedProportion:
     missing: int  # sampled targets still without gold
     effective_n: float
     population: float  # the population size the sample stands for
-    interval: str = "wilson at effective n, stratified linearised variance"
+    interval: str = "wilson at effective n, linearised variance"
+    design: str = "stratified"
 
     @property
     def missing_share(self) -> float | None:
@@ -129,6 +136,14 @@ class WeightedProportion:
     @property
     def estimate(self) -> Estimate:
         return Estimate(self.value, self.low, self.high)
+
+    @property
+    def evidence(self) -> Evidence:
+        """Insufficient evidence and labels needed, at this estimate's effective size."""
+        if self.value is None or self.n_labelled == 0:
+            return agreement_evidence(0, 0)
+        p = min(1.0, max(0.0, self.value))
+        return agreement_evidence(self.n_labelled, p * self.n_labelled, effective_n=self.effective_n)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -144,6 +159,8 @@ class WeightedProportion:
             "effective_n": _round(self.effective_n),
             "population": _round(self.population),
             "interval": self.interval,
+            "design": self.design,
+            "evidence": self.evidence.as_dict(),
         }
 
 
@@ -152,11 +169,19 @@ def proportion_estimate(
     *,
     estimator: Estimator = "hajek",
     population: float | None = None,
+    design: Design = "stratified",
     confidence: float = CONFIDENCE,
 ) -> WeightedProportion:
-    """The population proportion of `value` from a stratified random sample, by the named estimator."""
+    """The population proportion of `value` from a random sample, by the named estimator.
+
+    `design` says how the sample was drawn, which the variance depends on: "stratified" (a fixed number
+    per stratum, as `qa_sample` draws) or "poisson" (each target drawn on its own with its probability,
+    so the sample size is random too; the strata then only group the missing-gold adjustment).
+    """
     if estimator not in ("hajek", "horvitz-thompson"):
         raise ValueError(f"unknown estimator {estimator!r}: expected hajek or horvitz-thompson")
+    if design not in ("stratified", "poisson"):
+        raise ValueError(f"unknown design {design!r}: expected stratified or poisson")
     for position, item in enumerate(items):
         if not 0 < item.probability <= 1 or math.isnan(item.probability):
             raise ValueError(f"item {position}: inclusion probability {item.probability!r} is not in (0, 1]")
@@ -198,9 +223,13 @@ def proportion_estimate(
     variance = 0.0
     for w, y, stratum_size in strata.values():
         m = len(w)
+        u = w * (y - p) / denominator if estimator == "hajek" else w * y / denominator
+        if design == "poisson":
+            # Independent draws: V = sum (1 - pi) (y / pi)^2 for a total, pi the (adjusted) probability.
+            variance += float((np.clip(1 - 1 / w, 0.0, 1.0) * u**2).sum())
+            continue
         if m < 2:
             continue  # one labelled item says nothing about its stratum's spread
-        u = w * (y - p) / denominator if estimator == "hajek" else w * y / denominator
         fpc = max(0.0, 1 - m / stratum_size)
         variance += fpc * m / (m - 1) * float(((u - u.mean()) ** 2).sum())
     clipped = min(1.0, max(0.0, p))
@@ -217,6 +246,7 @@ def proportion_estimate(
         missing=missing,
         effective_n=n_eff,
         population=size,
+        design=design,
     )
 
 
@@ -282,17 +312,23 @@ def prediction_powered_rate(
     # above runs inside a sweep's closing transaction, where a slow import holds the write lock).
     from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
-    value = float(np.asarray(ppi_mean_pointestimate(y, yhat, yhat_unlabelled)).ravel()[0])
-    low_raw, high_raw = ppi_mean_ci(y, yhat, yhat_unlabelled, alpha=1 - confidence)
+    method = PredictionPowered.method
+    lam: float | None = None
+    if float(np.var(yhat)) == 0 and float(np.var(yhat_unlabelled)) == 0:
+        # The judge says the same of every target: power tuning has nothing to tune on (0 / 0), and
+        # plain PPI (lambda = 1) then reduces to the human rate.
+        lam, method = 1.0, "PPI (ppi_py, lambda = 1: the judge's labels do not vary), Wilson for humans only"
+    value = float(np.asarray(ppi_mean_pointestimate(y, yhat, yhat_unlabelled, lam=lam)).ravel()[0])
+    low_raw, high_raw = ppi_mean_ci(y, yhat, yhat_unlabelled, alpha=1 - confidence, lam=lam)
     low = float(np.asarray(low_raw).ravel()[0])
     high = float(np.asarray(high_raw).ravel()[0])
     if not (math.isfinite(low) and math.isfinite(high)) or high - low <= 1e-12:
         # No spread anywhere (e.g. everyone and the judge always say pass): a zero-width interval
         # would claim certainty a sample cannot give, so none is reported.
-        return PredictionPowered(Estimate(value), human_estimate, judge_raw, n, big_n, None)
+        return PredictionPowered(Estimate(value), human_estimate, judge_raw, n, big_n, None, method)
     ppi = Estimate(value, max(0.0, low), min(1.0, high))
     ratio = None
     if human_estimate.low is not None and human_estimate.high is not None and human_estimate.high > human_estimate.low:
         assert ppi.low is not None and ppi.high is not None
         ratio = (ppi.high - ppi.low) / (human_estimate.high - human_estimate.low)
-    return PredictionPowered(ppi, human_estimate, judge_raw, n, big_n, ratio)
+    return PredictionPowered(ppi, human_estimate, judge_raw, n, big_n, ratio, method)

@@ -18,7 +18,7 @@ API::
     rule = rule_for_scale("rubric", scale_min=None, scale_max=None, pass_threshold=None)  # Judge.scale names
     rule.labels()            # ["1", "2", "3"]; ["pass", "fail"] for binary/weighted; None for an open set
     rule.pass_fail()         # the binary view of an ordinal/weighted rule (ratings through the threshold)
-    outcome_of(rule, rating=3.0, passed=None, label="", source="gold")
+    outcome_of(rule, rating=3.0, passed=None, label="", source="gold", status="resolved")
         -> Outcome(value="3", field="rating", conversion="", refused="")
     pair_outcome(rule, gold=Answer(...), judge=Answer(...))
         -> PairOutcome(gold=Outcome, judge=Outcome); .scored, .refused, .conversions
@@ -200,6 +200,7 @@ class Answer:
     rating: float | None = None
     passed: bool | None = None
     label: str = ""
+    status: str = "resolved"  # a verdict's status: unresolved and error answers are refused
 
 
 def _refuse(source: str, reason: str) -> Outcome:
@@ -218,8 +219,15 @@ def outcome_of(
     passed: bool | None = None,
     label: str | None = "",
     source: str = "",
+    status: str = "resolved",
 ) -> Outcome:
-    """The outcome `rule` scores this answer as; `source` ("gold", "verdict", "review") prefixes refusals."""
+    """The outcome `rule` scores this answer as; `source` ("gold", "verdict", "review") prefixes refusals.
+
+    A verdict whose `status` is not "resolved" (unresolved, error) is refused whatever fields it
+    carries: an unresolved answer is never right or wrong by accident.
+    """
+    if status != "resolved":
+        return _refuse(source, f"the answer is {status or 'without a status'}, not resolved")
     label = (label or "").strip()
     if rating is not None and _finite_number(rating) is None:
         return _refuse(source, f"rating {rating!r} is not a finite number")
@@ -323,8 +331,12 @@ class PairOutcome:
 
 def pair_outcome(rule: OutcomeRule, *, gold: Answer, judge: Answer) -> PairOutcome:
     return PairOutcome(
-        gold=outcome_of(rule, rating=gold.rating, passed=gold.passed, label=gold.label, source="gold"),
-        judge=outcome_of(rule, rating=judge.rating, passed=judge.passed, label=judge.label, source="judge"),
+        gold=outcome_of(
+            rule, rating=gold.rating, passed=gold.passed, label=gold.label, source="gold", status=gold.status
+        ),
+        judge=outcome_of(
+            rule, rating=judge.rating, passed=judge.passed, label=judge.label, source="judge", status=judge.status
+        ),
     )
 
 

@@ -201,3 +201,20 @@ def test_sub_score_differences_equal_scikit_learn_and_scipy():
     assert tone.low is None  # every difference equal: no interval
     assert result["brevity"].n == 0 and result["brevity"].mae is None
     assert set(sub_score_differences([({"a": 1}, {"b": 2})])) == {"a", "b"}
+
+
+def test_unresolved_and_failed_answers_are_refused_and_counted_never_scored():
+    pairs = [
+        (Answer(rating=3.0), Answer(rating=3.0, status="unresolved")),  # e.g. an out-of-range answer kept raw
+        (Answer(rating=3.0), Answer(status="error")),
+        (Answer(rating=2.0), Answer()),  # no field at all
+        (Answer(rating=2.0), Answer(rating=2.0)),
+    ]
+    scored = score_pairs(ORDINAL, pairs)
+    assert scored.index == [3]
+    assert scored.refused == {
+        "judge: the answer is unresolved, not resolved": 1,
+        "judge: the answer is error, not resolved": 1,
+        "judge: gives no rating": 1,
+    }
+    assert outcome_of(BINARY, passed=True, status="unresolved").value is None
