@@ -40,8 +40,8 @@ def test_lead_slices_the_quality_report_and_queues_a_qa_sample(page, login, make
     expect(page.locator("#slice")).to_contain_text("counted wrong in a fixed denominator")
     expect(page).to_have_url(re.compile(r"unresolved=wrong"))
 
-    page.get_by_label("Language").fill("de")
-    page.get_by_label("Language").press("Enter")
+    page.get_by_role("textbox", name="Language").fill("de")
+    page.get_by_role("textbox", name="Language").press("Enter")
     expect(page.locator("#slice")).to_contain_text("language de")
     expect(page.locator("#estimates")).to_be_visible()
 
