@@ -1096,7 +1096,7 @@ def version_comparison(
     n_boot: int = agreement.DEFAULT_BOOTSTRAP,
     slice: Slice | None = None,
 ) -> Comparison:
-    """A before/after comparison of two versions of one judge on the targets both scored: six queries.
+    """A before/after comparison of two versions of one judge on the targets both scored: five queries.
 
     Works for turn- and conversation-level judges alike (a target is a turn or a whole conversation)."""
     slice = slice or Slice(language=language)
