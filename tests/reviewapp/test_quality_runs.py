@@ -44,3 +44,23 @@ def test_repeats_with_a_full_variance_sample_repeat_every_target_and_the_report_
     assert result["runs_accuracy"]["runs"] == 3
     assert [r["n"] for r in result["runs"]["per_run"]] == [targets] * 3
     assert result["runs"]["sweep"] == sweep.pk and result["runs"]["dropped_targets"] == 0
+
+
+run_sweep = support.run_sweep
+
+
+@pytest.mark.django_db
+def test_a_sweeps_qa_sample_is_drawn_per_language_from_every_target_unresolved_ones_included(scripted_llm, run_sweep):
+    from reviewapp.models import ReviewItem
+
+    version = store_judge("conciseness")
+    texts = {f"fr{i}": ("fr", [f"tour {i} [[bad]]" if i % 2 else f"tour {i}"]) for i in range(8)}
+    texts |= {f"ja{i}": ("ja", [f"ターン {i}"]) for i in range(3)}
+    dataset = make_dataset("qa-strata", texts)
+    run_sweep(dataset=dataset, judge_versions=[version], qa_sample=0.5)
+    qa = [item for item in ReviewItem.objects.all() if "qa_sample" in item.reasons]
+    by_language = {lang: [i for i in qa if i.language == lang] for lang in ("fr", "ja")}
+    # ceil(0.5 * 8) of the 8 French targets, half of them unresolved, and ceil(0.5 * 3) of the 3 Japanese.
+    assert (len(by_language["fr"]), len(by_language["ja"])) == (4, 2)
+    assert {i.sample_weight for i in by_language["fr"]} == {2.0}
+    assert all(i.sample_weight == pytest.approx(1.5) for i in by_language["ja"])
