@@ -71,3 +71,18 @@ def test_an_ordinal_version_without_a_pass_threshold_has_no_pass_rate_and_says_w
     judge.save()
     selected = quality.judge_quality(judge=judge, n_boot=0).selected
     assert selected.pass_rates == [] and "pass threshold" in selected.pass_rates_note
+
+
+def test_an_all_correct_slice_of_twelve_gets_an_interval_well_below_one():
+    from statsmodels.stats.proportion import proportion_confint
+
+    judge = data.binary_judge()
+    turns = data.agent_turns("perfect", 12)
+    values = [i % 3 != 0 for i in range(12)]
+    data.verdicts(data.sweep_for(turns), data.version(judge, "v1"), turns, values)
+    data.gold(judge, turns, values)
+    accuracy = quality.judge_quality(judge=judge, n_boot=200).selected.overall.accuracy
+    # One conversation of twelve turns: its effective size is below 12, so the interval is wider still.
+    low_at_12, _ = proportion_confint(12, 12, method="wilson")
+    assert accuracy.value == 1.0 and accuracy.high == 1.0
+    assert accuracy.low <= low_at_12 < 0.8
