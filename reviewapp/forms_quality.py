@@ -49,3 +49,24 @@ class QualityFilterForm(forms.Form):
         except quality.SliceError as error:
             raise forms.ValidationError(str(error)) from None
         return data
+
+
+class CompareFilterForm(forms.Form):
+    """The comparison page's slice: language and datasets (both versions are read on the same slice)."""
+
+    language = forms.CharField(required=False, max_length=35, label="Language")
+    dataset = forms.MultipleChoiceField(required=False, label="Datasets")
+
+    def __init__(self, data=None, *, datasets: list[Dataset]):
+        super().__init__(data)
+        self.fields["dataset"].choices = [(d.name, d.name) for d in datasets]
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            data["slice"] = quality.slice_for(datasets=data.get("dataset") or [], language=data.get("language") or "")
+        except quality.SliceError as error:
+            raise forms.ValidationError(str(error)) from None
+        return data

@@ -172,7 +172,7 @@ def _grow(scored, size: int) -> None:
 
 
 QUALITY_QUERIES = 10  # the same whatever the number of verdicts, gold labels and items
-COMPARE_QUERIES = 10
+COMPARE_QUERIES = 11
 
 
 def test_quality_page_full_fragment_forbidden_and_a_fixed_number_of_queries(
@@ -279,3 +279,24 @@ def test_comparison_works_for_a_conversation_level_judge(client, make_user):
     client.force_login(make_user("lea", role=Role.LEAD))
     html = client.get(reverse("compare_versions", args=["whole-call"]), {"a": a.pk, "b": b.pk}).content.decode()
     assert "1 up / 1 down" in html
+
+
+def test_compare_page_takes_a_dataset_slice(scored, client, make_user):
+    other = Dataset.objects.create(name="other")
+    turns = make_turns(other, 4, "fr")
+    sweep = Sweep.objects.create(kind=Sweep.Kind.IMPORT, dataset=other, status="done")
+    verdicts(scored["v1"], sweep, turns, [1, 1, 1, 1])
+    verdicts(scored["v2"], sweep, turns, [3, 3, 3, 3])
+    everything = quality.version_comparison(a=scored["v1"], b=scored["v2"], n_boot=0)
+    only_calls = quality.version_comparison(
+        a=scored["v1"], b=scored["v2"], n_boot=0, slice=quality.slice_for(datasets=["calls"])
+    )
+    assert (everything.compared, only_calls.compared) == (10, 6)
+    assert everything.directions.version.up == only_calls.directions.version.up + 4
+    client.force_login(make_user("lea", role=Role.LEAD))
+    url = reverse("compare_versions", args=["brevity"])
+    params = {"a": scored["v1"].pk, "b": scored["v2"].pk}
+    html = client.get(url, {**params, "dataset": "calls"}).content.decode()
+    assert f"{only_calls.movement.moved} of 6 targets moved" in html
+    bad = client.get(url, {**params, "dataset": "nowhere"}, **HTMX)
+    assert bad.status_code == 400 and "Select a valid choice" in bad.content.decode()
