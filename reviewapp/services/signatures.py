@@ -54,6 +54,7 @@ __all__ = [
     "signature_check_all",
     "signature_create",
     "signature_update",
+    "signatures_after_gold",
     "signatures_for_sweep",
     "signatures_recheck",
 ]
@@ -520,10 +521,14 @@ class RecheckSummary:
         return {"checked": self.checked, "suspended": list(self.suspended)}
 
 
-def signatures_recheck(*, signatures: Iterable[Signature] | None = None, actor=None) -> RecheckSummary:
-    """Measure active, unsuspended signatures on today's gold; suspend those below the floor."""
+def signatures_recheck(
+    *, signatures: Iterable[Signature] | None = None, judge_id: int | None = None, actor=None
+) -> RecheckSummary:
+    """Measure active, unsuspended signatures (of one judge, if given) on today's gold; suspend those below the floor."""
     if signatures is None:
         signatures = Signature.objects.filter(active=True, suspended_at__isnull=True).select_related("judge")
+        if judge_id is not None:
+            signatures = signatures.filter(judge_id=judge_id)
     summary = RecheckSummary()
     for check in signature_check_all(signatures):
         signature = check.signature
@@ -533,6 +538,15 @@ def signatures_recheck(*, signatures: Iterable[Signature] | None = None, actor=N
             signature_suspend(signature=signature, check=check, actor=actor)
             summary.suspended.append(signature.pk)
     return summary
+
+
+def signatures_after_gold(*, judge_id: int) -> None:
+    """New gold for a judge: recheck its signatures on a worker once the gold is committed."""
+    if not Signature.objects.filter(judge_id=judge_id, active=True, suspended_at__isnull=True).exists():
+        return
+    from ..tasks.signatures import signatures_recheck_all
+
+    transaction.on_commit(lambda: signatures_recheck_all.delay(judge_id=judge_id))
 
 
 def _usable(judges: Sequence[Judge], language: str):
