@@ -16,6 +16,7 @@ from typing import Any
 
 from django.utils.text import slugify
 
+from .limits import slug_problem
 from .records import (
     FieldReader,
     JudgeDefaults,
@@ -61,6 +62,9 @@ def looks_like_validation(record: Any) -> bool:
 def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
     parsed = ParsedImport(fmt="eva-validation", source=display, dataset_kind="validation")
     judge = judge_slug_for(path)
+    problem = slug_problem(judge)
+    if problem:
+        raise RecordError(display, None, "(file name)", f"the judge is named after the file, and its slug {problem}")
     seen: dict[str, int] = {}
     for item in json_lines(path, display):
         if isinstance(item, RecordError):
@@ -104,7 +108,7 @@ def _conversation(
 ) -> ParsedConversation:
     external_id = ""
     for key in id_keys:
-        external_id = read.string(record.get(key), key)
+        external_id = read.string(record.get(key), key, limit="external_id")
         if external_id:
             break
     if not external_id:
@@ -112,7 +116,7 @@ def _conversation(
     metadata = {key: value for key, value in record.items() if key not in known}
     return ParsedConversation(
         external_id=external_id,
-        language=read.string(record.get("language"), "language") or language or "en",
+        language=read.language(record.get("language"), "language", language),
         line=read.line,
         metadata=metadata,
     )

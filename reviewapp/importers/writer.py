@@ -139,6 +139,7 @@ def write_parsed(
                         sub_scores=v.sub_scores,
                         explanation=v.explanation,
                         raw_text=v.raw_text,
+                        problem_code=v.problem_code,
                     )
                 )
         _bulk(Verdict, verdicts, batch_size)

@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
+from scoring.hedges import hedge_in
+from scoring.parsing import UNCERTAIN_CODES
+
 from ..models import Dataset, GoldLabel, ReviewItem, Verdict
-from .triage import UNCERTAIN_MARKERS, review_items_merge
+from .triage import review_items_merge
 
 Reason = ReviewItem.Reason
 DEFAULT_QA_RATE = 0.1
-UNCERTAIN_TEXT = ("not sure", "uncertain", *UNCERTAIN_MARKERS)
 
 
 @dataclass
@@ -73,6 +75,7 @@ def items_from_imports(*, dataset: Dataset, qa_rate: float = DEFAULT_QA_RATE) ->
             "label",
             "explanation",
             "raw_text",
+            "problem_code",
         )
         .order_by("pk")
     )
@@ -81,8 +84,8 @@ def items_from_imports(*, dataset: Dataset, qa_rate: float = DEFAULT_QA_RATE) ->
         key = (judge_id, (row["conversation_id"], row["turn_id"]))
         if row["status"] != Verdict.Status.RESOLVED:
             reasons[key].add(Reason.UNRESOLVED)
-            said = f"{row['explanation']} {row['raw_text']}".lower()
-            if any(marker in said for marker in UNCERTAIN_TEXT):
+            # The parser's code when there is one; an imported answer is read for hedges the same way.
+            if row["problem_code"] in UNCERTAIN_CODES or hedge_in(f"{row['explanation']}\n{row['raw_text']}"):
                 reasons[key].add(Reason.UNCERTAIN)
             continue
         label = gold.get((judge_id, row["conversation_id"], row["turn_id"]))

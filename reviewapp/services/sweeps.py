@@ -285,6 +285,7 @@ def verdict_fields_from_result(result: JudgeResult, raw_text: str) -> dict[str, 
             "sub_scores": dict(result.sub_scores),
             "explanation": result.explanation,
             "raw_text": raw_text,
+            "problem_code": "",
         }
     return {
         "status": Verdict.Status.UNRESOLVED,
@@ -295,6 +296,7 @@ def verdict_fields_from_result(result: JudgeResult, raw_text: str) -> dict[str, 
         "sub_scores": {},
         "explanation": result.problem or "unresolved",
         "raw_text": raw_text,
+        "problem_code": result.problem_code or "invalid",
     }
 
 
@@ -546,7 +548,7 @@ def _archive_and_write(sweep, jv, spec, model, sent_params, answered: list) -> i
                     user_prompt=prompts[prompt.user],
                     model=model,
                     params=sent_params,
-                    raw_response=reply.text,
+                    **calls_service.received_fields(reply),
                     prompt_tokens=reply.prompt_tokens,
                     completion_tokens=reply.completion_tokens,
                     latency_ms=max(0, reply.latency_ms),
@@ -584,12 +586,13 @@ def _verdict_from_reply(sweep, jv, spec, target, run, reply, judge_call) -> Verd
             tier=Verdict.Tier.LLM,
             status=Verdict.Status.ERROR,
             explanation=f"LLM call failed after {reply.attempts} attempt(s): {reply.error}",
-            raw_text=reply.text,
+            raw_text=calls_service.verdict_raw_text(reply.text or reply.body, archived=judge_call is not None),
             call=judge_call,
         )
     result = parse_answer(spec, reply.text)
+    raw_text = calls_service.verdict_raw_text(reply.text, archived=judge_call is not None)
     return _new_verdict(
-        sweep, jv, target, run, tier=Verdict.Tier.LLM, call=judge_call, **verdict_fields_from_result(result, reply.text)
+        sweep, jv, target, run, tier=Verdict.Tier.LLM, call=judge_call, **verdict_fields_from_result(result, raw_text)
     )
 
 
