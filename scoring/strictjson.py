@@ -43,29 +43,38 @@ class StrictJSONError(ValueError):
         self.column = column
 
 
+class _Refused:
+    """Put in place of a refused value while decoding, so the walk afterwards can say where it was."""
+
+    __slots__ = ("code", "message")
+
+    def __init__(self, code: str, message: str):
+        self.code, self.message = code, message
+
+
 def _reject_constant(name: str) -> Any:
-    raise StrictJSONError("non_finite", f"{name} is not a JSON number")
+    return _Refused("non_finite", f"{name} is not a JSON number")
 
 
-def _float(text: str) -> float:
+def _float(text: str) -> Any:
     value = float(text)
     if not math.isfinite(value):
-        raise StrictJSONError("non_finite", f"{text} is too large for a number")
+        return _Refused("non_finite", f"{text} is too large for a number")
     return value
 
 
-def _int(text: str) -> int:
+def _int(text: str) -> Any:
     digits = len(text.lstrip("-"))
     if digits > MAX_INT_DIGITS:
-        raise StrictJSONError("too_long", f"an integer of {digits} digits is too long")
+        return _Refused("too_long", f"an integer of {digits} digits is too long")
     return int(text)
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _pairs(pairs: list[tuple[str, Any]]) -> Any:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise StrictJSONError("duplicate_key", f"the key {key!r} appears twice in one object", path=key)
+            return _Refused("duplicate_key", f"the key {key!r} appears twice in one object")
         result[key] = value
     return result
 
@@ -106,7 +115,10 @@ def check_value(value: Any) -> None:
     """Refuse too-deep nesting and bad characters anywhere in an already-decoded value."""
     for path, item, depth in _walk(value):
         if depth > MAX_DEPTH:
-            raise StrictJSONError("too_deep", f"nested deeper than {MAX_DEPTH} levels", path=path)
+            shown = path if len(path) <= 60 else path[:57] + "..."
+            raise StrictJSONError("too_deep", f"nested deeper than {MAX_DEPTH} levels", path=shown)
+        if isinstance(item, _Refused):
+            raise StrictJSONError(item.code, item.message, path=path)
         if isinstance(item, str):
             problem = bad_char_problem(item)
             if problem:

@@ -279,7 +279,7 @@ class FieldReader:
         try:
             return strict_loads(text)
         except StrictJSONError as exc:
-            inner = f".{exc.path}" if exc.path else ""
+            inner = "" if not exc.path else exc.path if exc.path.startswith("[") else f".{exc.path}"
             raise self.fail(f"{field_name}{inner}", exc.message) from exc
 
     def role(self, value: Any, field_name: str) -> str:
