@@ -80,12 +80,16 @@ def received_fields(reply: LLMReply) -> dict[str, Any]:
 
 
 def verdict_raw_text(text: str, *, archived: bool) -> str:
-    """What a verdict keeps of the answer. With an archived call, a long answer lives there once and
-    the verdict keeps its first VERDICT_RAW_TEXT_MAX_CHARS characters (pages show it folded)."""
+    """What a verdict keeps of an answer (or of its explanation). With an archived call, a long text
+    lives there once: the verdict keeps its first VERDICT_RAW_TEXT_MAX_CHARS characters and says so
+    at the end, so pages, exports and people never take the excerpt for the whole answer."""
     limit = int(getattr(settings, "VERDICT_RAW_TEXT_MAX_CHARS", 4000))
     if archived and len(text) > limit:
-        text = text[:limit]
+        text = text[:limit] + CUT_NOTE.format(total=len(text), limit=limit)
     return storable_text(text)
+
+
+CUT_NOTE = "\n[cut: the first {limit:,} of {total:,} characters; the archived call keeps the answer]"
 
 
 def call_archive(

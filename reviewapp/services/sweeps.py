@@ -590,10 +590,10 @@ def _verdict_from_reply(sweep, jv, spec, target, run, reply, judge_call) -> Verd
             call=judge_call,
         )
     result = parse_answer(spec, reply.text)
-    raw_text = calls_service.verdict_raw_text(reply.text, archived=judge_call is not None)
-    return _new_verdict(
-        sweep, jv, target, run, tier=Verdict.Tier.LLM, call=judge_call, **verdict_fields_from_result(result, raw_text)
-    )
+    archived = judge_call is not None
+    fields = verdict_fields_from_result(result, calls_service.verdict_raw_text(reply.text, archived=archived))
+    fields["explanation"] = calls_service.verdict_raw_text(fields["explanation"], archived=archived)
+    return _new_verdict(sweep, jv, target, run, tier=Verdict.Tier.LLM, call=judge_call, **fields)
 
 
 # --- finishing -----------------------------------------------------------------------------------
