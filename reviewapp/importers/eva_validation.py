@@ -37,6 +37,11 @@ SHAPES = {
     "entity_transcription": JudgeDefaults(slug="", level="turn", scale="binary", scale_min=0, scale_max=1),
 }
 VALIDATION_FLAGS = ("invalid", "validated")
+# Lossless round trips: the values this importer reads into columns are also kept as they came in,
+# under RAW_KEY in the conversation's, turn's or label's metadata, with the record's key order, so
+# an EVA-format export gives every field back exactly (see services/exports.py).
+RAW_KEY = "eva_raw"
+ORDER_KEY = "eva_key_order"
 
 
 def judge_slug_for(path: Path) -> str:
@@ -114,6 +119,8 @@ def _conversation(
     if not external_id:
         external_id = f"line-{read.line}"
     metadata = {key: value for key, value in record.items() if key not in known}
+    metadata[RAW_KEY] = {key: record[key] for key in (*id_keys, "language", *VALIDATION_FLAGS) if key in record}
+    metadata[ORDER_KEY] = list(record)
     return ParsedConversation(
         external_id=external_id,
         language=read.language(record.get("language"), "language", language),
@@ -162,6 +169,7 @@ def parse_trace(record: dict[str, Any], read: FieldReader, judge: str, language:
     metadata = dict(flags)
     if "description" in record:
         metadata["description"] = record["description"]
+    metadata[RAW_KEY] = {key: record[key] for key in ("expected_rating", "failure_mode") if key in record}
     conversation.labels.append(
         ParsedLabel(
             judge=judge,
@@ -180,14 +188,23 @@ def parse_conv_turns(record: dict[str, Any], read: FieldReader, judge: str, lang
     invalid, flags = _flags(record, read)
     for prefix, position, raw in read.turn_objects(record.get("conv_turns"), "conv_turns"):
         turn_known = {"position", "role", "content", "expected_rating", "failure_modes"}
-        conversation.turns.append(
-            ParsedTurn(
-                position=position,
-                role=read.role(raw.get("role"), f"{prefix}.role"),
-                text=read.string(raw.get("content"), f"{prefix}.content"),
-                metadata={key: value for key, value in raw.items() if key not in turn_known},
-            )
+        turn = ParsedTurn(
+            position=position,
+            role=read.role(raw.get("role"), f"{prefix}.role"),
+            text=read.string(raw.get("content"), f"{prefix}.content"),
+            metadata={key: value for key, value in raw.items() if key not in turn_known},
         )
+        # Only what the columns changed ("assistant" read as agent, a position given as "2" ...) is kept.
+        changed = {
+            key: raw[key]
+            for key, value in (("position", turn.position), ("role", turn.role), ("content", turn.text))
+            if key in raw and raw[key] != value
+        }
+        if changed:
+            turn.metadata[RAW_KEY] = changed
+        if list(raw) != ["position", "role", "content", "expected_rating", "failure_modes"][: len(raw)]:
+            turn.metadata[ORDER_KEY] = list(raw)
+        conversation.turns.append(turn)
         if "expected_rating" in raw or "failure_modes" in raw:
             rating = read.integer(raw.get("expected_rating"), f"{prefix}.expected_rating", low=1, high=3, required=True)
             conversation.labels.append(
@@ -197,7 +214,10 @@ def parse_conv_turns(record: dict[str, Any], read: FieldReader, judge: str, lang
                     rating=rating,
                     failure_modes=read.failure_modes(raw.get("failure_modes"), f"{prefix}.failure_modes"),
                     excluded=invalid,
-                    metadata=dict(flags),
+                    metadata={
+                        **flags,
+                        RAW_KEY: {key: raw[key] for key in ("expected_rating", "failure_modes") if key in raw},
+                    },
                 )
             )
     return conversation
