@@ -471,6 +471,20 @@ def test_language_codes(code, accepted):
     assert (limits.language_problem(code) == "") is accepted
 
 
+def test_the_published_schema_states_the_same_limits():
+    schema = json.loads(
+        (Path(__file__).resolve().parents[2] / "docs/schemas/tribunal-conversation.schema.json").read_text()
+    )
+    assert schema["properties"]["external_id"]["maxLength"] == limits.LIMITS["external_id"]
+    assert schema["properties"]["language"]["maxLength"] == limits.LIMITS["language"]
+    assert schema["properties"]["language"]["pattern"] == limits.BCP47.pattern
+    assert schema["$defs"]["turn"]["properties"]["position"]["maximum"] == limits.INT32_MAX
+    assert schema["$defs"]["verdict"]["properties"]["version"]["maxLength"] == limits.LIMITS["version"]
+    for name in ("label", "verdict"):
+        assert schema["$defs"][name]["properties"]["judge"]["maxLength"] == limits.LIMITS["judge"]
+        assert schema["$defs"][name]["properties"]["label"]["maxLength"] == limits.LIMITS["label"]
+
+
 def test_column_limits_match_the_models():
     assert {
         "dataset_name": Dataset._meta.get_field("name").max_length,
