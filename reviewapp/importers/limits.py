@@ -21,9 +21,9 @@ LIMITS = {
 INT32_MAX = 2**31 - 1
 SMALLINT_MAX = 32767
 
-# BCP 47 (RFC 5646) as Tribunal accepts it: a 2-3 letter language (or 4-8 for registered ones), an
-# optional 4-letter script, an optional region (2 letters or 3 digits), then variants
-# (5-8 alphanumerics, or a digit and 3 alphanumerics). Case is kept as given.
+# BCP 47 (RFC 5646) as Tribunal accepts it: a 2-3 letter language, an optional 4-letter script, an
+# optional region (2 letters or 3 digits), then variants (5-8 alphanumerics, or a digit and 3
+# alphanumerics). Case is kept as given. Extensions and private use (-u-, -x-) are not accepted.
 BCP47 = re.compile(
     r"^[A-Za-z]{2,3}(?:-[A-Za-z]{4})?(?:-(?:[A-Za-z]{2}|[0-9]{3}))?(?:-(?:[A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*$"
 )
