@@ -9,7 +9,6 @@ the token on its own. Errors are JSON: {"error": "...", "status": N}.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 
 from django.core.exceptions import PermissionDenied
@@ -17,6 +16,8 @@ from django.http import FileResponse, Http404, HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
+
+from scoring.strictjson import strict_loads
 
 from .. import access
 from ..models import Dataset, ExportSnapshot, Sweep
@@ -81,7 +82,7 @@ def token_api(*methods: str) -> Callable:
 
 def _json_body(request: HttpRequest) -> dict:
     try:
-        body = json.loads(request.body or b"{}")
+        body = strict_loads(request.body or b"{}")  # no NaN/Infinity, no duplicate keys
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, f"The body is not valid JSON: {exc}") from exc
     if not isinstance(body, dict):
