@@ -5,12 +5,15 @@ through the real openai client against tests/llm_server.py."""
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pytest
 from django.urls import reverse
 
-from reviewapp.models import JudgeCall, ReviewItem, Verdict
+from reviewapp.models import Dataset, JudgeCall, ReviewItem, Verdict
 from reviewapp.services import calls
+from reviewapp.services.imports import dataset_import
+from reviewapp.services.queue_items import items_from_imports
 from scoring.llm import LLMClient, LLMReply
 from tests.llm_server import HTML_BODY, HUGE_ANSWER_BYTES, run_llm_server
 
@@ -154,3 +157,25 @@ def test_archive_keeps_body_fields_through_call_archive(judge_version_for_calls)
     )
     call = JudgeCall.objects.get(pk=call.pk)
     assert (call.raw_response, call.response_bytes, call.error) == ("<p>oops</p>", 11, "the response is not JSON")
+
+
+def test_imported_unresolved_answers_that_hedge_are_queued_as_uncertain(tmp_path):
+    def verdict(raw_text: str) -> dict:
+        return {"judge": "conciseness", "version": "v1", "status": "unresolved", "raw_text": raw_text}
+
+    records = [
+        {
+            "external_id": "hedge",
+            "turns": [{"role": "agent", "text": "a", "verdicts": [verdict("Hard to say, maybe 2?")]}],
+        },
+        {"external_id": "plain", "turns": [{"role": "agent", "text": "b", "verdicts": [verdict("{oops")]}]},
+    ]
+    path = tmp_path / "imported.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    dataset_import(path=path, fmt="jsonl")
+
+    codes = dict(Verdict.objects.values_list("conversation__external_id", "problem_code"))
+    assert codes == {"hedge": "hedged", "plain": ""}
+    items_from_imports(dataset=Dataset.objects.get(), qa_rate=0)
+    reasons = dict(ReviewItem.objects.values_list("conversation__external_id", "reasons"))
+    assert reasons == {"hedge": [R.UNRESOLVED, R.UNCERTAIN], "plain": [R.UNRESOLVED]}
