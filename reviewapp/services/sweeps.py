@@ -274,7 +274,12 @@ def _write(verdicts: list[Verdict]) -> int:
 
 
 def verdict_fields_from_result(result: JudgeResult, raw_text: str) -> dict[str, Any]:
-    """Verdict fields for a parsed LLM answer; an unresolved answer keeps its raw text and says why."""
+    """Verdict fields for a parsed LLM answer; an unresolved answer keeps its raw text and says why.
+
+    The answer itself is in the archived call: a long raw text or explanation is kept here only as a
+    marked excerpt (calls.verdict_raw_text), so a 5 MB answer is not stored twice.
+    """
+    raw_text = calls_service.verdict_raw_text(raw_text, archived=True)
     if result.status == "resolved":
         return {
             "status": Verdict.Status.RESOLVED,
@@ -283,7 +288,7 @@ def verdict_fields_from_result(result: JudgeResult, raw_text: str) -> dict[str, 
             "passed": result.passed,
             "flags": list(result.flags),
             "sub_scores": dict(result.sub_scores),
-            "explanation": result.explanation,
+            "explanation": calls_service.verdict_raw_text(result.explanation, archived=True),
             "raw_text": raw_text,
             "problem_code": "",
         }
@@ -590,10 +595,9 @@ def _verdict_from_reply(sweep, jv, spec, target, run, reply, judge_call) -> Verd
             call=judge_call,
         )
     result = parse_answer(spec, reply.text)
-    archived = judge_call is not None
-    fields = verdict_fields_from_result(result, calls_service.verdict_raw_text(reply.text, archived=archived))
-    fields["explanation"] = calls_service.verdict_raw_text(fields["explanation"], archived=archived)
-    return _new_verdict(sweep, jv, target, run, tier=Verdict.Tier.LLM, call=judge_call, **fields)
+    return _new_verdict(
+        sweep, jv, target, run, tier=Verdict.Tier.LLM, call=judge_call, **verdict_fields_from_result(result, reply.text)
+    )
 
 
 # --- finishing -----------------------------------------------------------------------------------
