@@ -62,25 +62,65 @@ ONE_LINE_COLUMNS = (TURN_COLUMNS | GOLD_COLUMNS | VERDICT_COLUMNS) - {
 
 def csv_rows(path: Path, display: str) -> Iterator[tuple[int, list[str]]]:
     """(line where the row starts, cells) of a strict CSV: quotes must close, fields stay under the
-    csv module's limit; a malformed file raises RecordError at the row that starts the trouble."""
-    reader = csv.reader((text for _, text in strict.text_lines(path, display)), strict=True)
+    csv module's limit; a malformed file raises RecordError at the row that starts the trouble, naming
+    the column where it can tell (the header's name for the field the open quote starts)."""
+    first_line: dict[str, str] = {}  # the physical line the current row started on
+    header: list[str] = []
+
+    def lines() -> Iterator[str]:
+        for _, text in strict.text_lines(path, display):
+            first_line.setdefault("text", text)
+            yield text
+
+    reader = csv.reader(lines(), strict=True)
     while True:
         start = reader.line_num + 1
+        first_line.clear()
         try:
             row = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
             detail = str(exc)
+            field = "(row)"
             if "field larger than field limit" in detail:
                 message = f"a field is longer than {csv.field_size_limit():,} characters (the CSV field limit)"
             elif "unexpected end of data" in detail:
                 message = "a quoted field is never closed: the quote runs to the end of the file"
+                index = _open_quote_field(first_line.get("text", ""))
+                if index is not None and index < len(header):
+                    field = header[index]
             else:
                 message = f"malformed CSV ({detail}): check the quotes on this row"
-            raise RecordError(display, start, "(row)", message) from exc
+            raise RecordError(display, start, field, message) from exc
         if row:
+            if not header:
+                header = [name.strip() for name in row]
             yield start, row
+
+
+def _open_quote_field(line: str) -> int | None:
+    """The index of the field whose quote is still open at the end of `line`, or None."""
+    index, quoted, at_field_start = 0, False, True
+    position = 0
+    while position < len(line):
+        char = line[position]
+        if quoted:
+            if char == '"':
+                if line[position + 1 : position + 2] == '"':
+                    position += 1
+                else:
+                    quoted = False
+        elif char == '"' and at_field_start:
+            quoted = True
+        elif char == ",":
+            index += 1
+            at_field_start = True
+            position += 1
+            continue
+        at_field_start = False
+        position += 1
+    return index if quoted else None
 
 
 def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:

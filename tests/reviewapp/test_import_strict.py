@@ -254,7 +254,7 @@ def test_csv_unclosed_quote_does_not_swallow_the_rest_of_the_file(tmp_path):
 
     error = refused(path)
 
-    assert (error["file"], error["line"], error["field"]) == ("turns.csv", 3, "(row)")
+    assert (error["file"], error["line"], error["field"]) == ("turns.csv", 3, "text")
     assert "a quoted field is never closed" in error["message"]
 
 
