@@ -129,6 +129,15 @@ def _conversation(
     )
 
 
+def _keep_raw(turn: ParsedTurn, raw: dict[str, Any], read_as: dict[str, Any]) -> None:
+    """Keep in the turn's metadata what the columns changed ("assistant" read as agent ...) and the
+    turn's key order, so an export writes the turn back as it came in."""
+    changed = {key: raw[key] for key, value in read_as.items() if key in raw and raw[key] != value}
+    if changed:
+        turn.metadata[RAW_KEY] = changed
+    turn.metadata[ORDER_KEY] = list(raw)
+
+
 def _flags(record: dict[str, Any], read: FieldReader) -> tuple[bool, dict[str, Any]]:
     invalid = bool(read.boolean(record.get("invalid"), "invalid"))
     kept = {key: record[key] for key in VALIDATION_FLAGS if key in record}
@@ -241,16 +250,16 @@ def parse_intended_turns(
         }
         if perturbed_index is not None and position == perturbed_index:
             metadata["perturbation"] = perturbation
-        conversation.turns.append(
-            ParsedTurn(
-                position=position,
-                role=read.role(raw.get("role"), f"{prefix}.role"),
-                # Only the TTS input is known: no transcript of what was heard, so text stays empty.
-                intended_text=read.string(raw.get("text"), f"{prefix}.text"),
-                entities=read.items(raw.get("tts_critical_entities"), f"{prefix}.tts_critical_entities"),
-                metadata=metadata,
-            )
+        turn = ParsedTurn(
+            position=position,
+            role=read.role(raw.get("role"), f"{prefix}.role"),
+            # Only the TTS input is known: no transcript of what was heard, so text stays empty.
+            intended_text=read.string(raw.get("text"), f"{prefix}.text"),
+            entities=read.items(raw.get("tts_critical_entities"), f"{prefix}.tts_critical_entities"),
+            metadata=metadata,
         )
+        _keep_raw(turn, raw, {"turn_index": turn.position, "role": turn.role, "text": turn.intended_text})
+        conversation.turns.append(turn)
     if perturbed_index is not None and perturbed_index not in {turn.position for turn in conversation.turns}:
         raise read.fail("perturbation_metadata.turn_index", f"no intended turn has turn_index {perturbed_index}")
     invalid, flags = _flags(record, read)
@@ -263,6 +272,7 @@ def parse_intended_turns(
     # turn is marked in its metadata (and named here) so reviewers can find the altered entity.
     if perturbed_index is not None:
         metadata["perturbed_turn_position"] = perturbed_index
+    metadata[RAW_KEY] = {key: record[key] for key in ("expected_rating",) if key in record}
     conversation.labels.append(
         ParsedLabel(
             judge=judge,
@@ -282,6 +292,11 @@ def parse_entity_transcription(
     conversation = _conversation(record, read, language, ("id", "transcript_id", "conversation_id"), known)
     said = read.items(record.get("user_tts"), "user_tts")
     heard = read.items(record.get("transcription"), "transcription")
+    if len(said) != len(heard) or not all(isinstance(text, str) for text in [*said, *heard]):
+        # The turns pair them up (padding with ""): keep the lists as they came in.
+        conversation.metadata[RAW_KEY].update(
+            {key: record[key] for key in ("user_tts", "transcription") if key in record}
+        )
     for position in range(max(len(said), len(heard))):
         conversation.turns.append(
             ParsedTurn(
@@ -320,6 +335,7 @@ def parse_entity_transcription(
         conversation.turns[turn_id].entities = entities
         label_metadata = {key: value for key, value in raw.items() if key not in ("turn_id",)}
         label_metadata.update(flags)
+        label_metadata[RAW_KEY] = {"label": raw}
         conversation.labels.append(
             ParsedLabel(
                 judge=judge,

@@ -332,7 +332,12 @@ class _EvaWriter:
         if not self.rows:
             return
         first = self.rows[0]
-        if self.judge.level == Judge.Level.CONVERSATION or first.turn is None:
+        shape = (first.conversation.metadata or {}).get("eva_shape")
+        if shape == "intended_turns" and first.turn is None:
+            record = eva_intended_turns_record(first)
+        elif shape == "entity_transcription" and first.turn is not None:
+            record = eva_entity_record(first.conversation, first.turns, self.rows)
+        elif self.judge.level == Judge.Level.CONVERSATION or first.turn is None:
             record = eva_trace_record(first)
         else:
             record = eva_conv_turns_record(first.conversation, first.turns, self.rows)
@@ -347,12 +352,15 @@ def _without_bookkeeping(metadata: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in metadata.items() if key not in ("eva_shape", RAW_KEY, ORDER_KEY)}
 
 
-def _in_order(record: dict[str, Any], order: Sequence[str] | None) -> dict[str, Any]:
-    """The record's keys in the order they came in (new keys after them); `position` only if it came in."""
+def _in_order(
+    record: dict[str, Any], order: Sequence[str] | None, optional: Sequence[str] = ("position",)
+) -> dict[str, Any]:
+    """The record's keys in the order they came in (new keys after them); the `optional` keys, which
+    the writer fills in by default, only if they came in."""
     if not order:
         return record
     ordered = {key: record[key] for key in order if key in record}
-    ordered.update((key, value) for key, value in record.items() if key not in ordered and key != "position")
+    ordered.update((key, value) for key, value in record.items() if key not in ordered and key not in optional)
     return ordered
 
 
@@ -426,6 +434,51 @@ def eva_trace_record(row: ExportRow) -> dict[str, Any]:
     for key, value in (row.gold.metadata or {}).items():
         if key in ("validated", "invalid", "description"):
             record[key] = value
+    return _in_order(record, (conversation.metadata or {}).get(ORDER_KEY))
+
+
+def eva_intended_turns_record(row: ExportRow) -> dict[str, Any]:
+    """EVA's TTS-fidelity shape: the intended turns and a conversation-level 0/1 rating."""
+    conversation = row.conversation
+    record = _record_head(conversation, "id")
+    turns = []
+    for turn in row.turns:
+        metadata = turn.metadata or {}
+        entry: dict[str, Any] = {
+            "turn_index": turn.position,
+            "role": "assistant" if turn.role == "agent" else turn.role,
+            "text": turn.intended_text,
+            "tts_critical_entities": list(turn.entities or []),
+            **{key: value for key, value in _without_bookkeeping(metadata).items() if key != "perturbation"},
+        }
+        if isinstance(metadata.get(RAW_KEY), dict):
+            entry.update(metadata[RAW_KEY])
+        turns.append(_in_order(entry, metadata.get(ORDER_KEY), optional=("turn_index", "tts_critical_entities")))
+    record["intended_turns"] = turns
+    gold = row.gold
+    rating = gold.rating if gold.rating is not None else (None if gold.passed is None else float(gold.passed))
+    record.update(_gold_fields(gold, {"expected_rating": _number(rating)}))
+    return _in_order(record, (conversation.metadata or {}).get(ORDER_KEY))
+
+
+def eva_entity_record(conversation, turns, rows: Sequence[ExportRow]) -> dict[str, Any]:
+    """EVA's entity-transcription shape: what TTS said and STT heard per turn, labels per entity."""
+    record = _record_head(conversation, "id")
+    record.setdefault("user_tts", [turn.intended_text for turn in turns])
+    record.setdefault("transcription", [turn.text for turn in turns])
+    labels = []
+    for row in sorted((r for r in rows if r.turn is not None), key=lambda r: r.turn.position):
+        gold = row.gold
+        normalized = {
+            "label": {
+                "turn_id": row.turn.position,
+                "entities": list(row.turn.entities or []),
+                "passed": gold.passed,
+                "failure_modes": list(gold.failure_modes or []),
+            }
+        }
+        labels.append(_gold_fields(gold, normalized)["label"])
+    record["labels"] = labels
     return _in_order(record, (conversation.metadata or {}).get(ORDER_KEY))
 
 

@@ -16,7 +16,7 @@ from reviewapp.services.imports import dataset_import
 from scoring.strictjson import strict_loads
 
 from . import export_support
-from .test_import_eva_validation import CONCISENESS
+from .test_import_eva_validation import CONCISENESS, FIXTURES
 
 pytestmark = pytest.mark.django_db
 corpus = export_support.corpus
@@ -166,3 +166,17 @@ def test_non_finite_values_are_written_as_null_in_every_format(corpus, media):
             assert not any(math.isinf(value) for value in frame["gold_rating"].dropna())
         assert snapshot.datasheet["non_finite_values_written_as_null"] >= 1, fmt
         strict_loads(path.with_name(path.name.split(".")[0] + ".datasheet.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("name", "judge"), [("tts_fidelity", "tts_fidelity"), ("entity_accuracy", "entity_accuracy")])
+def test_the_tts_fidelity_and_entity_shapes_come_back_as_they_came_in(media, name, judge):
+    source = FIXTURES / f"{name}.jsonl"
+    dataset_import(path=source, fmt="eva-validation")
+
+    exported = snapshot_path(export(Judge.objects.get(slug=judge), "eva")).read_text(encoding="utf-8")
+
+    # Records marked invalid are not gold, so they are not exported; every other one comes back whole.
+    originals = [
+        line for line in source.read_text(encoding="utf-8").splitlines() if not json.loads(line).get("invalid")
+    ]
+    assert pairs(exported) == pairs("\n".join(originals))
