@@ -129,13 +129,14 @@ def _conversation(
     )
 
 
-def _keep_raw(turn: ParsedTurn, raw: dict[str, Any], read_as: dict[str, Any]) -> None:
-    """Keep in the turn's metadata what the columns changed ("assistant" read as agent ...) and the
-    turn's key order, so an export writes the turn back as it came in."""
+def _keep_raw(turn: ParsedTurn, raw: dict[str, Any], read_as: dict[str, Any], standard: list[str]) -> None:
+    """Keep in the turn's metadata what the columns changed ("assistant" read as agent ...) and, unless
+    it starts with the `standard` keys in order, the turn's key order, so an export writes it back."""
     changed = {key: raw[key] for key, value in read_as.items() if key in raw and raw[key] != value}
     if changed:
         turn.metadata[RAW_KEY] = changed
-    turn.metadata[ORDER_KEY] = list(raw)
+    if list(raw)[: len(standard)] != standard:
+        turn.metadata[ORDER_KEY] = list(raw)
 
 
 def _flags(record: dict[str, Any], read: FieldReader) -> tuple[bool, dict[str, Any]]:
@@ -258,7 +259,17 @@ def parse_intended_turns(
             entities=read.items(raw.get("tts_critical_entities"), f"{prefix}.tts_critical_entities"),
             metadata=metadata,
         )
-        _keep_raw(turn, raw, {"turn_index": turn.position, "role": turn.role, "text": turn.intended_text})
+        _keep_raw(
+            turn,
+            raw,
+            # what an export writes by default: EVA's intended turns say "assistant"
+            {
+                "turn_index": turn.position,
+                "role": "assistant" if turn.role == "agent" else turn.role,
+                "text": turn.intended_text,
+            },
+            standard=["turn_index", "role", "text", "tts_critical_entities"],
+        )
         conversation.turns.append(turn)
     if perturbed_index is not None and perturbed_index not in {turn.position for turn in conversation.turns}:
         raise read.fail("perturbation_metadata.turn_index", f"no intended turn has turn_index {perturbed_index}")
