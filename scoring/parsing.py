@@ -56,6 +56,8 @@ ProblemCode = Literal[
 ]
 # Codes that mean "the judge itself would not decide": triage sends these to people as uncertain.
 UNCERTAIN_CODES: frozenset[str] = frozenset({"uncertain", "hedged"})
+# Where else a judge explains itself: a hedge there counts as much as in `explanation`.
+REASONING_KEYS = ("reasoning", "rationale", "justification", "analysis")
 # `uncertain` values that mean "no": anything else (true, 1, "true", "yes", "maybe", 0.5 ...) is uncertain.
 CERTAIN_VALUES = (False, 0, None, "", "false", "no", "0", "n", "f")
 
@@ -178,7 +180,7 @@ def parse_answer(spec: JudgeSpec, raw_text: str) -> JudgeResult:
             return unresolved(
                 f"the judge said it is uncertain: {_shorten(explanation)}", explanation=explanation, code="uncertain"
             )
-        hedge = hedge_in(explanation)
+        hedge = hedge_in("\n".join([explanation, *(data[k] for k in REASONING_KEYS if isinstance(data.get(k), str))]))
         if hedge:
             return unresolved(
                 f"the explanation hedges about the answer ({hedge!r}): {_shorten(explanation)}",

@@ -144,3 +144,9 @@ def test_strict_loads_names_where_the_bad_value_is():
     with pytest.raises(StrictJSONError) as caught:
         strict_loads('{"turns": [{"text": "ok"}, {"rating": NaN}]}')
     assert (caught.value.code, caught.value.path) == ("non_finite", "turns[1].rating")
+
+
+@pytest.mark.parametrize("key", ["reasoning", "rationale", "justification", "analysis"])
+def test_a_hedge_in_another_reasoning_field_counts_too(conciseness, key):
+    result = parse_answer(conciseness, json.dumps(good(**{key: "Hard to say; it could be 2 or 3."})))
+    assert (result.status, result.problem_code) == (UNRESOLVED, "hedged")
