@@ -5,9 +5,15 @@ The answer must be one JSON object: the whole reply, or the whole reply wrapped 
 Anything else is ``unresolved`` with the problem named; an unresolved result never carries a
 rating or a pass/fail, and it is never 0.
 
+Every unresolved result carries a ``problem_code`` (ProblemCode below) for triage and pages, beside
+the ``problem`` in words for people (docs/answers.md).
+
 Unresolved when:
-* the text is not a JSON object (or several fences, or text around the fence);
-* ``"uncertain": true``, or a rating of null (the judge declined to decide, whatever it explains);
+* the text is not a JSON object (or several fences, or text around the fence), or is not strict JSON
+  (scoring.strictjson: a key given twice, NaN/Infinity, NUL, a lone surrogate, deep nesting);
+* the answer flags itself uncertain, whatever the JSON type (``uncertain_flag``), or gives a rating
+  of null (the judge declined to decide, whatever it explains);
+* its explanation hedges about the rating ("I'm not sure, maybe 2?": scoring.hedges);
 * a required key of the spec is missing;
 * a rating is not a number (strings and booleans included), not a whole scale point for
   binary/ordinal judges, or outside the scale;
