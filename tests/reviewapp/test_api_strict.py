@@ -5,7 +5,7 @@ from django.test import Client
 from django.urls import reverse
 
 from reviewapp.models import Sweep
-from reviewapp.services.api_tokens import api_token_create
+from reviewapp.services.api_tokens import RUN_SWEEPS, api_token_create
 
 from .test_sweep_support import make_dataset, store_judge
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 def test_a_sweep_request_with_nan_or_a_repeated_key_is_refused(make_user, body, words):
     store_judge("conciseness")
     make_dataset("api-calls", {"a": ("en", ["Hello"])})
-    raw = api_token_create(user=make_user("lea", role="lead"), name="ci")[1]
+    raw = api_token_create(user=make_user("lea", role="lead"), name="ci", scopes=[RUN_SWEEPS])[1]
 
     response = Client(enforce_csrf_checks=True).post(
         reverse("api_sweep_create"), data=body, content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {raw}"
