@@ -165,3 +165,19 @@ def test_poisson_sample_intervals_cover_for_both_estimators():
             hits[estimator] += covers(result.low, result.high, truth)
     for estimator, count in hits.items():
         assert BAND[0] <= count / draws <= BAND[1], (estimator, count / draws)
+
+
+def test_prediction_powered_interval_covers_on_a_small_sample_near_the_edge():
+    """60 labels, a pass rate of 0.95: ppi_py's normal interval under-covers; Wilson at its effective n does not."""
+    rng = np.random.default_rng(8)
+    true_rate, draws, hits, hits_clt = 0.95, 300, 0, 0
+    for _ in range(draws):
+        truth = rng.random(2000) < true_rate
+        judge = truth ^ np.where(truth, rng.random(2000) < 0.05, rng.random(2000) < 0.3)
+        order = rng.permutation(2000)
+        labelled, unlabelled = order[:60], order[60:]
+        result = prediction_powered_rate(list(truth[labelled]), list(judge[labelled]), list(judge[unlabelled]))
+        hits += covers(result.ppi.low, result.ppi.high, true_rate)
+        hits_clt += covers(result.ppi_clt.low, result.ppi_clt.high, true_rate)
+    assert BAND[0] <= hits / draws <= BAND[1]
+    assert hits_clt / draws < 0.9
