@@ -48,10 +48,10 @@ import math
 from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any, Literal
 
 import numpy as np
-from scipy.stats import norm
 
 from .agreement import CONFIDENCE, Estimate, Evidence, proportion_interval
 from .agreement import evidence as agreement_evidence
@@ -335,7 +335,7 @@ def prediction_powered_rate(
     # far less than 95% (0.83 at n = 60 and a rate of 0.95). Its variance is kept and the interval is
     # Wilson at the effective size n_eff = p(1-p) / se^2, as for every other proportion here; with no
     # spread at all (se = 0) n_eff is the labelled count, so a perfect sample does not claim certainty.
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
     se = (high - low) / (2 * z) if math.isfinite(low) and math.isfinite(high) else 0.0
     p = min(1.0, max(0.0, value))
     n_eff = p * (1 - p) / se**2 if se > 1e-12 else float(n)
