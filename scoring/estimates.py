@@ -18,7 +18,8 @@ Sampled targets still without gold are counted as ``missing``; within a stratum 
 stand for the missing ones (the weights are divided by the stratum's labelled share: missing at
 random within a stratum, an assumption the shown missing share lets a reader judge). The variance is
 the stratified linearisation (Taylor) variance with the finite population correction (or, for a
-Poisson sample drawn target by target, the Poisson variance sum (1 - pi) u^2); the interval
+Poisson sample drawn target by target, the Poisson variance sum (1 - pi) u^2; a stratum with a
+single labelled item adds the largest variance a proportion can have, 1/4, not none); the interval
 is Wilson at the effective sample size n_eff = p(1-p) / variance (n_eff = the labelled count when the
 variance is 0, e.g. all right), so it stays inside [0, 1] and does not collapse on a perfect sample.
 
@@ -231,9 +232,12 @@ def proportion_estimate(
             # Independent draws: V = sum (1 - pi) (y / pi)^2 for a total, pi the (adjusted) probability.
             variance += float((np.clip(1 - 1 / w, 0.0, 1.0) * u**2).sum())
             continue
-        if m < 2:
-            continue  # one labelled item says nothing about its stratum's spread
         fpc = max(0.0, 1 - m / stratum_size)
+        if m < 2:
+            # One labelled item says nothing about its stratum's spread: count the largest a
+            # proportion can have (1/4), rather than none.
+            variance += fpc * float(w[0] / denominator) ** 2 * 0.25
+            continue
         variance += fpc * m / (m - 1) * float(((u - u.mean()) ** 2).sum())
     clipped = min(1.0, max(0.0, p))
     n_eff = clipped * (1 - clipped) / variance if variance > 1e-15 else float(n_labelled)

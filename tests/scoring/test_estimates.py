@@ -254,3 +254,14 @@ def test_poisson_design_variance_is_the_textbook_one():
     assert hajek.se == pytest.approx(math.sqrt(np.sum((1 - pi) * ((y - p) / pi) ** 2)) / n_hat)
     with pytest.raises(ValueError, match="unknown design"):
         proportion_estimate(items, design="cluster")
+
+
+def test_a_stratum_with_one_labelled_item_adds_the_largest_variance_not_none():
+    items = [SampleItem("fr", 0.1, v) for v in [True] * 15 + [False] * 5] + [SampleItem("hi", 0.05, True)]
+    result = proportion_estimate(items)
+    fr = np.array([1.0] * 15 + [0.0] * 5)
+    n_fr, n_hi = 20 / 0.1, 1 / 0.05
+    total = n_fr + n_hi
+    expected = (n_fr / total) ** 2 * (1 - 0.1) * fr.var(ddof=1) / 20 + (n_hi / total) ** 2 * (1 - 0.05) * 0.25
+    assert result.value == pytest.approx((15 / 20 * n_fr + n_hi) / total)
+    assert result.se == pytest.approx(math.sqrt(expected))
