@@ -111,6 +111,21 @@ def proportion_interval(
     return Estimate(p, min(p, max(0.0, float(low))), max(p, min(1.0, float(high))))
 
 
+def effective_size(p: float, variance: float, fallback: float) -> float:
+    """The sample size at which a proportion p would have this variance: p(1-p) / variance.
+
+    With no variance, `fallback` (e.g. the labelled count). At p = 0 or 1 with some variance (a
+    weighted estimate can sit on the edge and still be uncertain), p(1-p) is 0 and says nothing:
+    the size a p = 1/2 proportion would have, 1/4 / variance, capped at `fallback`. Never below 1.
+    """
+    if not variance > 1e-15:
+        return max(1.0, float(fallback))
+    spread = p * (1 - p)
+    if spread <= 0:
+        return max(1.0, min(float(fallback), 0.25 / variance))
+    return max(1.0, spread / variance)
+
+
 def _wilson_half_width(p: float, n: float, z: float) -> float:
     return z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
 
@@ -184,9 +199,7 @@ def evidence(
     """
     if n <= 0:
         return Evidence(n, k, Estimate(None), False, "no pairs", None, None, None, None)
-    n_eff = float(n) if effective_n is None else float(effective_n)
-    if n_eff <= 0:
-        raise ValueError(f"effective size {effective_n!r} must be positive")
+    n_eff = float(n) if effective_n is None or not effective_n > 0 else float(effective_n)
     p = k / n
     estimate = proportion_interval(p * n_eff, n_eff, confidence=confidence)
     design_effect = n / n_eff
@@ -403,7 +416,7 @@ def _interval(
     scale = 2.0 if signed else 1.0
     p = min(1.0, max(0.0, (point + 1) / 2 if signed else point))
     sd = float(np.std(finite, ddof=1)) / scale
-    n_eff = max(1.0, p * (1 - p) / sd**2)
+    n_eff = effective_size(p, sd**2, finite.size)
     interval = proportion_interval(p * n_eff, n_eff, confidence=confidence)
     assert interval.low is not None and interval.high is not None
     if signed:
@@ -429,8 +442,7 @@ def _accuracy_interval(
     np.add.at(cluster_weight, cluster, w)
     variance = n_clusters / (n_clusters - 1) * float((residual**2).sum()) / total**2 if n_clusters > 1 else 0.0
     kish = float(cluster_weight.sum() ** 2 / (cluster_weight**2).sum())
-    n_eff = p * (1 - p) / variance if variance > 1e-15 else kish
-    n_eff = max(1.0, min(float(n), n_eff))
+    n_eff = min(float(n), effective_size(p, variance, kish))
     estimate = proportion_interval(p * n_eff, n_eff, confidence=confidence)
     return Estimate(p, estimate.low, estimate.high), n_eff, "wilson, effective n"
 

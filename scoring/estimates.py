@@ -54,7 +54,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .agreement import CONFIDENCE, Estimate, Evidence, proportion_interval
+from .agreement import CONFIDENCE, Estimate, Evidence, effective_size, proportion_interval
 from .agreement import evidence as agreement_evidence
 
 Estimator = Literal["hajek", "horvitz-thompson"]
@@ -240,7 +240,7 @@ def proportion_estimate(
             continue
         variance += fpc * m / (m - 1) * float(((u - u.mean()) ** 2).sum())
     clipped = min(1.0, max(0.0, p))
-    n_eff = clipped * (1 - clipped) / variance if variance > 1e-15 else float(n_labelled)
+    n_eff = effective_size(clipped, variance, n_labelled)
     interval = proportion_interval(clipped * n_eff, n_eff, confidence=confidence)
     return WeightedProportion(
         estimator=estimator,
@@ -342,8 +342,7 @@ def prediction_powered_rate(
     z = NormalDist().inv_cdf(0.5 + confidence / 2)
     se = (high - low) / (2 * z) if math.isfinite(low) and math.isfinite(high) else 0.0
     p = min(1.0, max(0.0, value))
-    n_eff = p * (1 - p) / se**2 if se > 1e-12 else float(n)
-    n_eff = max(1.0, n_eff)
+    n_eff = effective_size(p, se**2, n)
     wilson = proportion_interval(p * n_eff, n_eff, confidence=confidence)
     ppi = Estimate(value, wilson.low, wilson.high)
     ratio = None

@@ -265,3 +265,15 @@ def test_a_stratum_with_one_labelled_item_adds_the_largest_variance_not_none():
     expected = (n_fr / total) ** 2 * (1 - 0.1) * fr.var(ddof=1) / 20 + (n_hi / total) ** 2 * (1 - 0.05) * 0.25
     assert result.value == pytest.approx((15 / 20 * n_fr + n_hi) / total)
     assert result.se == pytest.approx(math.sqrt(expected))
+
+
+def test_an_all_right_sample_with_uncertain_weights_keeps_an_interval_and_its_evidence():
+    """All labelled items right, one stratum with a single item: p = 1 yet the variance is not 0."""
+    items = [SampleItem("fr", 0.1, True)] * 20 + [SampleItem("hi", 0.05, True)]
+    result = proportion_estimate(items)
+    assert result.value == 1.0 and result.se > 0
+    assert result.effective_n == pytest.approx(min(21, 0.25 / result.se**2))
+    low, _ = proportion_confint(result.effective_n, result.effective_n, method="wilson")
+    assert result.low == pytest.approx(low) and result.low < 1
+    assert result.as_dict()["evidence"]["sufficient"] is False  # 21 labels: below the floor
+    assert result.evidence.estimate.low == pytest.approx(result.low)

@@ -404,3 +404,12 @@ def test_bootstrap_intervals_are_read_off_the_replicates_as_documented():
     n_eff = k * (1 - k) / sd**2
     low, high = proportion_confint(k * n_eff, n_eff, method="wilson")
     assert (report.kappa.low, report.kappa.high) == pytest.approx((2 * low - 1, 2 * high - 1))
+
+
+def test_effective_size_at_the_edges():
+    assert agreement.effective_size(0.8, 0.0016, 100) == pytest.approx(100)  # 0.16 / 0.0016
+    assert agreement.effective_size(0.8, 0.0, 37) == 37
+    assert agreement.effective_size(1.0, 0.01, 50) == pytest.approx(25)  # 0.25 / 0.01
+    assert agreement.effective_size(1.0, 0.0001, 50) == 50
+    assert agreement.effective_size(0.5, 10.0, 50) == 1.0
+    assert agreement.evidence(10, 10, effective_n=0.0).estimate == agreement.proportion_interval(10, 10)
