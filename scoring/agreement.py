@@ -32,9 +32,10 @@ Runs: `run_accuracy` / `runs_accuracy` under two conventions, "excluded" (unreso
 left out of the denominator) and "wrong" (EVA's: a fixed denominator of every gold target of the run,
 unresolved and failed counted wrong); `mean_std` is mean and sample std (ddof=1) over runs.
 
-API used by the app: classification_report(gold, judge, labels=, weights=, clusters=, n_boot=, seed=)
--> ClassificationReport (accuracy/macro_f1/kappa/kappa_quadratic as Estimate {value, low, high},
-evidence, per_class_f1, support, confusion); proportion_interval(k, n); evidence(n, k);
+API used by the app: classification_report(gold, judge, labels=, weights=, clusters=, n_boot=, seed=,
+bootstrap_interval=) -> ClassificationReport (accuracy/macro_f1/kappa/kappa_quadratic as Estimate
+{value, low, high}, evidence, per_class_f1, support, confusion, macro_f1_labels, clusters,
+effective_n); proportion_interval(k, n, method=); evidence(n, k, effective_n=); effective_size;
 labels_needed(p_hat, half_width); weighted_accuracy; mean_std; RunCounts, run_accuracy, runs_accuracy;
 krippendorff_alpha(units, level=); pairwise_agreement; movement_matrix; movement_vs_noise; mcnemar_exact.
 
