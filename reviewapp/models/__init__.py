@@ -3,6 +3,7 @@
 from .audit import AuditEvent, ExportSnapshot
 from .corpus import Conversation, Dataset, Turn
 from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
+from .loop import EdgeCase, EdgeCaseTag, ProofRun, VersionProvenance
 from .people import ApiToken, Profile, Role
 from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem, ReviewSkip
 
@@ -14,12 +15,15 @@ __all__ = [
     "Comment",
     "Conversation",
     "Dataset",
+    "EdgeCase",
+    "EdgeCaseTag",
     "ExportSnapshot",
     "GoldLabel",
     "Judge",
     "JudgeCall",
     "JudgeVersion",
     "Profile",
+    "ProofRun",
     "PromptText",
     "Review",
     "ReviewItem",
@@ -29,4 +33,5 @@ __all__ = [
     "Sweep",
     "Turn",
     "Verdict",
+    "VersionProvenance",
 ]

@@ -33,6 +33,7 @@ from reviewapp.access import language_match_q
 from reviewapp.models import Conversation, Dataset, Judge, JudgeCall, JudgeVersion, Sweep, Turn, Verdict
 from reviewapp.services import calls as calls_service
 from reviewapp.services import judge_inputs, judges
+from reviewapp.services.rubrics import variance_check_params
 from reviewapp.versioning import code_version
 from scoring import signatures as signature_engine
 from scoring.llm import CHAT_PARAMS
@@ -160,6 +161,7 @@ def sweep_start(
             for level, ids in targets_by_level.items()
         },
         "chunk_size": CHUNK_SIZE,
+        **variance_check_params(judge_versions),
     }
     sweep.total_targets = total
     sweep.save(update_fields=["params", "total_targets"])
