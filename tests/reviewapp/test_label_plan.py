@@ -46,7 +46,7 @@ def corpus():
 
 
 def test_cells_carry_wilson_intervals_and_labels_needed(corpus):
-    judge, v1, fr, ja = corpus
+    _judge, v1, _fr, _ja = corpus
     plan = plan_cells(version=v1, budget=100)
     cells = {c.language: c for c in plan.cells}
     assert set(cells) == {"fr", "ja"}
