@@ -86,3 +86,68 @@ def draft_version_save(
         after={"version": label, "items": len(items), "comments": len(comments), "excluded": len(excluded)},
     )
     return version
+
+
+# --- optional: an LLM rewrites the drafted block (through the same client and archive as sweeps) -------
+
+LLM_DRAFT_SYSTEM = (
+    "You maintain the per-language guidance block of an LLM judge's prompt. Native-speaker reviewers "
+    "corrected the judge; their words and examples follow. Rewrite the block so the judge stops making "
+    "these mistakes: keep every existing rule that still holds, keep the examples, quote reviewers only "
+    "as given, and answer with the new block as plain text and nothing else."
+)
+LLM_DRAFT_PARAMS = {"temperature": 0, "max_tokens": 900}
+
+
+def draft_llm_rewrite(*, parent: JudgeVersion, language: str, proposed: str, current: str, client, model: str):
+    """Ask the LLM for a rewritten block; the call is archived as a JudgeCall of `parent` (no sweep).
+    Returns (text or "", the archived call). An empty or failed answer leaves the structured draft."""
+    from .calls import call_archive
+
+    user = (
+        f"## Current guidance ({language})\n{current or '(none)'}\n\n"
+        f"## Reviewers' corrections and examples\n{proposed}\n\n## New guidance block ({language})"
+    )
+    reply = client.complete(model=model, system=LLM_DRAFT_SYSTEM, user=user, params=LLM_DRAFT_PARAMS)
+    call = call_archive(
+        judge_version=parent,
+        sweep=None,
+        system=LLM_DRAFT_SYSTEM,
+        user=user,
+        model=model,
+        params=LLM_DRAFT_PARAMS,
+        reply=reply,
+    )
+    text = "" if reply.error else reply.text.strip()
+    return text, call
+
+
+def draft_guidance_from_llm(*, parent: JudgeVersion, draft) -> list[str]:
+    """Replace each language's proposed block of `draft` (a selectors.drafts.Draft) by the LLM's rewrite,
+    every call archived; returns what happened, in words for the page."""
+    from django.conf import settings
+
+    from . import sweeps as sweeps_service
+
+    client = sweeps_service.llm_client()
+    if client is None:
+        return ["LLM drafting is off (OPENAI_BASE_URL unset): the draft is the structured evidence and examples."]
+    model = spec_of(parent).model or settings.OPENAI_MODEL
+    notes = []
+    for lang in draft.languages:
+        text, call = draft_llm_rewrite(
+            parent=parent,
+            language=lang.language,
+            proposed=lang.proposed_guidance,
+            current=lang.current_guidance,
+            client=client,
+            model=model,
+        )
+        if text:
+            lang.proposed_guidance = text
+            notes.append(f"{lang.language}: drafted by {model} (archived call {call.pk}).")
+        else:
+            notes.append(
+                f"{lang.language}: the LLM gave no usable answer (call {call.pk}); the structured draft stays."
+            )
+    return notes

@@ -68,8 +68,13 @@ def draft_new(request, judge_slug: str):
     if parent is None:
         raise Http404("This judge has no version yet.")
     draft = selectors.draft_from_corrections(version=parent)
-    form = DraftForm(request.POST or None, draft=draft)
-    if request.method == "POST" and form.is_valid():
+    llm_notes: list[str] = []
+    if request.method == "POST" and request.POST.get("action") == "llm":
+        llm_notes = service.draft_guidance_from_llm(parent=parent, draft=draft)
+        form = DraftForm(draft=draft)
+    else:
+        form = DraftForm(request.POST or None, draft=draft)
+    if request.method == "POST" and request.POST.get("action") != "llm" and form.is_valid():
         try:
             version = service.draft_version_save(
                 parent=parent,
@@ -87,7 +92,14 @@ def draft_new(request, judge_slug: str):
             return redirect("draft_version", judge.slug, version.pk)
     fields = {lang: form[f"guidance_{lang}"] for lang in form.languages}
     languages = [(lang, fields[lang.language]) for lang in draft.languages]
-    context = {"judge": judge, "parent": parent, "draft": draft, "form": form, "languages": languages}
+    context = {
+        "judge": judge,
+        "parent": parent,
+        "draft": draft,
+        "form": form,
+        "languages": languages,
+        "llm_notes": llm_notes,
+    }
     return render_page(request, "drafts/new.html", "editor", context, status=400 if form.errors else 200)
 
 

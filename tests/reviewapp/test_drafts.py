@@ -210,3 +210,37 @@ def test_saving_from_the_page_redirects_to_the_version(client, corpus, people):
     assert "5</span> targets excluded" in page and "Start the proof" in page
     again = client.post(url, data)
     assert again.status_code == 400 and "already has a version" in again.content.decode()
+
+
+class RewritingLLM:
+    def __init__(self):
+        self.prompts = []
+
+    def complete(self, *, model, system, user, params=None):
+        from scoring.llm import LLMReply
+
+        self.prompts.append(user)
+        language = user.split("## Current guidance (", 1)[1].split(")", 1)[0]
+        return LLMReply(f"## Rewritten guidance ({language})\nGlosses are defects.", 10, 5, 5, 1, "")
+
+
+def test_llm_drafting_rewrites_each_block_and_archives_the_calls(client, corpus, people, monkeypatch):
+    from reviewapp.models import JudgeCall
+
+    lead, _ = people
+    client.force_login(lead)
+    url = reverse("draft_new", args=[corpus.v1.judge.slug])
+    monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: None)
+    off = client.post(url, {"version": corpus.v1.pk, "action": "llm"}).content.decode()
+    assert "LLM drafting is off" in off and not JudgeCall.objects.exists()
+
+    llm = RewritingLLM()
+    monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: llm)
+    page = client.post(url, {"version": corpus.v1.pk, "action": "llm"}).content.decode()
+    calls = list(JudgeCall.objects.order_by("pk"))
+    assert len(calls) == 2 and {c.judge_version_id for c in calls} == {corpus.v1.pk}
+    assert all(c.sweep_id is None and c.raw_response.startswith("## Rewritten guidance") for c in calls)
+    assert "## Rewritten guidance (fr)" in page and "## Rewritten guidance (ja)" in page
+    assert f"archived call {calls[0].pk}" in page
+    assert "Le mot anglais entre parenthèses est lu deux fois (0)." in llm.prompts[0]
+    assert not JudgeVersion.objects.filter(judge=corpus.v1.judge).exclude(pk=corpus.v1.pk).exists()
