@@ -210,3 +210,38 @@ def test_edge_cases_tag_by_rule_and_by_hand_and_the_matrix_counts_them(rubric_ju
     assert first["evidence"] == "insufficient evidence" and first["human_labelled"] == 1
     code, out, _ = run("coverage", "--judge", "order-status")
     assert "8 edge cases" in out and "insufficient evidence" in out
+
+
+def test_the_sweep_command_takes_its_repeats_from_the_rubric_variance_check(
+    rubric_judge, monkeypatch, django_capture_on_commit_callbacks
+):
+    _gold_set(turns=3)
+    monkeypatch.setattr("reviewapp.tasks.sweeps.sweep_dispatch.delay", lambda sweep_id: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command(
+            "sweep",
+            "--dataset",
+            "orders-validation",
+            "--judge",
+            "order-status",
+            "--no-wait",
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
+    sweep = Sweep.objects.get()
+    assert (sweep.repeats, sweep.variance_sample_rate) == (2, 0.1)
+    assert sweep.params["variance_threshold"] == 0.15
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command(
+            "sweep",
+            "--dataset",
+            "orders-validation",
+            "--judge",
+            "order-status",
+            "--repeats",
+            "1",
+            "--no-wait",
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
+    assert Sweep.objects.order_by("-pk").first().repeats == 1
