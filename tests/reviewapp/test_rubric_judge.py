@@ -245,3 +245,46 @@ def test_the_sweep_command_takes_its_repeats_from_the_rubric_variance_check(
             stderr=StringIO(),
         )
     assert Sweep.objects.order_by("-pk").first().repeats == 1
+
+
+class GoldenLLM:
+    """Answers a rendered golden example: every criterion met, except the one a fail example tests
+    (when `honest`); `unsure` answers uncertain on everything."""
+
+    def __init__(self, spec_params, *, honest=True, unsure=False):
+        self.fail_texts = {g["text"]: g["criterion"] for g in spec_params["golden_examples"] if g["expected"] == "fail"}
+        self.criteria = list(spec_params["gate"])
+        self.honest, self.unsure = honest, unsure
+
+    def complete(self, *, model, system, user, params=None):
+        from scoring.llm import LLMReply
+
+        if self.unsure:
+            return LLMReply('{"uncertain": true, "explanation": "cannot tell"}', 10, 5, 5, 1, "")
+        text = user.split("## Response to check (turn 0, agent)\n", 1)[1].split("\n\n## Checklist", 1)[0]
+        failing = self.fail_texts.get(text) if self.honest else None
+        criteria = {n: {"score": 0 if n == failing else 1, "passed": n != failing} for n in self.criteria}
+        return LLMReply(json.dumps({"criteria": criteria, "explanation": "checked"}), 10, 5, 5, 1, "")
+
+
+def test_golden_examples_through_the_llm(rubric_judge, monkeypatch):
+    from reviewapp.models import JudgeCall
+
+    monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: None)
+    with pytest.raises(CommandError, match="--llm needs an LLM endpoint"):
+        call_command("check_golden", "--judge", "order-status", "--llm", stdout=StringIO())
+
+    params = rubric_judge.spec["params"]
+    monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: GoldenLLM(params))
+    code, out, _ = run("check_golden", "--judge", "order-status", "--llm")
+    assert code == 0 and "14 of 14 golden examples pass." in out
+    assert JudgeCall.objects.filter(judge_version=rubric_judge, sweep__isnull=True).count() == 14
+
+    monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: GoldenLLM(params, honest=False))
+    code, out, _ = run("check_golden", "--judge", "order-status", "--llm")
+    assert code == 1 and "7 of 14 golden examples pass." in out
+    assert "the judge says pass on a fail example" in out
+
+    monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: GoldenLLM(params, unsure=True))
+    code, out, _ = run("check_golden", "--judge", "order-status", "--llm")
+    assert code == 1 and "0 of 14 golden examples pass." in out and "unresolved answer" in out
