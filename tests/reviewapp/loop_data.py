@@ -157,3 +157,30 @@ def build(lead, reviewers) -> Corpus:
         for t in held_fr + held_ja
     )
     return Corpus(v1=v1, fr_items=fr_items, ja_items=ja_items, comment=comment, held_out=held_fr + held_ja)
+
+
+def build_more(lead, reviewers, corpus: Corpus) -> None:
+    """Two more adjudicated fr disagreements, with reviews, comments and categories."""
+    judge = corpus.v1.judge
+    gloss = Category.objects.get(slug="gloss")
+    dataset = corpus.fr_items[0].dataset
+    for turn in _turns(dataset, "fr", [f"Le billet {GLOSS} {i}." for i in range(2)]):
+        Verdict.objects.create(
+            sweep=Sweep.objects.filter(kind=Sweep.Kind.IMPORT).first(),
+            judge_version=corpus.v1,
+            conversation=turn.conversation,
+            turn=turn,
+            tier=Verdict.Tier.IMPORTED,
+            status=Verdict.Status.RESOLVED,
+            rating=1,
+            passed=True,
+        )
+        item = _item(judge, turn, ReviewItem.Status.CLOSED)
+        for reviewer in reviewers:
+            review = Review.objects.create(item=item, reviewer=reviewer, passed=False, comment="Glose.")
+            review.categories.set([gloss])
+        Adjudication.objects.create(item=item, lead=lead, passed=False, rationale="Gloss.").categories.set([gloss])
+        GoldLabel.objects.create(
+            judge=judge, conversation=turn.conversation, turn=turn, source="adjudicated", passed=False
+        )
+        Comment.objects.create(turn=turn, author=reviewers[1], body="Encore une glose.").categories.set([gloss])

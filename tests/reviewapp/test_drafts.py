@@ -244,3 +244,44 @@ def test_llm_drafting_rewrites_each_block_and_archives_the_calls(client, corpus,
     assert f"archived call {calls[0].pk}" in page
     assert "Le mot anglais entre parenthèses est lu deux fois (0)." in llm.prompts[0]
     assert not JudgeVersion.objects.filter(judge=corpus.v1.judge).exclude(pk=corpus.v1.pk).exists()
+
+
+def test_draft_reads_do_not_grow_with_the_evidence(corpus, people):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as first:
+        draft_from_corrections(version=corpus.v1)
+    lead, reviewers = people
+    loop_data.build_more(lead, reviewers, corpus)
+    with CaptureQueriesContext(connection) as second:
+        draft = draft_from_corrections(version=corpus.v1)
+    assert draft.disagreements == 7
+    assert len(second) == len(first)
+
+
+def test_proof_page_full_fragment_forbidden_and_running(client, corpus, people, monkeypatch):
+    lead, reviewers = people
+    draft = draft_from_corrections(version=corpus.v1)
+    v2 = draft_version_save(
+        parent=corpus.v1,
+        label="1.1",
+        guidance={lang.language: lang.proposed_guidance for lang in draft.languages},
+        item_ids=draft.item_ids,
+        comment_ids=draft.comment_ids,
+        user=lead,
+    )
+    monkeypatch.setattr("reviewapp.tasks.sweeps.sweep_dispatch.delay", lambda sweep_id: None)
+    run = proof_start(version=v2, user=lead)
+    url = reverse("proof_detail", args=[v2.judge.slug, run.pk])
+    client.force_login(reviewers[0])
+    assert client.get(url).status_code == 403
+    client.force_login(lead)
+    page = client.get(url).content.decode()
+    assert "Sweeps running." in page and 'hx-trigger="every 2s"' in page and f'href="{url}"' in page
+    fragment = client.get(url, headers={"HX-Request": "true"}).content.decode()
+    assert "<html" not in fragment and 'id="proof"' in fragment
+    assert client.get(reverse("proof_detail", args=["other", run.pk])).status_code == 404
+    start = reverse("proof_start", args=[v2.judge.slug, corpus.v1.pk])
+    refused = client.post(start)
+    assert refused.status_code == 400 and "has no parent version" in refused.content.decode()
