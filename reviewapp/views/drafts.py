@@ -13,6 +13,7 @@ from scoring.planner import EVIDENCE_FLOOR
 from ..models import Judge, JudgeVersion, ProofRun
 from ..selectors import drafts as selectors
 from ..selectors import proofs as proof_selectors
+from ..selectors.planner import plan_cells
 from ..selectors.quality import judge_versions
 from ..services import drafts as service
 from ..services import proofs as proof_service
@@ -122,8 +123,10 @@ def _version(judge: Judge, version_id: int) -> JudgeVersion:
 def draft_version(request, judge_slug: str, version_id: int):
     check_lead(request.user)
     judge = _judge(judge_slug)
-    detail = selectors.version_detail(version=_version(judge, version_id))
-    return render_page(request, "drafts/version.html", "detail", {"judge": judge, "d": detail})
+    version = _version(judge, version_id)
+    detail = selectors.version_detail(version=version)
+    context = {"judge": judge, "d": detail, "plan": plan_cells(version=version)}
+    return render_page(request, "drafts/version.html", "detail", context)
 
 
 @require_POST
@@ -137,7 +140,7 @@ def proof_start(request, judge_slug: str, version_id: int):
         proof = proof_service.proof_start(version=version, user=request.user)
     except (proof_service.ProofError, ValueError) as exc:
         detail = selectors.version_detail(version=version)
-        context = {"judge": judge, "d": detail, "proof_error": str(exc)}
+        context = {"judge": judge, "d": detail, "plan": plan_cells(version=version), "proof_error": str(exc)}
         return render_page(request, "drafts/version.html", "detail", context, status=400)
     return redirect("proof_detail", judge.slug, proof.pk)
 

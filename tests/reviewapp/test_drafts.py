@@ -208,6 +208,7 @@ def test_saving_from_the_page_redirects_to_the_version(client, corpus, people):
     assert response.status_code == 302 and response.url == reverse("draft_version", args=[judge.slug, v2.pk])
     page = client.get(response.url).content.decode()
     assert "5</span> targets excluded" in page and "Start the proof" in page
+    assert "5 targets left out of this version's gold." in page and "Not swept yet" in page
     again = client.post(url, data)
     assert again.status_code == 400 and "already has a version" in again.content.decode()
 
