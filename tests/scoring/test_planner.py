@@ -3,9 +3,18 @@
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
-from scoring.planner import EVIDENCE_FLOOR, Cell, labels_for_half_width, neyman_allocation, wilson_interval
+from scoring.planner import (
+    EVIDENCE_FLOOR,
+    Cell,
+    labels_for_half_width,
+    neyman_allocation,
+    wilson_half_width,
+    wilson_interval,
+)
 
 
 def half_width_statsmodels(p: float, n: int) -> float:
@@ -65,3 +74,23 @@ def test_neyman_allocation_without_spread_is_proportional():
     cells = [Cell("a", 300, 40, 40), Cell("b", 100, 40, 40)]
     assert neyman_allocation(cells, 8) == {"a": 6, "b": 2}
     assert neyman_allocation(cells, 0) == {"a": 0, "b": 0}
+
+
+@given(
+    cells=st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 200), st.floats(0, 1)), min_size=1, max_size=8),
+    budget=st.integers(0, 10_000),
+)
+def test_neyman_allocation_spends_the_whole_budget_and_never_less_than_zero(cells, budget):
+    built = [Cell(f"c{i}", population=n, labelled=k, correct=round(k * p)) for i, (n, k, p) in enumerate(cells)]
+    split = neyman_allocation(built, budget)
+    assert all(v >= 0 for v in split.values())
+    if any(c.population for c in built):
+        assert sum(split.values()) == budget
+    assert all(split[c.key] == 0 for c in built if c.population == 0)
+
+
+@given(p=st.floats(0.01, 0.99), h=st.sampled_from([0.1, 0.05, 0.03]))
+def test_labels_needed_is_the_smallest_n_within_the_half_width(p, h):
+    n = labels_for_half_width(p, h)
+    assert wilson_half_width(p, n) <= h
+    assert n == 1 or wilson_half_width(p, n - 1) > h
