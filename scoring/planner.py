@@ -4,8 +4,10 @@ review budget split across cells by Neyman allocation.
 A cell is one judge version in one language: N targets scored (the population), n of them with gold,
 k of those where the judge was right. Its accuracy interval is the 95% Wilson score interval. The
 labels needed for +-h points is the smallest total n' whose Wilson half-width (half the interval's
-width) at the current accuracy is at most h, minus the n already labelled. Below the evidence floor
-the accuracy is not a claim ("insufficient evidence") and the arithmetic uses p = 0.5, the widest case.
+width) at the current accuracy is at most h (agreement.labels_needed), minus the n already labelled.
+The evidence rule is agreement.evidence's, the same everywhere: fewer than 30 pairs, or an interval
+wider than +-10 points, is "insufficient evidence"; the accuracy is then no claim and the arithmetic
+plans with p = 0.5, the widest case.
 
 Neyman allocation gives cell h the share N_h * S_h / sum(N_j * S_j) of the budget, S_h = sqrt(p_h (1 - p_h))
 on the current estimate (0.5 below the floor); the integer split keeps the largest remainders.
@@ -19,10 +21,11 @@ from dataclasses import dataclass
 
 from statsmodels.stats.proportion import proportion_confint
 
-EVIDENCE_FLOOR = 30
+from . import agreement
+
+EVIDENCE_FLOOR = agreement.MIN_EVIDENCE_N
 Z95 = 1.959963984540054
 TARGETS = (0.05, 0.03)
-MAX_LABELS = 1_000_000
 INSUFFICIENT = "insufficient evidence"
 
 
@@ -42,21 +45,15 @@ def wilson_half_width(p: float, n: int, z: float = Z95) -> float:
 
 
 def labels_for_half_width(p: float, half_width: float) -> int:
-    """The smallest n with wilson_half_width(p, n) <= half_width (binary search; it decreases in n)."""
-    if not 0 < half_width < 1:
-        raise ValueError(f"a half-width is between 0 and 1, not {half_width}")
-    low, high = 1, 1
-    while wilson_half_width(p, high) > half_width:
-        high *= 2
-        if high > MAX_LABELS:
-            raise ValueError(f"more than {MAX_LABELS} labels needed for +-{half_width}")
-    while low < high:
-        mid = (low + high) // 2
-        if wilson_half_width(p, mid) <= half_width:
-            high = mid
-        else:
-            low = mid + 1
-    return low
+    """The smallest n whose Wilson interval at rate p is within +-half_width (agreement.labels_needed)."""
+    if not 0 < half_width < 0.5:
+        raise ValueError(f"a half-width is between 0 and 0.5, not {half_width}")
+    return agreement.labels_needed(p, half_width)
+
+
+def sufficient(correct: int, labelled: int) -> bool:
+    """The one evidence rule (agreement.evidence): enough pairs and an interval narrow enough for a claim."""
+    return labelled > 0 and agreement.evidence(labelled, correct).sufficient
 
 
 @dataclass(frozen=True)
@@ -68,7 +65,7 @@ class Cell:
 
     @property
     def sufficient(self) -> bool:
-        return self.labelled >= EVIDENCE_FLOOR
+        return sufficient(self.correct, self.labelled)
 
     @property
     def accuracy(self) -> float | None:

@@ -35,7 +35,7 @@ class CoverageCell:
 
     @property
     def sufficient(self) -> bool:
-        return self.scored >= planner.EVIDENCE_FLOOR
+        return planner.sufficient(self.passed, self.scored)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -39,7 +39,7 @@ class ProofRow:
 
     @property
     def sufficient(self) -> bool:
-        return self.n >= planner.EVIDENCE_FLOOR
+        return planner.sufficient(self.a_right, self.n) and planner.sufficient(self.b_right, self.n)
 
 
 @dataclass

@@ -28,7 +28,7 @@ def test_lead_applies_the_label_plan_to_the_queue(page, login, lead):
     ja = data.agent_turns("calls-ja", 40, language="ja")
     data.verdicts(data.sweep_for(fr), v1, fr, [True] * 40)
     data.verdicts(data.sweep_for(ja), v1, ja, [True] * 40)
-    data.gold(judge, fr[:35], [True] * 30 + [False] * 5)
+    data.gold(judge, fr[:40], [True] * 38 + [False] * 2)
     items = [data.item(judge, t, status=ReviewItem.Status.OPEN) for t in (fr[39], ja[39])]
     login(page, "lea", PASSWORD)
     page.goto(reverse("plan_page", args=[judge.slug]))

@@ -3,7 +3,7 @@
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
@@ -76,6 +76,7 @@ def test_neyman_allocation_without_spread_is_proportional():
     assert neyman_allocation(cells, 0) == {"a": 0, "b": 0}
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     cells=st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 200), st.floats(0, 1)), min_size=1, max_size=8),
     budget=st.integers(0, 10_000),
@@ -89,6 +90,7 @@ def test_neyman_allocation_spends_the_whole_budget_and_never_less_than_zero(cell
     assert all(split[c.key] == 0 for c in built if c.population == 0)
 
 
+@settings(deadline=None)
 @given(p=st.floats(0.01, 0.99), h=st.sampled_from([0.1, 0.05, 0.03]))
 def test_labels_needed_is_the_smallest_n_within_the_half_width(p, h):
     n = labels_for_half_width(p, h)
