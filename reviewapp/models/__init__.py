@@ -5,7 +5,9 @@ from .corpus import Conversation, Dataset, Turn
 from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
 from .loop import EdgeCase, EdgeCaseTag, ProofRun, VersionProvenance
 from .people import ApiToken, Profile, Role
+from .recovery import SweepChunkLease
 from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem, ReviewSkip
+from .tier1 import SignatureVersion
 
 __all__ = [
     "Adjudication",
@@ -30,7 +32,9 @@ __all__ = [
     "ReviewSkip",
     "Role",
     "Signature",
+    "SignatureVersion",
     "Sweep",
+    "SweepChunkLease",
     "Turn",
     "Verdict",
     "VersionProvenance",

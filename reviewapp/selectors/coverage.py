@@ -85,7 +85,8 @@ class Coverage:
 
 
 def coverage_matrix(*, judge: Judge, version: JudgeVersion | None = None) -> Coverage:
-    """Eight queries whatever the number of cases: version, cases, tags, turns, verdicts, gold (two), exclusions."""
+    """A fixed number of queries whatever the number of cases: version, cases, tags, turns, verdicts, gold,
+    exclusions."""
     if version is None:
         version = JudgeVersion.objects.filter(judge=judge).order_by("-created_at", "-pk").first()
     spec = judges.spec_of(version) if version else None

@@ -206,7 +206,9 @@ def draft_from_corrections(*, version: JudgeVersion, examples_per_language: int 
     judge = version.judge
     spec = judges.spec_of(version)
     said = _latest_outcomes(judge, version)
-    gold = {t: g for t, g in judge_gold(judge=judge).items() if g.source in CORRECTION_SOURCES}
+    gold = {
+        t: g for t, g in judge_gold(judge=judge).items() if g.source in CORRECTION_SOURCES and g.outcome is not None
+    }
     wrong = {t for t, g in gold.items() if t in said and said[t][0] != g.outcome}
     items = {
         (i["conversation_id"], i["turn_id"]): i

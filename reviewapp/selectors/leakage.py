@@ -16,4 +16,9 @@ def excluded_targets(version: JudgeVersion | int) -> set[TargetKey]:
 
 
 def without_excluded(gold: dict, excluded: set[TargetKey]) -> dict:
-    return {target: label for target, label in gold.items() if target not in excluded}
+    """Gold without the excluded targets, and without labels that give the judge no outcome (refused)."""
+    return {
+        target: label
+        for target, label in gold.items()
+        if target not in excluded and getattr(label, "outcome", None) is not None
+    }

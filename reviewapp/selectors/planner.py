@@ -70,7 +70,7 @@ class Plan:
 
 
 def plan_cells(*, version: JudgeVersion, budget: int = DEFAULT_BUDGET) -> Plan:
-    """Four queries: the version's verdicts, gold (two), its excluded targets."""
+    """A fixed number of queries: the version's verdicts, gold, its excluded targets."""
     judge = version.judge
     latest: dict[tuple[int, int | None], dict] = {}
     rows = (

@@ -139,7 +139,7 @@ def proof_comparison(*, run: ProofRun, n_boot: int = N_BOOT) -> Proof:
     a_again = _outcomes(judge, [s.pk for s in rerun], run.parent_id)
     excluded = excluded_targets(run.version) | excluded_targets(run.parent)
     all_gold = judge_gold(judge=judge)
-    gold = {t: g for t, g in all_gold.items() if t not in excluded}
+    gold = {t: g for t, g in all_gold.items() if t not in excluded and g.outcome is not None}
     common = sorted(t for t in set(a) & set(b) if a[t] is not None and b[t] is not None and t in gold)
     languages = dict(
         Turn.objects.filter(pk__in=[t for _, t in common if t is not None]).values_list("pk", "conversation__language")

@@ -143,6 +143,10 @@ def build(lead, reviewers) -> Corpus:
                 item=item, reviewer=reviewer, passed=False, comment=f"英語の言い換えです ({i})"
             )
             review.categories.set([wrong])
+        # Closing an item whose reviews agree stores its unanimous gold label.
+        GoldLabel.objects.create(
+            judge=judge, conversation=turn.conversation, turn=turn, source="unanimous", passed=False
+        )
         ja_items.append(item)
     comment = Comment.objects.create(turn=ja[0], author=reviewers[0], body="カタカナの後に英語が続きます。")
     comment.categories.set([wrong])

@@ -103,8 +103,8 @@ def test_selectors_read_in_a_fixed_number_of_queries(django_assert_num_queries, 
     judge, conversation = rubric
     for case in EdgeCase.objects.filter(judge=judge):
         EdgeCaseTag.objects.create(edge_case=case, conversation=conversation, source="hand")
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(7):
         coverage_matrix(judge=judge)
     version = judge.versions.get()
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(3):
         plan_cells(version=version)
