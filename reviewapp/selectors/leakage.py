@@ -22,3 +22,18 @@ def without_excluded(gold: dict, excluded: set[TargetKey]) -> dict:
         for target, label in gold.items()
         if target not in excluded and getattr(label, "outcome", None) is not None
     }
+
+
+def excluded_of(version: JudgeVersion) -> set[TargetKey]:
+    """`excluded_targets` from the version's own provenance row: no query when the version was read with
+    select_related("provenance") (selectors.quality.judge_versions does)."""
+    try:
+        provenance = version.provenance
+    except VersionProvenance.DoesNotExist:
+        return set()
+    return {(int(c), None if t is None else int(t)) for c, t in (provenance.excluded or ())}
+
+
+def held_out(gold: dict, excluded: set[TargetKey]) -> dict:
+    """Gold without the excluded targets (every other label kept as it is, refused ones included)."""
+    return {target: label for target, label in gold.items() if target not in excluded} if excluded else gold

@@ -286,3 +286,38 @@ def test_proof_page_full_fragment_forbidden_and_running(client, corpus, people, 
     start = reverse("proof_start", args=[v2.judge.slug, corpus.v1.pk])
     refused = client.post(start)
     assert refused.status_code == 400 and "has no parent version" in refused.content.decode()
+
+
+def test_quality_and_compare_pages_leave_the_drafting_evidence_out_of_the_new_version_gold(client, corpus, people):
+    from reviewapp.models import Verdict
+    from reviewapp.selectors.quality import judge_quality, judge_versions, version_comparison
+
+    lead, _ = people
+    draft = draft_from_corrections(version=corpus.v1)
+    v2 = draft_version_save(
+        parent=corpus.v1,
+        label="1.1",
+        guidance={lang.language: lang.proposed_guidance for lang in draft.languages},
+        item_ids=draft.item_ids,
+        comment_ids=draft.comment_ids,
+        user=lead,
+    )
+    Verdict.objects.bulk_create(
+        Verdict(**{**v, "id": None, "judge_version_id": v2.pk})
+        for v in Verdict.objects.filter(judge_version=corpus.v1).values()
+    )
+    judge = v2.judge
+    versions = judge_versions(judge=judge)
+    old = judge_quality(judge=judge, version=versions[0], versions=versions, n_boot=0).selected
+    new = judge_quality(judge=judge, version=versions[1], versions=versions, n_boot=0).selected
+    assert (old.overall.n, old.excluded_gold) == (21, 0)
+    assert (new.overall.n, new.excluded_gold) == (16, 5)
+    comparison = version_comparison(a=versions[0], b=versions[1], n_boot=0)
+    assert comparison.excluded_gold == 5
+    assert comparison.gold_rows[0]["n"] == 16
+
+    client.force_login(lead)
+    page = client.get(reverse("quality_judge", args=[judge.slug]) + f"?version={v2.pk}").content.decode()
+    assert "5</span> gold targets left out" in page
+    compare = client.get(reverse("compare_versions", args=[judge.slug]) + f"?a={corpus.v1.pk}&b={v2.pk}")
+    assert "5</span> gold targets left out" in compare.content.decode()
