@@ -1,4 +1,4 @@
-# Joins the loop branch's models with tier1's; no operation of its own.
+# Joins the loop branch's models with main's migrations; no operation of its own.
 
 from django.db import migrations
 
@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
     dependencies = [
         ("reviewapp", "0004_loop_edge_cases_provenance"),
-        ("reviewapp", "0004_tier1_signature_versions_token_scopes"),
+        ("reviewapp", "0005_input_merge_tier1"),
     ]
 
     operations = []
