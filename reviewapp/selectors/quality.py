@@ -61,6 +61,9 @@ DISPUTE_REASONS = {
     ReviewItem.Reason.VERSION_MOVED,
     ReviewItem.Reason.GOLD_DISAGREES,
 }
+# The statuses a judge's answer can have; a verdict of any other status says the judge did not rate the
+# target at all, so it is neither scored nor counted as unresolved.
+RATED = (Verdict.Status.RESOLVED, Verdict.Status.UNRESOLVED, Verdict.Status.ERROR)
 TREND_BOOTSTRAP = 0
 MOVED_SHOWN = 200
 ESTIMATORS = {
@@ -351,7 +354,7 @@ def _verdicts(
         else tuple(f for f in _VERDICT_FIELDS if f not in ("flags", "explanation", "sub_scores"))
     )
     rows = (
-        Verdict.objects.filter(slice.verdict_q(), judge_version_id__in=version_ids)
+        Verdict.objects.filter(slice.verdict_q(), judge_version_id__in=version_ids, status__in=RATED)
         .order_by("judge_version_id", "conversation_id", "turn_id", "-sweep_id", "run_index")
         .values(*fields)
     )
@@ -1404,7 +1407,8 @@ def quality_overview() -> list[tuple[Judge, list[VersionQuality]]]:
     verdicts: dict[int, dict[TargetKey, TargetVerdicts]] = defaultdict(dict)
     fields = tuple(f for f in _VERDICT_FIELDS if f not in ("flags", "explanation", "sub_scores"))
     for v in (
-        Verdict.objects.order_by("judge_version_id", "conversation_id", "turn_id", "-sweep_id", "run_index")
+        Verdict.objects.filter(status__in=RATED)
+        .order_by("judge_version_id", "conversation_id", "turn_id", "-sweep_id", "run_index")
         .values(*fields)
         .iterator(chunk_size=5000)
     ):
