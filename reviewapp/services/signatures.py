@@ -179,7 +179,6 @@ def agrees_with_gold(rule: SignatureRule, gold: GoldLabel) -> bool | None:
     return all(verdicts) if verdicts else None
 
 
-
 def _gold_for(judge_id: int, language: str) -> list[GoldLabel]:
     """One gold label per turn of ``judge`` in ``language`` (and its regional variants)."""
     language_filter = language_match_q(language, "conversation__language")
