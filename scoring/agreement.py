@@ -50,11 +50,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import krippendorff
 import numpy as np
-from scipy.stats import binomtest, norm
-from sklearn.metrics import confusion_matrix
-from statsmodels.stats.proportion import proportion_confint
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 IntervalMethod = Literal["wilson", "clopper-pearson"]
@@ -106,6 +102,8 @@ def proportion_interval(
     name = {"wilson": "wilson", "clopper-pearson": "beta"}.get(method)
     if name is None:
         raise ValueError(f"unknown interval method {method!r}: expected wilson or clopper-pearson")
+    from statsmodels.stats.proportion import proportion_confint
+
     low, high = proportion_confint(k, n, alpha=1 - confidence, method=name)
     p = k / n
     # Rounding leaves Wilson's bound at 0.9999999999999999 for an all-correct slice: hold p inside.
@@ -141,6 +139,8 @@ def labels_needed(p_hat: float, half_width: float = 0.05, *, confidence: float =
         raise ValueError(f"rate {p_hat!r} is not a proportion")
     if not 0 < half_width < 0.5:
         raise ValueError(f"half-width {half_width!r} must be between 0 and 0.5")
+    from scipy.stats import norm
+
     z = float(norm.ppf(0.5 + confidence / 2))
     # The Wilson half-width falls as n grows whatever p is: search for the first n under the target.
     low, high = 1, 2
@@ -677,6 +677,8 @@ def krippendorff_alpha(units: Sequence[Sequence[str | float]], *, level: Level =
     for column, unit in enumerate(pairable):
         for row, value in enumerate(unit):
             data[row, column] = code[value]
+    import krippendorff
+
     alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
     return None if math.isnan(alpha) else alpha
 
@@ -729,6 +731,8 @@ def movement_matrix(before: Sequence[str], after: Sequence[str], *, labels: Sequ
     if len(before) != len(after):
         raise ValueError(f"{len(before)} labels before and {len(after)} after")
     labels = list(labels) if labels is not None else label_order(before, after)
+    from sklearn.metrics import confusion_matrix
+
     matrix = confusion_matrix(list(before), list(after), labels=labels) if before else np.zeros((len(labels),) * 2)
     moves = {
         (a, b): int(matrix[i][j]) for i, a in enumerate(labels) for j, b in enumerate(labels) if i != j and matrix[i][j]
@@ -806,6 +810,8 @@ def movement_vs_noise(
     only_version = sum(1 for v, r in zip(version_moved, noise_moved, strict=True) if v and not r)
     only_noise = sum(1 for v, r in zip(version_moved, noise_moved, strict=True) if r and not v)
     discordant = only_version + only_noise
+    from scipy.stats import binomtest
+
     p_value = float(binomtest(only_version, discordant, 0.5, alternative="greater").pvalue) if discordant else 1.0
     return NoiseComparison(
         n=len(version_moved),
@@ -823,4 +829,6 @@ def mcnemar_exact(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value for b and c discordant pairs (e.g. pass->fail vs fail->pass)."""
     if b + c == 0:
         return 1.0
+    from scipy.stats import binomtest
+
     return float(binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)

@@ -47,8 +47,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
-from scipy import stats
-
 Kind = Literal["ordinal", "binary", "weighted", "label"]
 KINDS: tuple[Kind, ...] = ("ordinal", "binary", "weighted", "label")
 PASS, FAIL = "pass", "fail"
@@ -451,6 +449,8 @@ def sub_score_differences(
         if n > 1:
             sd = math.sqrt(math.fsum((d - mae) ** 2 for d in diffs) / (n - 1))
             if sd > 0:
+                from scipy import stats
+
                 half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
                 lo, hi = max(0.0, mae - half), mae + half
         out[name] = SubScoreDifference(name, n, mae, lo, hi, refused)

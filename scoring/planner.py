@@ -19,8 +19,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from statsmodels.stats.proportion import proportion_confint
-
 from . import agreement
 
 EVIDENCE_FLOOR = agreement.MIN_EVIDENCE_N
@@ -33,6 +31,8 @@ def wilson_interval(k: int, n: int) -> tuple[float, float] | None:
     """The 95% Wilson score interval of k successes in n (statsmodels), None when n is 0."""
     if n <= 0:
         return None
+    from statsmodels.stats.proportion import proportion_confint
+
     low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
     return float(low), float(high)
 
