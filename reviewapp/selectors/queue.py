@@ -13,7 +13,9 @@ from typing import Any
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from .. import access
 from ..access import language_allowed, language_q, sees_all_languages
+from ..forms_queue import QueueFilterForm
 from ..models import Category, Comment, Conversation, Dataset, Judge, Review, ReviewItem, ReviewSkip, Verdict
 from . import corpus
 
@@ -39,15 +41,17 @@ class QueueFilters:
 
     @classmethod
     def from_query(cls, params) -> QueueFilters:
-        dataset = params.get("dataset", "").strip()
-        reason = params.get("reason", "").strip()
-        status = params.get("status", "").strip()
+        """Parsed by `QueueFilterForm` (query strings and the session alike); junk is dropped."""
+        return cls.from_form(QueueFilterForm.from_params(params))
+
+    @classmethod
+    def from_form(cls, form: QueueFilterForm) -> QueueFilters:
         return cls(
-            language=params.get("language", "").strip()[:35],
-            judge=params.get("judge", "").strip()[:100],
-            reason=reason if reason in Reason.values else "",
-            dataset=int(dataset) if dataset.isdigit() else None,
-            status=status if status in Status.values else "",
+            language=form.value("language") or "",
+            judge=form.value("judge") or "",
+            reason=form.value("reason") or "",
+            dataset=form.value("dataset"),
+            status=form.value("status") or "",
         )
 
     def q(self, *, with_reason: bool = True) -> Q:
@@ -502,15 +506,6 @@ def item_for_review(*, item_id: int) -> ReviewItem:
     )
 
 
-def check_item(user, item: ReviewItem) -> ReviewItem:
-    """The one access helper for review items: the item's language must be assigned to `user`."""
-    from django.core.exceptions import PermissionDenied
-
-    if not language_allowed(user, item.language):
-        raise PermissionDenied("This item's language is not assigned to you.")
-    return item
-
-
 def item_verdicts(*, item: ReviewItem) -> list[Verdict]:
     """Every verdict of the item's judge on its target, newest version first, runs in order."""
     verdicts = Verdict.objects.filter(judge_version__judge=item.judge_id, conversation=item.conversation_id)
@@ -526,12 +521,11 @@ def item_reviews(*, item: ReviewItem) -> list[Review]:
     return list(item.reviews.select_related("reviewer").prefetch_related("categories").order_by("created_at", "pk"))
 
 
-def turn_comments(*, turn_id: int, only_author=None) -> list[Comment]:
-    """The threads on a turn: top-level comments in order, each with `thread` (its replies, in order).
-    `only_author` limits them to one person's (blind review, before that person has submitted)."""
-    comments = Comment.objects.filter(turn_id=turn_id)
-    if only_author is not None:
-        comments = comments.filter(author=only_author)
+def turn_comments(*, turn_id: int, user) -> list[Comment]:
+    """The threads on a turn that `user` may read (`access.comments_visible_to`: in blind review only
+    their own until they have labelled it): top-level comments in order, each with `thread` (its
+    replies, in order)."""
+    comments = Comment.objects.filter(access.comments_visible_to(user), turn_id=turn_id)
     comments = list(
         comments.select_related("author", "judge").prefetch_related("categories").order_by("created_at", "pk")
     )
@@ -570,14 +564,15 @@ class ReviewScreen:
 
 
 def review_screen(*, item: ReviewItem, user, now: datetime | None = None) -> ReviewScreen:
-    """Everything the turn review screen shows. In blind mode the judges' verdicts, other reviewers'
-    labels and comments stay hidden until this reviewer has submitted. Gold labels are never shown here:
+    """Everything the turn review screen shows. In blind review (`access.can_see_judgements`) the
+    judges' verdicts, other reviewers' labels and comments stay hidden until this reviewer has
+    submitted. Gold labels are never shown here:
     reviewers label independently of them."""
     now = now or timezone.now()
     conversation = corpus.conversation_detail(conversation=item.conversation)
     reviews = item_reviews(item=item)
     my_review = next((r for r in reviews if r.reviewer_id == user.pk), None)
-    revealed = not item.dataset.blind_review or my_review is not None or item.status not in ACTIVE
+    revealed = access.can_see_judgements(user, item)
     turns = conversation.turn_list
     target_index = next((i for i, t in enumerate(turns) if t.pk == item.turn_id), None)
     if target_index is not None:
@@ -596,7 +591,7 @@ def review_screen(*, item: ReviewItem, user, now: datetime | None = None) -> Rev
         verdicts=item_verdicts(item=item) if revealed else [],
         reviews=reviews if revealed else [r for r in reviews if r.reviewer_id == user.pk],
         my_review=my_review,
-        comments=turn_comments(turn_id=item.turn_id, only_author=None if revealed else user) if item.turn_id else [],
+        comments=turn_comments(turn_id=item.turn_id, user=user) if item.turn_id else [],
         categories=list(Category.objects.filter(active=True).order_by("name")),
         ratings=rating_choices(item.judge),
         revealed=revealed,

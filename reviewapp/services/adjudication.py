@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from .. import access
@@ -53,8 +54,10 @@ def _gold_state(gold: GoldLabel) -> dict[str, Any]:
 
 
 def _check_lead(user) -> None:
-    if not access.is_lead(user):
-        raise AdjudicationError("Only leads and admins decide disputed items.")
+    try:
+        access.check_lead(user, "Only leads and admins decide disputed items.")
+    except PermissionDenied as exc:
+        raise AdjudicationError(str(exc)) from None
 
 
 def _check_label(judge: Judge, *, rating: float | None, label: str, passed: bool | None) -> None:

@@ -28,7 +28,7 @@ def dataset_list(request):
 @require_GET
 @login_required
 def dataset_detail(request, dataset_id: int):
-    dataset = access.check_dataset(request.user, get_object_or_404(Dataset, pk=dataset_id))
+    dataset = access.dataset_for_user(request.user, get_object_or_404(Dataset, pk=dataset_id))
     language = request.GET.get("language", "").strip()
     conversations = corpus.dataset_conversations(user=request.user, dataset=dataset, language=language)
     page = Paginator(conversations, CONVERSATIONS_PER_PAGE).get_page(request.GET.get("page"))

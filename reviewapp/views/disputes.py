@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -16,11 +15,8 @@ from ..selectors.quality import scale_labels
 from ..services import adjudication as service
 from .rendering import render_page
 
-
-def check_lead(user) -> None:
-    """Leads and admins only: these pages decide gold and show every reviewer's work."""
-    if not access.is_lead(user):
-        raise PermissionDenied("Only leads and admins open this page.")
+# Leads and admins only: these pages decide gold and show every reviewer's work.
+check_lead = access.check_lead
 
 
 class DecisionForm(forms.Form):

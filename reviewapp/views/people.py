@@ -1,7 +1,6 @@
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -10,11 +9,7 @@ from ..models import Role
 from ..services import people
 from .rendering import render_page
 
-
-def require_admin(user) -> None:
-    profile = access.profile_of(user)
-    if not (user.is_superuser or (profile and profile.role == Role.ADMIN)):
-        raise PermissionDenied("Only admins manage people.")
+require_admin = access.check_admin
 
 
 class PersonForm(forms.Form):
