@@ -381,7 +381,11 @@ def queue_page(*, user, filters: QueueFilters, now: datetime | None = None) -> Q
     judges = list(Judge.objects.order_by("slug"))
     judge_id = next((judge.pk for judge in judges if judge.slug == filters.judge), None)
 
-    datasets = list(Dataset.objects.filter(Exists(ReviewItem.objects.filter(dataset=OuterRef("pk")))).order_by("name"))
+    # Only datasets with items in the user's languages: a reviewer never learns other datasets' names.
+    in_reach = ReviewItem.objects.filter(dataset=OuterRef("pk"))
+    if not sees_all_languages(user):
+        in_reach = in_reach.filter(language__in=languages)
+    datasets = list(Dataset.objects.filter(Exists(in_reach)).order_by("name"))
     items = list(top_items(user=user, filters=filters, languages=languages))
     judges_by_id = {judge.pk: judge for judge in judges}
     datasets_by_id = {dataset.pk: dataset for dataset in datasets}
