@@ -2,14 +2,15 @@
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import access
 from ..forms_signatures import SignatureForm
 from ..models import Judge, Signature
 from ..services.signatures import SignatureError, signature_check_all, signature_create
-from .rendering import render_page
+from .rendering import form_success, render_page
 
 
 def check_lead(user) -> None:
@@ -66,10 +67,7 @@ def signature_new(request):
         except SignatureError as exc:
             form.add_error(None, str(exc))
         else:
-            response = redirect("signature_detail", signature_id=signature.pk)
-            if request.htmx:
-                response["HX-Redirect"] = response["Location"]
-            return response
+            return form_success(request, reverse("signature_detail", args=[signature.pk]))
     status = 400 if request.method == "POST" else 200
     return render_page(request, "signatures/create.html", "form", {"form": form}, status=status)
 
