@@ -83,11 +83,22 @@ def role_display(user) -> str:
 # --- languages ----------------------------------------------------------------------------------
 
 
+def profile_covers(profile: Profile, language: str) -> bool:
+    """Whether a person (by their profile) may review `language`."""
+    if profile.sees_all_languages or profile.user.is_superuser:
+        return True
+    return _covers(profile.languages, language)
+
+
 def language_allowed(user, language: str) -> bool:
     if sees_all_languages(user):
         return True
+    return _covers(assigned_languages(user), language)
+
+
+def _covers(assigned_codes, language: str) -> bool:
     language = language.lower()
-    for assigned in assigned_languages(user):
+    for assigned in assigned_codes:
         assigned = assigned.lower()
         if language == assigned or language.startswith(assigned + "-"):
             return True

@@ -16,7 +16,19 @@ from django.utils import timezone
 from .. import access
 from ..access import language_allowed, language_q, sees_all_languages
 from ..forms_queue import QueueFilterForm
-from ..models import Category, Comment, Conversation, Dataset, Judge, Review, ReviewItem, ReviewSkip, Verdict
+from ..models import (
+    Category,
+    Comment,
+    Conversation,
+    Dataset,
+    Judge,
+    Profile,
+    Review,
+    ReviewItem,
+    ReviewSkip,
+    Role,
+    Verdict,
+)
 from . import corpus
 
 Status = ReviewItem.Status
@@ -127,15 +139,19 @@ def visible_items(*, user) -> QuerySet[ReviewItem]:
 
 def claimable_q(*, user, now: datetime, languages: list[str] | None = None) -> Q:
     """Items `user` may claim now: active, not held under a live lease, in their languages, never
-    reviewed or skipped by them. An item needing k reviews stays here until it has k."""
-    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user)
+    reviewed or skipped by them. An item needing k reviews stays here until it has k. An item a lead
+    sent back to its original reviewers is theirs alone, to revise their labels."""
+    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user, revision_requested=False)
     skipped = ReviewSkip.objects.filter(item=OuterRef("pk"), reviewer=user)
+    revising = Review.objects.filter(item=OuterRef("pk"), revision_requested=True)
+    mine_to_revise = revising.filter(reviewer=user)
     return (
         Q(status__in=ACTIVE)
         & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
         & item_language_q(user, languages)
         & ~Exists(reviewed)
         & ~Exists(skipped)
+        & (~Exists(revising) | Exists(mine_to_revise))
     )
 
 
@@ -214,7 +230,7 @@ def claim_candidate_ids(
 def held_item(*, user, now: datetime, languages: list[str] | None = None) -> ReviewItem | None:
     """The item `user` holds under a live lease and has not reviewed yet, if any (`languages`: the
     user's `review_languages`, when already known)."""
-    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user)
+    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user, revision_requested=False)
     in_languages = language_q(user) if languages is None else item_language_q(user, languages)
     return (
         ReviewItem.objects.filter(in_languages, claimed_by=user, lease_expires_at__gte=now, status__in=ACTIVE)
@@ -335,9 +351,15 @@ def unclaimable_count(*, user, now: datetime, languages: list[str]) -> int:
         return 0
     active = ReviewItem.objects.filter(status__in=ACTIVE, language__in=languages).order_by()
     held = active.filter(claimed_by__isnull=False).exclude(lease_expires_at__lt=now)
-    reviewed = active.filter(reviews__reviewer=user)
+    reviewed = active.filter(reviews__reviewer=user, reviews__revision_requested=False)
     skipped = active.filter(skips__reviewer=user)
-    return held.values_list("pk").union(reviewed.values_list("pk"), skipped.values_list("pk")).count()
+    mine_to_revise = Review.objects.filter(reviewer=user, revision_requested=True).values("item")
+    others_revising = active.filter(reviews__revision_requested=True).exclude(pk__in=mine_to_revise)
+    return (
+        held.values_list("pk")
+        .union(reviewed.values_list("pk"), skipped.values_list("pk"), others_revising.values_list("pk"))
+        .count()
+    )
 
 
 def own_progress(*, user, now: datetime, languages: list[str], active_total: int) -> OwnProgress:
@@ -498,6 +520,58 @@ def progress_tables(*, user, now: datetime | None = None) -> tuple[list[Reviewer
         sorted(reviewers.values(), key=lambda r: r.username.lower()),
         sorted(languages.values(), key=lambda lang: lang.language.lower()),
     )
+
+
+# --- who can take an item back ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Takers:
+    """Who could label an item sent back: its original reviewers (to revise), or any reviewer of the
+    language who has neither reviewed nor skipped it."""
+
+    original: list[str]
+    anyone: list[str]
+    revising: list[str]  # reviewers asked to revise right now (empty unless sent back to them)
+
+    @property
+    def current(self) -> list[str]:
+        """Who can take the item as it stands: the reviewers asked to revise, else any eligible reviewer."""
+        return self.revising or self.anyone
+
+
+def item_takers(*, items: Sequence[ReviewItem]) -> dict[int, Takers]:
+    """`Takers` for each of `items`: three queries whatever their number (none without items)."""
+    if not items:
+        return {}
+    profiles = list(Profile.objects.filter(user__is_active=True).select_related("user"))
+    by_user = {p.user_id: p for p in profiles}
+    reviewed: dict[int, dict[int, bool]] = {}
+    for item_id, reviewer_id, revising in Review.objects.filter(item__in=items).values_list(
+        "item", "reviewer", "revision_requested"
+    ):
+        reviewed.setdefault(item_id, {})[reviewer_id] = revising
+    skipped: dict[int, set[int]] = {}
+    for item_id, reviewer_id in ReviewSkip.objects.filter(item__in=items).values_list("item", "reviewer"):
+        skipped.setdefault(item_id, set()).add(reviewer_id)
+    takers = {}
+    for item in items:
+        mine = reviewed.get(item.pk, {})
+        able = [p for uid in mine if (p := by_user.get(uid)) is not None and access.profile_covers(p, item.language)]
+        fresh = [
+            p
+            for p in profiles
+            if p.role == Role.REVIEWER
+            and p.user_id not in mine
+            and p.user_id not in skipped.get(item.pk, set())
+            and access.profile_covers(p, item.language)
+        ]
+        takers[item.pk] = Takers(
+            original=sorted(p.user.get_username() for p in able),
+            anyone=sorted(p.user.get_username() for p in fresh),
+            revising=sorted(p.user.get_username() for p in able if mine[p.user_id]),
+        )
+    return takers
 
 
 # --- the review screen --------------------------------------------------------------------------

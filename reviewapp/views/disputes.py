@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from .. import access
 from ..models import Category, Judge, ReviewItem
 from ..selectors import disputes as selectors
+from ..selectors import queue as queue_selectors
 from ..selectors.quality import scale_labels
 from ..services import adjudication as service
 from .rendering import render_page
@@ -58,6 +59,13 @@ class DecisionForm(forms.Form):
 
 class SendBackForm(forms.Form):
     note = forms.CharField(label="Note to reviewers", widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)
+    to = forms.ChoiceField(
+        label="Send to",
+        choices=[("original", "Its reviewers, to revise their labels"), ("any", "Any reviewer of the language")],
+        initial="original",
+        required=False,
+        widget=forms.RadioSelect,
+    )
 
 
 def _item_or_404(item_id: int) -> ReviewItem:
@@ -117,6 +125,7 @@ def _detail_context(item: ReviewItem, decision: DecisionForm | None = None, send
         "can_decide": item.status == ReviewItem.Status.AWAITING_ADJUDICATION
         or (item.status == ReviewItem.Status.CLOSED and detail.adjudication is not None),
         "can_send_back": item.status == ReviewItem.Status.AWAITING_ADJUDICATION,
+        "takers": queue_selectors.item_takers(items=[item])[item.pk],
     }
 
 
@@ -158,7 +167,9 @@ def dispute_send_back(request, item_id: int):
     form = SendBackForm(request.POST)
     if form.is_valid():
         try:
-            service.item_send_back(item=item, lead=request.user, note=form.cleaned_data["note"])
+            service.item_send_back(
+                item=item, lead=request.user, note=form.cleaned_data["note"], to=form.cleaned_data["to"] or "original"
+            )
         except service.AdjudicationError as exc:
             form.add_error(None, str(exc))
         else:
