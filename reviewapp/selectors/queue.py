@@ -270,6 +270,10 @@ class QueuePage:
     judges: list[Judge]
     datasets: list[Dataset]
     statuses: list[tuple[str, str]] = field(default_factory=lambda: STATUS_CHOICES)
+    # Keyset pagination: this page starts after `after` (priority, id); `next_after` starts the next.
+    after: tuple[int, int] | None = None
+    next_after: str = ""
+    takers: dict[int, Takers] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -378,26 +382,40 @@ def own_progress(*, user, now: datetime, languages: list[str], active_total: int
     )
 
 
-def top_items(*, user, filters: QueueFilters, languages: list[str]) -> QuerySet[ReviewItem]:
-    """The first page of items matching `filters` in `user`'s languages, highest priority first."""
-    shown = ReviewItem.objects.filter(filters.q())
+def after_q(after: tuple[int, int] | None) -> Q:
+    """Items after (priority, id) in queue order (-priority, id): a keyset, never an OFFSET."""
+    if after is None:
+        return Q()
+    priority, item_id = after
+    return Q(priority__lt=priority) | Q(priority=priority, id__gt=item_id)
+
+
+def top_items(
+    *, user, filters: QueueFilters, languages: list[str], after: tuple[int, int] | None = None, limit: int = 0
+) -> QuerySet[ReviewItem]:
+    """A page of items matching `filters` in `user`'s languages, highest priority first, starting
+    after the (priority, id) `after` when given."""
+    shown = ReviewItem.objects.filter(filters.q() & after_q(after))
     if not sees_all_languages(user):
         shown = shown.filter(language__in=languages)
     return walked(
         shown,
         statuses=_statuses_for(filters),
         languages=_languages_for(filters, languages),
-        limit=QUEUE_PAGE_SIZE,
+        limit=limit or QUEUE_PAGE_SIZE,
         # Judges and datasets are few and the page lists them anyway: they are attached from those lists
         # rather than joined, which keeps this query cheap to plan.
         related=("turn", "conversation", "claimed_by"),
     )
 
 
-def queue_page(*, user, filters: QueueFilters, now: datetime | None = None) -> QueuePage:
-    """The first page of the queue for `user`, by priority, with its counts: a fixed number of queries
-    (ten, plus the request's session, user and profile) at any size, each reading only a bounded index range
-    except the one GROUP BY that counts, which reads only the active items' partial index."""
+def queue_page(
+    *, user, filters: QueueFilters, now: datetime | None = None, after: tuple[int, int] | None = None
+) -> QueuePage:
+    """A page of the queue for `user`, by priority (the first, or the one after `after`), with its
+    counts: a fixed number of queries (ten, plus the request's session, user and profile; leads three
+    more for who can take the sent-back items shown) at any size, each reading only a bounded index
+    range except the one GROUP BY that counts, which reads only the active items' partial index."""
     now = now or timezone.now()
     languages = review_languages(user=user)
     judges = list(Judge.objects.order_by("slug"))
@@ -408,7 +426,8 @@ def queue_page(*, user, filters: QueueFilters, now: datetime | None = None) -> Q
     if not sees_all_languages(user):
         in_reach = in_reach.filter(language__in=languages)
     datasets = list(Dataset.objects.filter(Exists(in_reach)).order_by("name"))
-    items = list(top_items(user=user, filters=filters, languages=languages))
+    items = list(top_items(user=user, filters=filters, languages=languages, after=after, limit=QUEUE_PAGE_SIZE + 1))
+    more, items = len(items) > QUEUE_PAGE_SIZE, items[:QUEUE_PAGE_SIZE]
     judges_by_id = {judge.pk: judge for judge in judges}
     datasets_by_id = {dataset.pk: dataset for dataset in datasets}
     review_counts = {
@@ -429,6 +448,11 @@ def queue_page(*, user, filters: QueueFilters, now: datetime | None = None) -> Q
         item.reviewed_by_me = mine > 0
         item.lease_active = bool(item.claimed_by_id and item.lease_expires_at and item.lease_expires_at >= now)
 
+    # Leads see who can take each sent-back item on the page, and when nobody can.
+    takers = item_takers(items=[i for i in items if i.lead_note and i.status in ACTIVE]) if access.is_lead(user) else {}
+    for item in items:
+        item.takers = takers.get(item.pk)
+
     statuses = ACTIVE if not filters.status or filters.status in ACTIVE else (*ACTIVE, filters.status)
     groups = count_groups(user=user, languages=languages, statuses=statuses)
     matching = [g for g in groups if _group_matches(g, filters, judge_id)]
@@ -446,6 +470,9 @@ def queue_page(*, user, filters: QueueFilters, now: datetime | None = None) -> Q
         languages=languages,
         judges=judges,
         datasets=datasets,
+        after=after,
+        next_after=f"{items[-1].priority}:{items[-1].pk}" if more else "",
+        takers=takers,
     )
 
 
