@@ -18,6 +18,7 @@ urlpatterns = [
     path("comments/<int:comment_id>/flag/", comments.comment_flag, name="comment_flag"),
     path("categories/", comments.category_list, name="category_list"),
     path("people/", people.people_list, name="people_list"),
+    path("people/new/", people.person_new, name="person_new"),
     path("people/<int:user_id>/", people.person_edit, name="person_edit"),
     path("conversations/<int:conversation_id>/audio/", audio.conversation_audio, name="conversation_audio"),
 ]
