@@ -479,6 +479,13 @@ def queue_page(
 # --- progress for leads -------------------------------------------------------------------------
 
 
+def bar_width(part: int, whole: int) -> int:
+    """A share as a CSS width class step (0, 5, ... 100): bars drawn with classes, no inline style (CSP)."""
+    if whole <= 0 or part <= 0:
+        return 0
+    return max(5, min(100, 5 * round(20 * part / whole)))
+
+
 @dataclass
 class ReviewerProgress:
     user_id: int
@@ -486,6 +493,7 @@ class ReviewerProgress:
     reviewed: int = 0
     skipped: int = 0
     claimed: int = 0
+    bar: int = 0  # reviews done, against the busiest reviewer's
 
 
 @dataclass
@@ -501,6 +509,18 @@ class LanguageProgress:
     @property
     def done(self) -> int:
         return self.by_status.get(Status.CLOSED, 0) + self.by_status.get(Status.AWAITING_ADJUDICATION, 0)
+
+    @property
+    def total(self) -> int:
+        return self.open + self.done
+
+    @property
+    def done_bar(self) -> int:
+        return bar_width(self.done, self.total)
+
+    @property
+    def open_bar(self) -> int:
+        return bar_width(self.open, self.total)
 
 
 def progress_tables(*, user, now: datetime | None = None) -> tuple[list[ReviewerProgress], list[LanguageProgress]]:
@@ -543,6 +563,9 @@ def progress_tables(*, user, now: datetime | None = None) -> tuple[list[Reviewer
         languages.setdefault(language, LanguageProgress(language)).by_status[status] = n
     for language, n in live.values("language").annotate(n=Count("pk")).values_list("language", "n"):
         languages.setdefault(language, LanguageProgress(language)).claimed = n
+    busiest = max((r.reviewed for r in reviewers.values()), default=0)
+    for progress in reviewers.values():
+        progress.bar = bar_width(progress.reviewed, busiest)
     return (
         sorted(reviewers.values(), key=lambda r: r.username.lower()),
         sorted(languages.values(), key=lambda lang: lang.language.lower()),
