@@ -689,6 +689,7 @@ class ReviewScreen:
     held_by_me: bool
     lease_active: bool
     turn: Any = None
+    blind: bool = False  # blind review applies to this item (access.item_is_blind)
 
 
 def review_screen(*, item: ReviewItem, user, now: datetime | None = None) -> ReviewScreen:
@@ -725,6 +726,7 @@ def review_screen(*, item: ReviewItem, user, now: datetime | None = None) -> Rev
         revealed=revealed,
         held_by_me=lease_active and item.claimed_by_id == user.pk,
         lease_active=lease_active,
+        blind=access.item_is_blind(item),
     )
 
 
