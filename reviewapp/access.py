@@ -14,7 +14,6 @@ label), until that item is closed. Leads and admins are never blind.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
@@ -254,14 +253,6 @@ def comments_visible_to(user, prefix: str = "") -> Q:
     qa_blind = ReviewItem.objects.filter(_qa_blind_q(), turn_id=OuterRef(f"{p}turn_id"))
     mine = Q(**{f"{p}author": user}) if user.is_authenticated else Q(pk__in=[])
     return q & (mine | Exists(labelled) | (~blind_dataset & ~Exists(qa_blind)))
-
-
-def reviews_visible(user, item: ReviewItem, reviews: Iterable[Review]) -> list[Review]:
-    """The labels on `item` that `user` may see: all of them once they may see its judgements, else their own."""
-    reviews = list(reviews)
-    if is_lead(user) or any(r.reviewer_id == user.pk for r in reviews) or not item_is_blind(item):
-        return reviews
-    return []
 
 
 # --- doors --------------------------------------------------------------------------------------
