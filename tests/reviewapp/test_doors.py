@@ -122,3 +122,20 @@ def test_transcripts_show_bidi_controls_on_the_conversation_page_queue_and_revie
         html = response.content.decode()
         assert response.status_code == 200, name
         assert "\u202e" not in html and "\u27e8U+202E\u27e9" in html, name
+
+
+def test_quoted_spans_and_dispute_context_show_bidi_controls(client, make_user):
+    from reviewapp.models import ReviewItem, Role
+
+    item = make_item("fr", text="Votre code est \u202e21 KZ\u202c merci.")
+    lea = make_user("lea", role=Role.LEAD)
+    Comment.objects.create(turn=item.turn, author=lea, body="voir", quoted_span="\u202e21 KZ")
+    ReviewItem.objects.filter(pk=item.pk).update(status=ReviewItem.Status.AWAITING_ADJUDICATION)
+    client.force_login(lea)
+    for url in (
+        reverse("comment_list"),
+        reverse("turn_comments", args=[item.turn_id]),
+        reverse("dispute_detail", args=[item.pk]),
+    ):
+        html = client.get(url).content.decode()
+        assert "\u202e" not in html and "\u27e8U+202E\u27e9" in html, url
