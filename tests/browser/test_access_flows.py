@@ -132,3 +132,33 @@ def test_lead_closes_items_with_a_bulk_action(page, login, make_user):
     statuses = dict(ReviewItem.objects.values_list("pk", "status"))
     assert statuses == {first.pk: "closed", second.pk: "closed", third.pk: "open"}
     assert AuditEvent.objects.filter(action="item.bulk_close").count() == 2
+
+
+def test_lead_sees_who_can_take_a_sent_back_item_and_sends_it_to_its_reviewers(page, login, make_user):
+    item = make_item("fr", reviews_required=2)
+    ana, bea = make_user("ana", languages=["fr"]), make_user("bea", languages=["fr"])
+    Review.objects.create(item=item, reviewer=ana, rating=1)
+    Review.objects.create(item=item, reviewer=bea, rating=3)
+    ReviewItem.objects.filter(pk=item.pk).update(status=ReviewItem.Status.AWAITING_ADJUDICATION)
+    make_user("lea", role=Role.LEAD, password=PASSWORD)
+    login(page, "lea", PASSWORD)
+    page.goto(reverse("dispute_detail", args=[item.pk]))
+
+    expect(page.locator("[data-takers=original]")).to_have_text("can take it: ana, bea")
+    expect(page.locator("[data-takers=any]")).to_contain_text("nobody can take it")
+    page.fill("textarea[name=note]", "Écoutez la fin de la phrase.")
+    page.check("input[name=to][value=any]")
+    with page.expect_navigation():
+        page.click("#sendback-title ~ form button[type=submit]")
+    expect(page.locator("body")).to_contain_text("No reviewer of fr is left")
+    assert ReviewItem.objects.get(pk=item.pk).status == ReviewItem.Status.AWAITING_ADJUDICATION
+
+    page.fill("textarea[name=note]", "Écoutez la fin de la phrase.")
+    page.check("input[name=to][value=original]")
+    with page.expect_navigation():
+        page.click("#sendback-title ~ form button[type=submit]")
+    assert ReviewItem.objects.get(pk=item.pk).status == ReviewItem.Status.OPEN
+    assert Review.objects.filter(item=item, revision_requested=True).count() == 2
+    page.goto(reverse("queue_index"))
+    expect(page.locator(f"#bulk-item-{item.pk}")).to_be_visible()
+    expect(page.locator(".takers").first).to_contain_text("ana, bea can take it")
