@@ -49,7 +49,10 @@ def render_screen(request, item: ReviewItem, *, form=None, error: str = "", frag
         "item": item,
         "form": form,
         "error": error,
-        "can_label": screen.held_by_me and screen.my_review is None and item.status in queue_selectors.ACTIVE,
+        # A reviewer labels once, or again when a lead sent the item back to them to revise.
+        "can_label": screen.held_by_me
+        and (screen.my_review is None or screen.my_review.revision_requested)
+        and item.status in queue_selectors.ACTIVE,
     }
     template = f"{TEMPLATE}#{fragment}" if fragment and wants_fragment(request) else TEMPLATE
     response = render(request, template, context, status=status)

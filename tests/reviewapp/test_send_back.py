@@ -111,3 +111,15 @@ def test_the_dispute_page_names_who_can_take_it(client, dispute, make_user):
     client.force_login(make_user("lea", role=Role.LEAD))
     page = client.get(reverse("dispute_detail", args=[dispute.pk])).content.decode()
     assert "can take it: ana, bea" in page and "can take it: cleo" in page
+
+
+def test_a_reviewer_asked_to_revise_gets_the_form_again_and_revises_from_the_screen(client, dispute, make_user):
+    service.item_send_back(item=dispute, lead=make_user("lea", role=Role.LEAD), note="Écoutez encore.", to="original")
+    ana = Review.objects.get(item=dispute, reviewer__username="ana").reviewer
+    client.force_login(ana)
+    started = client.post(reverse("queue_next"))
+    assert started.url == reverse("review_item", args=[dispute.pk])
+    screen = client.get(started.url).content.decode()
+    assert 'id="review-form"' in screen and "Écoutez encore." in screen
+    assert client.post(started.url, {"rating": "0"}).status_code == 302
+    assert Review.objects.get(item=dispute, reviewer=ana).passed is False
