@@ -145,6 +145,11 @@ def dataset_for_user(user, dataset: Dataset) -> Dataset:
     return dataset
 
 
+# The names these helpers had before the access layer was one module, for code written against them.
+check_conversation = conversation_for_user
+check_dataset = dataset_for_user
+
+
 def dataset_for_lead(user, dataset: Dataset) -> Dataset:
     check_lead(user, "Only leads and admins change a dataset's review settings.")
     return dataset
@@ -155,6 +160,9 @@ def item_for_reviewer(user, item: ReviewItem) -> ReviewItem:
     if not language_allowed(user, item.language):
         raise PermissionDenied("This item's language is not assigned to you.")
     return item
+
+
+check_item = item_for_reviewer
 
 
 def turn_for_user(user, turn: Turn) -> Turn:

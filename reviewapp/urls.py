@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .views import conversations, datasets, home
+from .views import conversations, datasets, home, triage
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -12,6 +12,7 @@ urlpatterns = [
     path("datasets/", datasets.dataset_list, name="dataset_list"),
     path("datasets/<int:dataset_id>/", datasets.dataset_detail, name="dataset_detail"),
     path("datasets/<int:dataset_id>/settings/", datasets.dataset_settings, name="dataset_settings"),
+    path("datasets/<int:dataset_id>/triage/", triage.dataset_triage_run, name="dataset_triage"),
     path("conversations/<int:conversation_id>/", conversations.conversation_detail, name="conversation_detail"),
     path(
         "conversations/<int:conversation_id>/turns/<int:turn_id>/",

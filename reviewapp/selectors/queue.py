@@ -634,6 +634,10 @@ def item_for_review(*, item_id: int) -> ReviewItem:
     )
 
 
+# The access helper for review items lives in access.py; this name is kept for code that imports it here.
+check_item = access.item_for_reviewer
+
+
 def item_verdicts(*, item: ReviewItem) -> list[Verdict]:
     """Every verdict of the item's judge on its target, newest version first, runs in order."""
     verdicts = Verdict.objects.filter(judge_version__judge=item.judge_id, conversation=item.conversation_id)

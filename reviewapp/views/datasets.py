@@ -41,6 +41,7 @@ def dataset_detail(request, dataset_id: int):
         "languages": corpus.visible_languages(user=request.user, dataset=dataset),
         "language": language,
         "can_edit_settings": access.is_lead(request.user),
+        "can_triage": access.is_lead(request.user),
     }
     return render_page(request, "datasets/detail.html", "conversations", context)
 
