@@ -21,8 +21,6 @@ from reviewapp.models import (
     Dataset,
     ExportSnapshot,
     GoldLabel,
-    Judge,
-    JudgeVersion,
     Review,
     ReviewItem,
     Role,
@@ -33,6 +31,7 @@ from reviewapp.models import (
 )
 
 from .corpus_data import fast_password_hasher  # noqa: F401
+from .test_sweep_support import store_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -59,8 +58,8 @@ def _conversation(dataset: Dataset, language: str, text: str, external_id: str) 
 
 @pytest.fixture
 def world(make_user):
-    judge = Judge.objects.create(slug="conciseness", scale=Judge.Scale.ORDINAL, scale_min=1, scale_max=3)
-    version = JudgeVersion.objects.create(judge=judge, version="v1", spec={"slug": "conciseness"}, spec_hash="h1")
+    version = store_judge("conciseness")  # the shipped spec, so lead pages that read it render
+    judge = version.judge
     blind = Dataset.objects.create(name="blind-fr", kind=Dataset.Kind.REVIEW, blind_review=True, reviews_required=2)
     other = Dataset.objects.create(name="set-ja", kind=Dataset.Kind.REVIEW, blind_review=True)
     fr_conv, fr_turn = _conversation(blind, "fr", FR_TEXT, "fr-1")
@@ -127,6 +126,10 @@ def world(make_user):
             "snapshot_id": snapshot.pk,
             "signature_id": signature.pk,
             "judge_slug": judge.slug,
+            "version_id": version.pk,
+            # Lead-only pages of the improvement loop: ids no row has (a 403 or 404 must leak nothing either).
+            "case_id": 999_999,
+            "proof_id": 999_999,
         },
         "ja": {
             "conversation_id": ja_conv.pk,
@@ -139,6 +142,10 @@ def world(make_user):
             "snapshot_id": snapshot.pk,
             "signature_id": signature.pk,
             "judge_slug": judge.slug,
+            "version_id": version.pk,
+            # Lead-only pages of the improvement loop: ids no row has (a 403 or 404 must leak nothing either).
+            "case_id": 999_999,
+            "proof_id": 999_999,
         },
     }
     return users, scenes
