@@ -69,6 +69,8 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "reviewapp.context_processors.tribunal",
             ],
+            # `|bidi` on every transcript: bidirectional controls shown, never obeyed.
+            "builtins": ["reviewapp.templatetags.text_safety"],
         },
     },
 ]

@@ -11,6 +11,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("datasets/", datasets.dataset_list, name="dataset_list"),
     path("datasets/<int:dataset_id>/", datasets.dataset_detail, name="dataset_detail"),
+    path("datasets/<int:dataset_id>/settings/", datasets.dataset_settings, name="dataset_settings"),
     path("datasets/<int:dataset_id>/triage/", triage.dataset_triage_run, name="dataset_triage"),
     path("conversations/<int:conversation_id>/", conversations.conversation_detail, name="conversation_detail"),
     path(

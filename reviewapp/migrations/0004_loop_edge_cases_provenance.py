@@ -6,81 +6,155 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('reviewapp', '0003_queue_indexes'),
+        ("reviewapp", "0003_queue_indexes"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='reviewitem',
-            name='plan_term',
-            field=models.SmallIntegerField(default=0, help_text="The label planner's share of `priority` (services/label_plan.py), replaced on each apply."),
+            model_name="reviewitem",
+            name="plan_term",
+            field=models.SmallIntegerField(
+                default=0,
+                help_text="The label planner's share of `priority` (services/label_plan.py), replaced on each apply.",
+            ),
         ),
         migrations.CreateModel(
-            name='EdgeCase',
+            name="EdgeCase",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField()),
-                ('case', models.TextField()),
-                ('criteria', models.JSONField(default=list, help_text="Criterion names (the spec's keys) this case tests.")),
-                ('coverage', models.TextField(blank=True, help_text='What the rubric expects in this case.')),
-                ('pattern', models.TextField(blank=True, help_text='A regular expression: conversations whose turns match get tagged.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='edge_cases', to='reviewapp.judge')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveSmallIntegerField()),
+                ("case", models.TextField()),
+                (
+                    "criteria",
+                    models.JSONField(default=list, help_text="Criterion names (the spec's keys) this case tests."),
+                ),
+                ("coverage", models.TextField(blank=True, help_text="What the rubric expects in this case.")),
+                (
+                    "pattern",
+                    models.TextField(
+                        blank=True, help_text="A regular expression: conversations whose turns match get tagged."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="edge_cases", to="reviewapp.judge"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['judge_id', 'position'],
+                "ordering": ["judge_id", "position"],
             },
         ),
         migrations.CreateModel(
-            name='EdgeCaseTag',
+            name="EdgeCaseTag",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(choices=[('rule', "Matched the case's pattern"), ('hand', 'Tagged by hand')], max_length=8)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('added_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='edge_case_tags', to='reviewapp.conversation')),
-                ('edge_case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tags', to='reviewapp.edgecase')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[("rule", "Matched the case's pattern"), ("hand", "Tagged by hand")], max_length=8
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "added_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="edge_case_tags",
+                        to="reviewapp.conversation",
+                    ),
+                ),
+                (
+                    "edge_case",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="tags", to="reviewapp.edgecase"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ProofRun',
+            name="ProofRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('main_sweeps', models.ManyToManyField(related_name='+', to='reviewapp.sweep')),
-                ('parent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='reviewapp.judgeversion')),
-                ('rerun_sweeps', models.ManyToManyField(related_name='+', to='reviewapp.sweep')),
-                ('started_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('version', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='proofs', to='reviewapp.judgeversion')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("main_sweeps", models.ManyToManyField(related_name="+", to="reviewapp.sweep")),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="reviewapp.judgeversion"
+                    ),
+                ),
+                ("rerun_sweeps", models.ManyToManyField(related_name="+", to="reviewapp.sweep")),
+                (
+                    "started_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="proofs", to="reviewapp.judgeversion"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='VersionProvenance',
+            name="VersionProvenance",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('excluded', models.JSONField(blank=True, default=list)),
-                ('evidence', models.JSONField(blank=True, default=dict, help_text='Per language: disagreements and categories.')),
-                ('note', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('approved_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('comments', models.ManyToManyField(blank=True, related_name='+', to='reviewapp.comment')),
-                ('items', models.ManyToManyField(blank=True, related_name='+', to='reviewapp.reviewitem')),
-                ('parent', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='children', to='reviewapp.judgeversion')),
-                ('version', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='provenance', to='reviewapp.judgeversion')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("excluded", models.JSONField(blank=True, default=list)),
+                (
+                    "evidence",
+                    models.JSONField(blank=True, default=dict, help_text="Per language: disagreements and categories."),
+                ),
+                ("note", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "approved_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                ("comments", models.ManyToManyField(blank=True, related_name="+", to="reviewapp.comment")),
+                ("items", models.ManyToManyField(blank=True, related_name="+", to="reviewapp.reviewitem")),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="children",
+                        to="reviewapp.judgeversion",
+                    ),
+                ),
+                (
+                    "version",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="provenance",
+                        to="reviewapp.judgeversion",
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='edgecase',
-            constraint=models.UniqueConstraint(fields=('judge', 'position'), name='edge_case_unique_position'),
+            model_name="edgecase",
+            constraint=models.UniqueConstraint(fields=("judge", "position"), name="edge_case_unique_position"),
         ),
         migrations.AddConstraint(
-            model_name='edgecasetag',
-            constraint=models.UniqueConstraint(fields=('edge_case', 'conversation'), name='edge_case_tag_unique'),
+            model_name="edgecasetag",
+            constraint=models.UniqueConstraint(fields=("edge_case", "conversation"), name="edge_case_tag_unique"),
         ),
     ]

@@ -146,6 +146,9 @@ class Review(models.Model):
     comment = models.TextField(blank=True)
     quoted_span = models.TextField(blank=True)
     seconds_spent = models.PositiveIntegerField(null=True, blank=True)
+    revision_requested = models.BooleanField(
+        default=False, help_text="A lead sent the item back to its reviewers: this reviewer may revise the label."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -6,6 +6,7 @@ from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from .. import access
 from ..models import Category, ReviewItem
 from ..selectors import queue as queue_selectors
 from ..services import reviews
@@ -20,7 +21,7 @@ def item_or_404(request, item_id: int) -> ReviewItem:
         item = queue_selectors.item_for_review(item_id=item_id)
     except ReviewItem.DoesNotExist:
         raise Http404("No such review item.") from None
-    return queue_selectors.check_item(request.user, item)
+    return access.item_for_reviewer(request.user, item)
 
 
 class ReviewForm(forms.Form):
@@ -48,7 +49,10 @@ def render_screen(request, item: ReviewItem, *, form=None, error: str = "", frag
         "item": item,
         "form": form,
         "error": error,
-        "can_label": screen.held_by_me and screen.my_review is None and item.status in queue_selectors.ACTIVE,
+        # A reviewer labels once, or again when a lead sent the item back to them to revise.
+        "can_label": screen.held_by_me
+        and (screen.my_review is None or screen.my_review.revision_requested)
+        and item.status in queue_selectors.ACTIVE,
     }
     template = f"{TEMPLATE}#{fragment}" if fragment and wants_fragment(request) else TEMPLATE
     response = render(request, template, context, status=status)
@@ -81,7 +85,7 @@ def review_item(request, item_id: int):
         )
     except reviews.ReviewError as exc:
         return render_screen(request, item, form=form, error=str(exc), status=409)
-    if item.dataset.blind_review:
+    if access.item_is_blind(item):
         # Blind review: now that the label is in, show what the judges and the other reviewers said.
         return redirect("review_item", item_id=item.pk)
     return next_item_redirect(request, remembered_filters(request))
