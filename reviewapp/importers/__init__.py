@@ -10,7 +10,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from . import eva_run, eva_validation, tribunal_csv, tribunal_jsonl
+from . import audio, eva_run, eva_validation, tribunal_csv, tribunal_jsonl
 from .records import ParsedImport, RecordError
 
 FORMATS = ("auto", "jsonl", "csv", "eva-run", "eva-validation")
@@ -71,6 +71,8 @@ def parse_path(path: Path, *, fmt: str = "auto", language: str | None = None) ->
         raise RecordError(str(path), None, "PATH", f"a {fmt} import needs a file, not a folder")
     display = path.name
     parsed = PARSERS[fmt](path, display=display, language=language)
+    if fmt in ("jsonl", "csv"):
+        audio.attach_listed_audio(parsed, root=path.parent, display=display)
     parsed.content_sha256 = content_hash(path)
     return parsed
 
