@@ -3,6 +3,7 @@
 from .audit import AuditEvent, ExportSnapshot
 from .corpus import Conversation, Dataset, Turn
 from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
+from .jobs import CallReplay, ImportJob
 from .people import ApiToken, Profile, Role
 from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem, ReviewSkip
 
@@ -10,12 +11,14 @@ __all__ = [
     "Adjudication",
     "ApiToken",
     "AuditEvent",
+    "CallReplay",
     "Category",
     "Comment",
     "Conversation",
     "Dataset",
     "ExportSnapshot",
     "GoldLabel",
+    "ImportJob",
     "Judge",
     "JudgeCall",
     "JudgeVersion",
