@@ -2,8 +2,8 @@
 
 from .audit import AuditEvent, ExportSnapshot
 from .corpus import Conversation, Dataset, Turn
-from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
 from .jobs import CallReplay, ImportJob
+from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
 from .people import ApiToken, Profile, Role
 from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem, ReviewSkip
 
