@@ -64,6 +64,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.csp",
                 "reviewapp.context_processors.tribunal",
+                "reviewapp.context_archive.archive",
             ],
         },
     },

@@ -3,6 +3,7 @@
 from . import (
     exports,  # noqa: F401
     imports,  # noqa: F401
+    replays,  # noqa: F401
     retention,  # noqa: F401
     sweeps,  # noqa: F401
 )
