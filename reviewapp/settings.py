@@ -64,7 +64,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.csp",
                 "reviewapp.context_processors.tribunal",
-                "reviewapp.context_archive.archive",
+                "reviewapp.context_lead_tools.lead_tools",
             ],
         },
     },
@@ -177,6 +177,11 @@ TRIBUNAL_SWEEP_QUEUE = env.str("TRIBUNAL_SWEEP_QUEUE", default="")
 TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT = env.int("TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT", default=300)
 TRIBUNAL_CODE_VERSION = env.str("TRIBUNAL_CODE_VERSION", default="")
 JUDGE_CALL_RETENTION_DAYS = env.int("JUDGE_CALL_RETENTION_DAYS", default=90)
+# Imports started from the browser: server paths must lie under this folder, and an upload (or the
+# file or folder a path names) may not be larger than this many bytes.
+TRIBUNAL_IMPORT_ROOT = Path(env.str("TRIBUNAL_IMPORT_ROOT", default=str(VAR_DIR / "imports")))
+TRIBUNAL_IMPORT_MAX_BYTES = env.int("TRIBUNAL_IMPORT_MAX_BYTES", default=500 * 1024 * 1024)
+TRIBUNAL_UPLOAD_DIR = Path(env.str("TRIBUNAL_UPLOAD_DIR", default=str(VAR_DIR / "uploads")))
 
 LOGGING = {
     "version": 1,

@@ -17,6 +17,7 @@ urlpatterns = [
         conversations.conversation_turn,
         name="conversation_turn",
     ),
+    path("", include("reviewapp.urls_imports")),
     path("", include("reviewapp.urls_signatures")),
     path("", include("reviewapp.urls_sweeps")),
     path("", include("reviewapp.urls_calls")),

@@ -2,6 +2,7 @@
 
 from . import (
     exports,  # noqa: F401
+    import_jobs,  # noqa: F401
     imports,  # noqa: F401
     replays,  # noqa: F401
     retention,  # noqa: F401
