@@ -128,3 +128,14 @@ def test_replay_refuses_a_recording_that_changed(lead, listened, endpoint):
     assert len(endpoint.requests) == sent_before
     # Run twice: a finished replay stays as it is.
     assert call_replay_run(replay_id=replay.pk).error == replay.error
+
+
+def test_archive_page_runs_a_fixed_number_of_queries(client, lead, listened, django_assert_max_num_queries):
+    client.force_login(lead)
+    url = reverse("call_detail", args=[listened.pk])
+    client.get(url)  # warm the session and profile
+    for _ in range(3):
+        call_replay_request(call=listened, user=lead, dispatch=False)
+        CallReplay.objects.filter(status=CallReplay.Status.PENDING).update(status=CallReplay.Status.DONE)
+    with django_assert_max_num_queries(8):
+        assert client.get(url).status_code == 200

@@ -180,3 +180,12 @@ def test_zip_members_that_escape_are_refused(post, members, link, message, tmp_p
     response = post(upload=SimpleUploadedFile("run.zip", _zip(members, link=link)))
     assert response.status_code == 400 and message in response.content.decode()
     assert not ImportJob.objects.exists() and not (tmp_path / "evil.jsonl").exists()
+
+
+def test_job_page_runs_a_fixed_number_of_queries(client, lead, django_assert_max_num_queries):
+    job = import_job_start(user=lead, upload=SimpleUploadedFile("calls.jsonl", jsonl(GOOD, BAD)), dispatch=False)
+    import_job_run(job_id=job.pk)
+    client.force_login(lead)
+    client.get(reverse("import_detail", args=[job.pk]))
+    with django_assert_max_num_queries(4):
+        assert client.get(reverse("import_detail", args=[job.pk])).status_code == 200
