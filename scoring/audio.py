@@ -17,7 +17,11 @@ from typing import BinaryIO
 
 # EVA's judges that listen to the audio rather than read a transcript (judge.yaml keys).
 EVA_AUDIO_JUDGES = frozenset({"agent_speech_fidelity", "tts_fidelity", "user_speech_fidelity"})
+# Whose speech EVA's conversation-level audio judges hear: EVA sends one speaker's own recording; from
+# a mixed recording that is that speaker's turns, joined with a pause between them.
+EVA_AUDIO_ROLES = {"agent_speech_fidelity": "agent", "user_speech_fidelity": "user"}
 AUDIO_FORMAT = "wav"
+JOIN_PAUSE_MS = 1000
 
 
 class AudioError(ValueError):
@@ -45,6 +49,7 @@ class AudioClip:
     end_ms: int | None
     duration_ms: int
     format: str = AUDIO_FORMAT
+    spans: tuple[tuple[int, int], ...] = ()  # when several stretches were joined: each (start_ms, end_ms)
 
     @property
     def sha256(self) -> str:
@@ -62,6 +67,7 @@ class AudioClip:
             "start_ms": self.start_ms,
             "end_ms": self.end_ms,
             "format": self.format,
+            **({"spans": [list(span) for span in self.spans]} if self.spans else {}),
         }
 
 
@@ -107,6 +113,45 @@ def wav_segment(handle: BinaryIO, *, start_ms: int | None, end_ms: int | None) -
         raise AudioError(f"not a PCM WAV file the server can read ({exc})") from exc
     return AudioClip(
         data=out.getvalue(), start_ms=start_ms, end_ms=end_ms, duration_ms=round((last - first) * 1000 / rate)
+    )
+
+
+def wav_join(handle: BinaryIO, spans: list[tuple[int, int]], *, pause_ms: int = JOIN_PAUSE_MS) -> AudioClip:
+    """The stretches `spans` of one WAV, in order, with `pause_ms` of silence between them, as one WAV."""
+    if not spans:
+        raise AudioError("no stretch of audio to join")
+    try:
+        with wave.open(handle, "rb") as reader:
+            rate, width, channels, total = (
+                reader.getframerate(),
+                reader.getsampwidth(),
+                reader.getnchannels(),
+                reader.getnframes(),
+            )
+            silence = (b"\x80" if width == 1 else b"\x00" * width) * channels * (pause_ms * rate // 1000)
+            pieces: list[bytes] = []
+            for start_ms, end_ms in spans:
+                first, last = start_ms * rate // 1000, min(total, end_ms * rate // 1000)
+                if start_ms < 0 or first >= total or last <= first:
+                    raise AudioError(f"the stretch {start_ms}-{end_ms} ms is not inside the audio")
+                reader.setpos(first)
+                pieces.append(reader.readframes(last - first))
+    except (wave.Error, EOFError) as exc:
+        raise AudioError(f"not a PCM WAV file the server can read ({exc})") from exc
+    data = silence.join(pieces)
+    out = io.BytesIO()
+    with wave.open(out, "wb") as writer:
+        writer.setnchannels(channels)
+        writer.setsampwidth(width)
+        writer.setframerate(rate)
+        writer.writeframes(data)
+    frames = len(data) // (width * channels)
+    return AudioClip(
+        data=out.getvalue(),
+        start_ms=None,
+        end_ms=None,
+        duration_ms=round(frames * 1000 / rate),
+        spans=tuple((int(a), int(b)) for a, b in spans),
     )
 
 

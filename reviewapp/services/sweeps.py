@@ -435,7 +435,12 @@ def _run_llm(
         target = targets[target_id]
         if spec.needs_audio:
             try:
-                clips[target_id] = judge_audio.clip_for(conversation=target.conversation, turn=target.turn)
+                clips[target_id] = judge_audio.clip_for(
+                    conversation=target.conversation,
+                    turn=target.turn,
+                    role=spec.audio_role,
+                    turns=turns_by_conversation.get(target.conversation.pk, ()),
+                )
             except judge_audio.NoAudio as no_audio:
                 if 0 in runs:
                     buffer.append(

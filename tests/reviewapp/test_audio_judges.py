@@ -126,3 +126,35 @@ def test_the_endpoint_refuses_audio_that_is_not_base64():
             urllib.request.urlopen(request, timeout=5)
         assert refused.value.code == 400 and "base64" in json.loads(refused.value.read())["error"]["message"]
         assert server.audio_received == []
+
+
+def test_a_conversation_level_judge_hearing_the_agent_gets_the_agent_turns_joined(corpus, endpoint, run_sweep):
+    import dataclasses
+
+    from reviewapp.services.judges import judge_version_store
+    from scoring.audio import JOIN_PAUSE_MS
+
+    from .test_sweep_support import shipped_spec
+
+    spec = dataclasses.replace(
+        shipped_spec("tts_fidelity"),
+        slug="agent_speech",
+        level="conversation",
+        needs_audio=True,
+        audio_role="agent",
+        user_template='Listen to the agent.\n{intended_turns_formatted}\nAnswer {{"rating": 0 | 1}}.',
+    )
+    sweep = run_sweep(dataset=corpus, judge_versions=[judge_version_store(spec=spec)], qa_sample=0)
+    # "heard" has timed agent turns (1000-2500, 3100-5250); "untimed" has none, "silent" no file.
+    [(fmt, data)] = endpoint.audio_received[0]
+    assert len(endpoint.audio_received) == 1 and fmt == "wav"
+    rate, sent = read_frames(data)
+    assert rate == RATE
+    pause = b"\x80" * (JOIN_PAUSE_MS * RATE // 1000)
+    assert sent == frames(1000 * RATE // 1000, 2500 * RATE // 1000) + pause + frames(
+        3100 * RATE // 1000, 5250 * RATE // 1000
+    )
+    verdicts = {v.conversation.external_id: v for v in Verdict.objects.filter(sweep=sweep).select_related("call")}
+    assert verdicts["heard"].call.audio["spans"] == [[1000, 2500], [3100, 5250]]
+    assert verdicts["untimed"].explanation == "no audio: no agent turn of the conversation has an audio start and end"
+    assert verdicts["silent"].explanation == "no audio: the conversation has no audio file"

@@ -77,3 +77,33 @@ def test_eva_audio_judges_listen_and_the_others_read():
     specs = {s.slug: s for s in load_specs(Path(__file__).parents[1] / "fixtures" / "eva_judges.yaml")}
     assert specs["agent_speech_fidelity"].needs_audio and specs["agent_speech_fidelity__s2s_user"].needs_audio
     assert not specs["conciseness"].needs_audio and not specs["user_behavioral_fidelity"].needs_audio
+
+
+def test_join_keeps_each_stretch_with_a_pause_of_silence_between():
+    from scoring.audio import wav_join
+
+    samples = bytes(i % 200 + 20 for i in range(RATE))  # 1 s of 8-bit, never the silence value 128 only
+    clip = wav_join(_wav(samples, width=1), [(100, 200), (500, 650)], pause_ms=250)
+    with wave.open(io.BytesIO(clip.data), "rb") as reader:
+        joined = reader.readframes(reader.getnframes())
+    assert joined == samples[800:1600] + b"\x80" * 2000 + samples[4000:5200]
+    assert clip.duration_ms == 100 + 250 + 150 and clip.spans == ((100, 200), (500, 650))
+    assert clip.describe()["spans"] == [[100, 200], [500, 650]]
+    with pytest.raises(AudioError, match="not inside the audio"):
+        wav_join(_wav(samples, width=1), [(900, 1200), (1000, 1100)])
+
+
+def test_eva_speech_fidelity_judges_hear_one_speaker():
+    from pathlib import Path
+
+    from scoring.specs import SpecError, load_specs, validate_spec
+
+    specs = {s.slug: s for s in load_specs(Path(__file__).parents[1] / "fixtures" / "eva_judges.yaml")}
+    assert specs["agent_speech_fidelity"].audio_role == "agent"
+    assert specs["conciseness"].audio_role == ""
+    import dataclasses
+
+    with pytest.raises(SpecError, match="audio_role must be agent or user"):
+        validate_spec(dataclasses.replace(specs["agent_speech_fidelity"], audio_role="robot"))
+    with pytest.raises(SpecError, match="needs needs_audio"):
+        validate_spec(dataclasses.replace(specs["conciseness"], audio_role="user"))
