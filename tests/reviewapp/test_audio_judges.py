@@ -158,3 +158,8 @@ def test_a_conversation_level_judge_hearing_the_agent_gets_the_agent_turns_joine
     assert verdicts["heard"].call.audio["spans"] == [[1000, 2500], [3100, 5250]]
     assert verdicts["untimed"].explanation == "no audio: no agent turn of the conversation has an audio start and end"
     assert verdicts["silent"].explanation == "no audio: the conversation has no audio file"
+    # A replay cuts and joins the same spans again: the endpoint hears the same bytes.
+    from reviewapp.services import calls, sweeps
+
+    calls.call_replay(call=verdicts["heard"].call, client=sweeps.llm_client())
+    assert endpoint.audio_received[-1] == endpoint.audio_received[0] and len(endpoint.audio_received) == 2
