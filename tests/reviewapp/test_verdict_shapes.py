@@ -148,3 +148,10 @@ def test_dispute_page_shows_parts_and_each_reviews_grain(client, make_user, revi
     assert '<span class="mode">clarity 30.0</span>' in html and '<span class="mode">x: not met</span>' in html
     fragment = client.get(reverse("dispute_detail", args=[item.pk]), HTTP_HX_REQUEST="true").content.decode()
     assert fragment.lstrip().startswith('<article id="dispute"') and 'data-part="clarity"' in fragment
+
+
+def test_conversation_page_shows_each_verdict_in_its_shape(client, make_user):
+    item = _item_of("language_clarity", sub_scores=WEIGHTED, flags=["wrong_language"], rating=64.0, passed=False)
+    client.force_login(make_user("lea", role=Role.LEAD))
+    html = client.get(reverse("conversation_detail", args=[item.conversation_id])).content.decode()
+    assert all(f'data-part="{name}"' in html for name in WEIGHTED)
