@@ -43,9 +43,10 @@ def _answer(call: JudgeCall, text: str) -> Answer:
     parsed = None
     if text:
         try:
-            parsed = parse_answer(spec_of(call.judge_version), text)
+            result = parse_answer(spec_of(call.judge_version), text)
         except (SpecError, KeyError, ValueError):
-            parsed = None  # an imported placeholder spec parses nothing; the raw text is still shown
+            result = None  # an imported placeholder spec parses nothing; the raw text is still shown
+        parsed = result if isinstance(result, JudgeResult) else None
     return Answer(text=text, pretty=_pretty(text), parsed=parsed)
 
 

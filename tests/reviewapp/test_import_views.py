@@ -189,3 +189,10 @@ def test_job_page_runs_a_fixed_number_of_queries(client, lead, django_assert_max
     client.get(reverse("import_detail", args=[job.pk]))
     with django_assert_max_num_queries(4):
         assert client.get(reverse("import_detail", args=[job.pk])).status_code == 200
+
+
+def test_job_page_is_for_leads_only(client, lead, make_user):
+    job = import_job_start(user=lead, upload=SimpleUploadedFile("calls.jsonl", jsonl(GOOD)), dispatch=False)
+    client.force_login(make_user("ana", languages=["fr"]))
+    assert client.get(reverse("import_detail", args=[job.pk])).status_code == 403
+    assert client.get(reverse("import_detail", args=[job.pk]), HTTP_HX_REQUEST="true").status_code == 403
