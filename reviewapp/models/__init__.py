@@ -5,7 +5,9 @@ from .corpus import Conversation, Dataset, Turn
 from .jobs import CallReplay, ImportJob
 from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
 from .people import ApiToken, Profile, Role
+from .recovery import SweepChunkLease
 from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem, ReviewSkip
+from .tier1 import SignatureVersion
 
 __all__ = [
     "Adjudication",
@@ -29,7 +31,9 @@ __all__ = [
     "ReviewSkip",
     "Role",
     "Signature",
+    "SignatureVersion",
     "Sweep",
+    "SweepChunkLease",
     "Turn",
     "Verdict",
 ]

@@ -6,5 +6,6 @@ from . import (
     imports,  # noqa: F401
     replays,  # noqa: F401
     retention,  # noqa: F401
+    signatures,  # noqa: F401
     sweeps,  # noqa: F401
 )

@@ -6,6 +6,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import access
 from ..models import Dataset, Sweep
+from ..selectors import signatures as signature_selectors
 from ..selectors import sweeps as sweep_selectors
 from ..services import sweeps as sweeps_service
 from .rendering import render_page
@@ -83,5 +84,7 @@ def sweep_detail(request, sweep_id: int):
         "sweep": sweep,
         "progress": sweep_selectors.sweep_progress(sweep=sweep),
         "judge_versions": sweep.judge_versions.select_related("judge").order_by("judge__slug", "id"),
+        # Full page only: the progress fragment polls every two seconds.
+        "signature_versions": [] if request.htmx else signature_selectors.sweep_signature_versions(sweep=sweep),
     }
     return render_page(request, "sweeps/detail.html", "progress", context)
