@@ -107,3 +107,14 @@ def test_eva_speech_fidelity_judges_hear_one_speaker():
         validate_spec(dataclasses.replace(specs["agent_speech_fidelity"], audio_role="robot"))
     with pytest.raises(SpecError, match="needs needs_audio"):
         validate_spec(dataclasses.replace(specs["conciseness"], audio_role="user"))
+
+
+def test_a_tribunal_yaml_judge_declares_that_it_listens():
+    from pathlib import Path
+
+    from scoring.specs import specs_from_yaml_text
+
+    text = (Path(__file__).parents[2] / "judges" / "tts_fidelity.yaml").read_text(encoding="utf-8")
+    [reading] = specs_from_yaml_text(text, source="tts_fidelity.yaml")
+    [listening] = specs_from_yaml_text(text + "\nneeds_audio: true\n", source="tts_fidelity.yaml")
+    assert (reading.needs_audio, listening.needs_audio, listening.audio_role) == (False, True, "")
