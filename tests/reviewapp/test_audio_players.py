@@ -72,3 +72,11 @@ def test_review_page_says_when_there_is_no_audio(client, make_user):
     client.force_login(make_user("ana", languages=["fr"]))
     html = client.get(reverse("review_item", args=[item.pk])).content.decode()
     assert "No audio for this conversation" in html and 'id="segment-audio"' not in html
+
+
+def test_a_refreshed_turn_keeps_its_play_button(client, make_user, imported):
+    turn = imported.turns.filter(role="agent").order_by("position")[1]
+    client.force_login(make_user("lea", role=Role.LEAD))
+    url = reverse("conversation_turn", args=[imported.pk, turn.pk])
+    fragment = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert f'data-play-segment data-start-ms="{turn.audio_start_ms}" data-end-ms="{turn.audio_end_ms}"' in fragment
