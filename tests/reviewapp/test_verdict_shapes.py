@@ -155,3 +155,27 @@ def test_conversation_page_shows_each_verdict_in_its_shape(client, make_user):
     client.force_login(make_user("lea", role=Role.LEAD))
     html = client.get(reverse("conversation_detail", args=[item.conversation_id])).content.decode()
     assert all(f'data-part="{name}"' in html for name in WEIGHTED)
+
+
+def test_a_lead_decides_with_the_judges_own_failure_modes_beside_the_shared_ones(client, make_user, reviewer):
+    from reviewapp.models import GoldLabel, ReviewItem
+
+    item = _item_of("language_clarity", sub_scores=WEIGHTED, flags=["wrong_language"], rating=64.0, passed=False)
+    ReviewItem.objects.filter(pk=item.pk).update(status=ReviewItem.Status.AWAITING_ADJUDICATION)
+    shared = category("gloss", "Gloss")
+    client.force_login(make_user("lea", role=Role.LEAD))
+    url = reverse("dispute_detail", args=[item.pk])
+    html = client.get(url).content.decode()
+    assert 'name="judge_modes" value="wrong_language"' in html and 'name="categories" value="gloss"' in html
+    decide = reverse("dispute_decide", args=[item.pk])
+    refused = client.post(decide, {"outcome": "fail", "judge_modes": ["made_up"], "rationale": "x"})
+    assert refused.status_code == 400 and not GoldLabel.objects.filter(source="adjudicated").exists()
+    response = client.post(
+        decide,
+        {"outcome": "fail", "categories": [shared.slug], "judge_modes": ["wrong_language"], "rationale": "Anglais."},
+    )
+    assert response.status_code == 302, re.findall(
+        r'field__error">([^<]*)|role="alert"><p>([^<]*)', response.content.decode()
+    )
+    gold = GoldLabel.objects.get(source="adjudicated")
+    assert gold.failure_modes == ["gloss", "wrong_language"]
