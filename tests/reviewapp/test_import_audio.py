@@ -80,9 +80,9 @@ def test_eva_audio_link_outside_the_record_is_refused(tmp_path):
     os.symlink(outside, folder / "audio_mixed.wav")
     with pytest.raises(ImportFailed) as refused:
         dataset_import(path=folder.parent, fmt="eva-run")
+    # The EVA folder check refuses any link before a file is read; the audio's own check stays behind it.
     error = refused.value.summary.errors[0]
-    assert error["field"] == "audio_mixed.wav" and "outside the import folder" in error["message"]
-    assert error["file"].endswith("audio_mixed.wav")
+    assert error["file"].endswith("audio_mixed.wav") and "symbolic link" in error["message"]
     assert not Conversation.objects.exists()
 
 
@@ -162,3 +162,15 @@ def test_an_address_is_kept_but_never_fetched(tmp_path):
     dataset_import(path=source, fmt="jsonl")
     conversation = Conversation.objects.get(external_id="call-1")
     assert not conversation.audio and conversation.metadata["audio"] == "https://example.com/call-1.wav"
+
+
+def test_the_audio_check_alone_refuses_a_record_link_out(tmp_path):
+    from reviewapp.importers.audio import attach_record_audio
+    from reviewapp.importers.records import ParsedConversation, RecordError
+
+    folder = eva_record_with_audio(tmp_path)
+    (folder / "audio_mixed.wav").unlink()
+    os.symlink(write_wav(tmp_path / "elsewhere.wav", 1000), folder / "audio_mixed.wav")
+    with pytest.raises(RecordError) as refused:
+        attach_record_audio(ParsedConversation(external_id="x", language="en"), folder, display="1.1.2/audio_mixed.wav")
+    assert refused.value.field == "audio_mixed.wav" and "outside the import folder" in refused.value.message

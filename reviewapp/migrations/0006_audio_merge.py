@@ -1,4 +1,4 @@
-# Joins the two 0004 migrations of work that landed side by side; no operation of its own.
+# Joins the audio migration with the tier-1 and input migrations that landed beside it; no operation of its own.
 
 from django.db import migrations
 
@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
     dependencies = [
         ("reviewapp", "0004_audio_call_audio_import_jobs_replays_review_grain"),
-        ("reviewapp", "0004_tier1_signature_versions_token_scopes"),
+        ("reviewapp", "0005_input_merge_tier1"),
     ]
 
     operations = []
