@@ -234,3 +234,6 @@ class CallReplayAdmin(admin.ModelAdmin):
     list_filter = ("status", "model")
     search_fields = ("raw_response", "error")
     raw_id_fields = ("call", "requested_by")
+
+
+from . import admin_loop  # noqa: E402,F401  (edge cases, provenance, proofs)

@@ -4,6 +4,7 @@ from .audit import AuditEvent, ExportSnapshot
 from .corpus import Conversation, Dataset, Turn
 from .jobs import CallReplay, ImportJob
 from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
+from .loop import EdgeCase, EdgeCaseTag, ProofRun, VersionProvenance
 from .people import ApiToken, Profile, Role
 from .recovery import SweepChunkLease
 from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem, ReviewSkip
@@ -18,6 +19,8 @@ __all__ = [
     "Comment",
     "Conversation",
     "Dataset",
+    "EdgeCase",
+    "EdgeCaseTag",
     "ExportSnapshot",
     "GoldLabel",
     "ImportJob",
@@ -26,6 +29,7 @@ __all__ = [
     "JudgeVersion",
     "Profile",
     "PromptText",
+    "ProofRun",
     "Review",
     "ReviewItem",
     "ReviewSkip",
@@ -36,4 +40,5 @@ __all__ = [
     "SweepChunkLease",
     "Turn",
     "Verdict",
+    "VersionProvenance",
 ]

@@ -44,7 +44,7 @@ from ..models import (
     Turn,
     Verdict,
 )
-from . import outcomes
+from . import leakage, outcomes
 from .gold import winning_gold, winning_label
 
 TargetKey = tuple[int, int | None]  # (conversation id, turn id or None)
@@ -753,6 +753,7 @@ class VersionQuality:
     disputed: agreement.ClassificationReport | None = None
     runs: Runs | None = None
     gold_sources: dict[str, int] = field(default_factory=dict)
+    excluded_gold: int = 0  # gold targets left out: this version was drafted from them (selectors/leakage.py)
 
     @property
     def targets(self) -> int:
@@ -879,7 +880,9 @@ class JudgeQuality:
 
 
 def judge_versions(*, judge: Judge) -> list[JudgeVersion]:
-    return list(JudgeVersion.objects.filter(judge=judge).select_related("judge").order_by("created_at", "pk"))
+    return list(
+        JudgeVersion.objects.filter(judge=judge).select_related("judge", "provenance").order_by("created_at", "pk")
+    )
 
 
 def judge_quality(
@@ -903,15 +906,28 @@ def judge_quality(
     verdicts = _verdicts(judge, [v.pk for v in versions], slice)
     trend = [
         version_quality(
-            version=v, targets=verdicts[v.pk], gold=gold, items=items, n_boot=TREND_BOOTSTRAP, slice=slice, detail=False
+            version=v,
+            targets=verdicts[v.pk],
+            gold=leakage.held_out(gold, leakage.excluded_of(v)),
+            items=items,
+            n_boot=TREND_BOOTSTRAP,
+            slice=slice,
+            detail=False,
         )
         for v in versions
     ]
     selected = None
     if version is not None:
+        excluded = leakage.excluded_of(version)
         selected = version_quality(
-            version=version, targets=verdicts.get(version.pk, {}), gold=gold, items=items, n_boot=n_boot, slice=slice
+            version=version,
+            targets=verdicts.get(version.pk, {}),
+            gold=leakage.held_out(gold, excluded),
+            items=items,
+            n_boot=n_boot,
+            slice=slice,
         )
+        selected.excluded_gold = sum(1 for t in excluded if t in gold)
     return JudgeQuality(
         judge=judge,
         versions=versions,
@@ -991,6 +1007,7 @@ class Comparison:
     only_b: int
     statement: str = ""
     directions: Directions | None = None  # ordinal judges: up / down moves, against the rerun's split
+    excluded_gold: int = 0  # gold targets left out: either version was drafted from them
 
     def flags_by_name(self) -> list[tuple[str, tuple[int, int]]]:
         return [(flag, (before, after)) for flag, before, after, _ in self.flags]
@@ -1103,7 +1120,9 @@ def version_comparison(
     language = slice.language
     judge = a.judge
     verdicts = _verdicts(judge, [a.pk, b.pk], slice)
-    gold = judge_gold(judge=judge, slice=slice)
+    all_gold = judge_gold(judge=judge, slice=slice)
+    excluded = leakage.excluded_of(a) | leakage.excluded_of(b)
+    gold = leakage.held_out(all_gold, excluded)
     categories = _categories(judge, slice)
     a_targets, b_targets = verdicts[a.pk], verdicts[b.pk]
     common = sorted(
@@ -1225,6 +1244,7 @@ def version_comparison(
         only_a=only_a,
         only_b=only_b,
         statement=noise.statement(f"{judge.slug}@{a.version}", f"{judge.slug}@{b.version}"),
+        excluded_gold=sum(1 for t in excluded if t in all_gold),
     )
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "signature_check_all",
     "signature_create",
     "signature_update",
+    "signatures_after_gold",
     "signatures_for_sweep",
     "signatures_recheck",
 ]
@@ -453,14 +454,18 @@ def signature_update(
         check.signature = signature
         if will_be_active:
             _refuse_if_contradicting(check, f"signature {signature.pk} as changed")
-        if not rule_changed and will_be_active == signature.active:
+        suspended = signature.suspended_at is not None
+        if not rule_changed and will_be_active == signature.active and not (suspended and will_be_active):
             return signature
 
         if will_be_active != signature.active and not (loosening and set(loosening) - {"reactivation"}):
             change = SignatureVersion.Change.SWITCHED_ON if will_be_active else SignatureVersion.Change.SWITCHED_OFF
-        else:
+        elif rule_changed:
             change = SignatureVersion.Change.EDITED
-        lifted = signature.suspended_at is not None and will_be_active and rule_changed
+        else:
+            # Unchanged, but the gold it contradicted was corrected: it agrees again.
+            change = SignatureVersion.Change.REINSTATED
+        lifted = suspended and will_be_active
         signature.pattern = rule.pattern
         signature.kind = rule.kind
         signature.negation_guards = list(rule.negation_guards)
@@ -516,10 +521,14 @@ class RecheckSummary:
         return {"checked": self.checked, "suspended": list(self.suspended)}
 
 
-def signatures_recheck(*, signatures: Iterable[Signature] | None = None, actor=None) -> RecheckSummary:
-    """Measure active, unsuspended signatures on today's gold; suspend those below the floor."""
+def signatures_recheck(
+    *, signatures: Iterable[Signature] | None = None, judge_id: int | None = None, actor=None
+) -> RecheckSummary:
+    """Measure active, unsuspended signatures (of one judge, if given) on today's gold; suspend those below the floor."""
     if signatures is None:
         signatures = Signature.objects.filter(active=True, suspended_at__isnull=True).select_related("judge")
+        if judge_id is not None:
+            signatures = signatures.filter(judge_id=judge_id)
     summary = RecheckSummary()
     for check in signature_check_all(signatures):
         signature = check.signature
@@ -529,6 +538,15 @@ def signatures_recheck(*, signatures: Iterable[Signature] | None = None, actor=N
             signature_suspend(signature=signature, check=check, actor=actor)
             summary.suspended.append(signature.pk)
     return summary
+
+
+def signatures_after_gold(*, judge_id: int) -> None:
+    """New gold for a judge: recheck its signatures on a worker once the gold is committed."""
+    if not Signature.objects.filter(judge_id=judge_id, active=True, suspended_at__isnull=True).exists():
+        return
+    from ..tasks.signatures import signatures_recheck_all
+
+    transaction.on_commit(lambda: signatures_recheck_all.delay(judge_id=judge_id))
 
 
 def _usable(judges: Sequence[Judge], language: str):

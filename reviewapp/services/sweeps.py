@@ -46,6 +46,7 @@ from reviewapp.models import (
 from reviewapp.services import calls as calls_service
 from reviewapp.services import judge_audio, judge_inputs, judges
 from reviewapp.services import signatures as signatures_service
+from reviewapp.services.rubrics import variance_check_params
 from reviewapp.versioning import code_version
 from scoring import signatures as signature_engine
 from scoring.audio import AudioClip
@@ -175,6 +176,7 @@ def sweep_start(
             for level, ids in targets_by_level.items()
         },
         "chunk_size": CHUNK_SIZE,
+        **variance_check_params(judge_versions),
     }
     # Tier 1: the signature versions this sweep uses, rechecked on gold first (a suspended one is left out).
     signatures_service.signatures_for_sweep(sweep=sweep, judges=[jv.judge for jv in judge_versions])

@@ -2,6 +2,11 @@
 
     python manage.py load_judges judges/
     python manage.py load_judges tests/fixtures/eva_judges.yaml
+    python manage.py load_judges ../shared/data/rubric-generator/order-status.json --slug order-status
+
+A rubric generator's JSON (told apart by its keys: rubric.criteria and rubric.judge_setup) becomes a
+rubric judge with its edge cases, golden examples, variance check and kill criteria (see
+scoring/rubric_import.py); `--slug` names the judge (default: the file name).
 
 All files are loaded in one transaction: when one spec changed its text without a new version,
 nothing is stored and the command names the judge, the version and both hashes.
@@ -10,9 +15,11 @@ nothing is stored and the command names the judge, the version and both hashes.
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from scoring.rubric_import import RubricImportError, looks_like_rubric_file, rubric_from_file
 from scoring.specs import SpecError, load_specs, spec_hash
 
 from ...services.judges import JudgeSpecConflict, judge_version_ensure
+from ...services.rubrics import rubric_judge_store
 
 
 class Command(BaseCommand):
@@ -20,8 +27,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", nargs="?", default="judges", help="A YAML file or a directory of them.")
+        parser.add_argument("--slug", default=None, help="The judge a rubric generator's JSON becomes.")
 
     def handle(self, *args, path, **options):
+        if looks_like_rubric_file(path):
+            return self._rubric(path, options["slug"])
         try:
             specs = load_specs(path)
         except SpecError as exc:
@@ -48,3 +58,18 @@ class Command(BaseCommand):
             raise CommandError("refused, nothing stored:\n" + "\n".join(conflicts))
         for line in lines:
             self.stdout.write(line)
+
+    def _rubric(self, path: str, slug: str | None) -> None:
+        try:
+            imported = rubric_from_file(path, slug=slug)
+            stored = rubric_judge_store(imported=imported)
+        except (RubricImportError, SpecError, JudgeSpecConflict) as exc:
+            raise CommandError(f"refused, nothing stored: {exc}") from exc
+        spec = imported.spec
+        state = "created" if stored.created else "unchanged"
+        required = sum(1 for c in spec.criteria if c.required)
+        self.stdout.write(f"{spec.key:<40} {state:<10} {spec_hash(spec)[:12]}  {spec.source}")
+        self.stdout.write(
+            f"rubric judge: {len(spec.criteria)} criteria ({required} required), {len(imported.golden)} golden "
+            f"examples, {len(imported.edge_cases)} edge cases, {len(imported.kill_rules)} kill criteria"
+        )
