@@ -200,7 +200,9 @@ class Verdict(models.Model):
     explanation = models.TextField(blank=True)
     raw_text = models.TextField(blank=True, help_text="The judge's answer as received, kept when unresolved.")
     problem_code = models.CharField(
-        max_length=32, blank=True, help_text="Why an answer is unresolved (scoring.parsing.ProblemCode); '' if resolved."
+        max_length=32,
+        blank=True,
+        help_text="Why an answer is unresolved (scoring.parsing.ProblemCode); '' if resolved.",
     )
     metadata = models.JSONField(default=dict, blank=True, help_text="Imported fields Tribunal has no column for.")
     signature = models.ForeignKey(Signature, null=True, blank=True, on_delete=models.SET_NULL, related_name="verdicts")

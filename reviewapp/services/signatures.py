@@ -43,7 +43,7 @@ from scoring.signatures import (
 
 from ..access import language_match_q
 from ..models import GoldLabel, Judge, Signature, SignatureVersion, Sweep, Turn
-from ..models.review import GOLD_SOURCE_ORDER
+from ..selectors.gold import winning_label
 from .audit import audit_record
 from .judges import signature_rule
 
@@ -180,10 +180,6 @@ def agrees_with_gold(rule: SignatureRule, gold: GoldLabel) -> bool | None:
     return all(verdicts) if verdicts else None
 
 
-# When a turn has several gold labels, the most deliberate one wins.
-_SOURCE_PRIORITY = {source: rank for rank, source in enumerate(GOLD_SOURCE_ORDER)}
-
-
 def _gold_for(judge_id: int, language: str) -> list[GoldLabel]:
     """One gold label per turn of ``judge`` in ``language`` (and its regional variants)."""
     language_filter = language_match_q(language, "conversation__language")
@@ -192,12 +188,12 @@ def _gold_for(judge_id: int, language: str) -> list[GoldLabel]:
         .filter(language_filter)
         .select_related("turn", "conversation")
     )
-    best: dict[int, GoldLabel] = {}
+    by_turn: dict[int, list[GoldLabel]] = defaultdict(list)
     for gold in labels:
-        current = best.get(gold.turn_id)
-        if current is None or _SOURCE_PRIORITY.get(gold.source, 9) < _SOURCE_PRIORITY.get(current.source, 9):
-            best[gold.turn_id] = gold
-    return [best[turn_id] for turn_id in sorted(best)]
+        by_turn[gold.turn_id].append(gold)
+    # The gold that wins (adjudicated > unanimous > imported), as on every other screen.
+    best = {turn_id: winning_label(group) for turn_id, group in by_turn.items()}
+    return [label for turn_id in sorted(best) if (label := best[turn_id]) is not None]
 
 
 def _measure(rule: SignatureRule, gold_labels: Iterable[GoldLabel], signature: Signature | None) -> SignatureCheck:

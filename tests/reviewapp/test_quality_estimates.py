@@ -91,3 +91,37 @@ def test_an_all_correct_slice_of_twelve_gets_an_interval_well_below_one():
     low_at_12, _ = proportion_confint(12, 12, method="wilson")
     assert accuracy.value == 1.0 and accuracy.high == 1.0
     assert accuracy.low <= low_at_12 < 0.8
+
+
+def test_a_weighted_judge_is_scored_on_pass_fail_and_its_sub_scores_are_compared_apart(client, make_user):
+    from reviewapp.models import Judge, Role
+
+    judge = Judge.objects.create(slug="clarity", scale=Judge.Scale.WEIGHTED, scale_min=0, scale_max=100)
+    turns = data.agent_turns("weighted", 5)
+    passed = [True, True, False, True, False]
+    judged_scores = [{"pace": 73.5, "tone": 80}, {"pace": 60, "tone": 90}, {"pace": 20, "tone": 40},
+                     {"pace": 88, "tone": 70}, {"pace": 35, "tone": 55}]  # fmt: skip
+    gold_scores = [{"pace": 74, "tone": 82}, {"pace": 65, "tone": 85}, {"pace": 30, "tone": 40},
+                   {"pace": 90, "tone": 60}, {"pace": 30, "tone": 50}]  # fmt: skip
+    version = data.version(judge, "v1")
+    for verdict, scores in zip(
+        data.verdicts(data.sweep_for(turns), version, turns, passed), judged_scores, strict=True
+    ):
+        verdict.sub_scores = scores
+        verdict.rating = 70.0
+        verdict.save()
+    for label, scores in zip(data.gold(judge, turns, passed), gold_scores, strict=True):
+        label.metadata = {"sub_scores": scores}
+        label.save()
+    selected = quality.judge_quality(judge=judge, n_boot=0).selected
+    # 73.5 against 74 is not a disagreement: the outcome is pass/fail.
+    assert selected.overall.accuracy.value == 1.0 and selected.overall.labels == ["pass", "fail"]
+    for name in ("pace", "tone"):
+        expected = np.mean([abs(g[name] - j[name]) for g, j in zip(gold_scores, judged_scores, strict=True)])
+        assert selected.sub_scores[name].n == 5
+        assert selected.sub_scores[name].mae == pytest.approx(expected)
+    client.force_login(make_user("lea", role=Role.LEAD))
+    from django.urls import reverse
+
+    html = client.get(reverse("quality_judge", args=["clarity"])).content.decode()
+    assert 'id="sub-scores"' in html and "pace" in html
