@@ -25,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from scoring.audio import EVA_AUDIO_JUDGES, EVA_AUDIO_ROLES
+
 LEVELS = ("turn", "conversation")
 SCALES = ("binary", "ordinal", "weighted", "rubric")
 TEMPLATE_SYNTAXES = ("tribunal", "format")
@@ -69,6 +71,11 @@ class JudgeSpec:
     sub_metric_thresholds: Mapping[str, float] = field(default_factory=dict)
     pass_threshold: float | None = None
     rating_labels: Mapping[str, str] = field(default_factory=dict)
+    # The judge listens: each call carries the target's audio (a turn's segment, or the recording).
+    needs_audio: bool = False
+    # A conversation-level listening judge that hears one speaker ("agent" or "user"): that speaker's
+    # turns, cut from the recording and joined; "" hears the whole recording.
+    audio_role: str = ""
 
     @property
     def key(self) -> str:
@@ -130,6 +137,9 @@ def spec_to_dict(spec: JudgeSpec) -> dict[str, Any]:
         "sub_metric_thresholds": dict(spec.sub_metric_thresholds),
         "pass_threshold": spec.pass_threshold,
         "rating_labels": dict(spec.rating_labels),
+        # Only when set, so the hash of every judge that reads text stays what it was.
+        **({"needs_audio": True} if spec.needs_audio else {}),
+        **({"audio_role": spec.audio_role} if spec.audio_role else {}),
     }
 
 
@@ -172,6 +182,8 @@ def spec_from_dict(d: Mapping[str, Any]) -> JudgeSpec:
             sub_metric_thresholds={str(k): float(v) for k, v in (d.get("sub_metric_thresholds") or {}).items()},
             pass_threshold=_float_or_none(d.get("pass_threshold")),
             rating_labels={str(k): str(v) for k, v in (d.get("rating_labels") or {}).items()},
+            needs_audio=bool(d.get("needs_audio")),
+            audio_role=str(d.get("audio_role") or ""),
         )
     except KeyError as exc:
         raise SpecError(f"judge spec is missing the key {exc.args[0]!r}") from exc
@@ -220,6 +232,10 @@ def validate_spec(spec: JudgeSpec) -> None:
         raise SpecError(f"{label}: scale_min must be below scale_max")
     if spec.scale == "binary" and (spec.scale_min, spec.scale_max) not in ((0.0, 1.0), (None, None)):
         raise SpecError(f"{label}: a binary judge rates 0 or 1")
+    if spec.audio_role not in ("", "agent", "user"):
+        raise SpecError(f"{label}: audio_role must be agent or user, not {spec.audio_role!r}")
+    if spec.audio_role and not spec.needs_audio:
+        raise SpecError(f"{label}: audio_role needs needs_audio: true")
     if spec.scale == "weighted":
         if not spec.sub_metrics:
             raise SpecError(f"{label}: a weighted judge needs sub_metrics")
@@ -287,6 +303,8 @@ def _tribunal_spec(data: Mapping[str, Any], source: str) -> JudgeSpec:
             "sub_metric_thresholds": thresholds,
             "pass_threshold": scale_info.get("pass_threshold"),
             "rating_labels": {str(k): v for k, v in (scale_info.get("labels") or {}).items()},
+            "needs_audio": data.get("needs_audio"),
+            "audio_role": data.get("audio_role"),
         }
     )
     if data.get("slug") is None or data.get("version") is None:
@@ -334,6 +352,8 @@ def _eva_specs(data: Mapping[str, Any], source: str) -> list[JudgeSpec]:
                 template_syntax="format",
                 source=source,
                 shared_variables={k: v for k, v in shared.items() if k in _all_variables(system, user)},
+                needs_audio=str(name) in EVA_AUDIO_JUDGES,
+                audio_role=EVA_AUDIO_ROLES.get(str(name), ""),
             )
             validate_spec(spec)
             specs.append(spec)

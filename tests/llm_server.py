@@ -19,6 +19,8 @@ Run it by hand (benchmarks, manual checks):
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import contextlib
 import hashlib
 import json
@@ -56,6 +58,8 @@ HUGE_ANSWER_BYTES = 5 * 1024 * 1024
 HTML_BODY = "<html><body><h1>502 Bad Gateway</h1><p>upstream judge unavailable</p></body></html>"
 MARKER = re.compile(r"\[\[llm:([a-z0-9_]+)\]\]")
 MODEL_ID = "tribunal-test-judge"
+# Audio formats an audio-capable chat model takes in an `input_audio` content part.
+AUDIO_FORMATS = ("wav", "mp3")
 # How long a "hang" request waits at most when nobody closes it (the server stopping ends it at once).
 HANG_LIMIT_S = 600.0
 
@@ -79,6 +83,32 @@ def _user_text(body: dict[str, Any]) -> str:
             elif isinstance(content, list):
                 parts.extend(str(chunk.get("text", "")) for chunk in content if isinstance(chunk, dict))
     return "\n".join(parts)
+
+
+def audio_parts(body: dict[str, Any]) -> list[tuple[str, bytes]] | str:
+    """(format, decoded bytes) of every `input_audio` part of the messages, or the reason the request
+    is malformed (a real endpoint answers 400 to those): no data, not base64, an unknown format."""
+    found: list[tuple[str, bytes]] = []
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for part in content:
+            if not isinstance(part, dict) or part.get("type") != "input_audio":
+                continue
+            if message.get("role") != "user":
+                return "input_audio is only accepted in user messages"
+            audio = part.get("input_audio")
+            if not isinstance(audio, dict) or not isinstance(audio.get("data"), str) or not audio["data"]:
+                return "input_audio.data must be a non-empty base64 string"
+            if audio.get("format") not in AUDIO_FORMATS:
+                return f"input_audio.format must be one of {', '.join(AUDIO_FORMATS)}"
+            try:
+                data = base64.b64decode(audio["data"], validate=True)
+            except (binascii.Error, ValueError):
+                return "input_audio.data is not valid base64"
+            found.append((audio["format"], data))
+    return found
 
 
 def _count_tokens(text: str) -> int:
@@ -152,6 +182,8 @@ class LLMTestServer:
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.request_times: list[float] = []
+        # The decoded audio of each request that carried some: (format, bytes) per input_audio part.
+        self.audio_received: list[list[tuple[str, bytes]]] = []
         self.base_url = ""
         self.stopping = threading.Event()
         self._seen: dict[tuple[str, str], int] = {}
@@ -282,6 +314,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         state = self.state
         state.record(body)
+        audio = audio_parts(body)
+        if isinstance(audio, str):
+            self._send_json(400, _error_json(audio, "invalid_request_error", "invalid_audio"))
+            return
+        if audio:
+            with state._lock:
+                state.audio_received.append(audio)
         behaviour = state.behaviour_for(body)
 
         if behaviour == "hang":
@@ -339,6 +378,10 @@ class RunningServer:
     @property
     def request_times(self) -> list[float]:
         return self._state.request_times
+
+    @property
+    def audio_received(self) -> list[list[tuple[str, bytes]]]:
+        return self._state.audio_received
 
     @property
     def state(self) -> LLMTestServer:

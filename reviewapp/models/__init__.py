@@ -2,6 +2,7 @@
 
 from .audit import AuditEvent, ExportSnapshot
 from .corpus import Conversation, Dataset, Turn
+from .jobs import CallReplay, ImportJob
 from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
 from .loop import EdgeCase, EdgeCaseTag, ProofRun, VersionProvenance
 from .people import ApiToken, Profile, Role
@@ -13,6 +14,7 @@ __all__ = [
     "Adjudication",
     "ApiToken",
     "AuditEvent",
+    "CallReplay",
     "Category",
     "Comment",
     "Conversation",
@@ -21,6 +23,7 @@ __all__ = [
     "EdgeCaseTag",
     "ExportSnapshot",
     "GoldLabel",
+    "ImportJob",
     "Judge",
     "JudgeCall",
     "JudgeVersion",

@@ -165,6 +165,9 @@ class JudgeCall(models.Model):
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=1)
     error = models.TextField(blank=True)
+    audio = models.JSONField(
+        default=dict, blank=True, help_text="The audio sent (sha256, bytes, duration, source segment), never the bytes."
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     def __str__(self) -> str:

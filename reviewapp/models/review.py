@@ -143,6 +143,11 @@ class Review(models.Model):
     passed = models.BooleanField(null=True, blank=True)
     categories = models.ManyToManyField(Category, blank=True, related_name="reviews")
     verdict_agreement = models.JSONField(default=dict, blank=True, help_text="{verdict_id: 'agree' | 'disagree'}")
+    grain = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Labels at the judge's own grain: sub-metric scores, criteria met, the judge's failure modes.",
+    )
     comment = models.TextField(blank=True)
     quoted_span = models.TextField(blank=True)
     seconds_spent = models.PositiveIntegerField(null=True, blank=True)

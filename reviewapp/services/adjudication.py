@@ -80,8 +80,11 @@ def adjudication_decide(
     label: str = "",
     passed: bool | None = None,
     categories: Iterable[Category] = (),
+    failure_modes: Iterable[str] = (),
 ) -> Adjudication:
-    """Decide the final label of an item awaiting adjudication (or revise a decided one) and record it as gold."""
+    """Decide the final label of an item awaiting adjudication (or revise a decided one) and record it as gold.
+
+    `failure_modes` are the judge's own (from its spec), kept on the gold label after the shared categories."""
     _check_lead(lead)
     item = ReviewItem.objects.select_for_update().select_related("judge").get(pk=item.pk)
     existing = Adjudication.objects.filter(item=item).first()
@@ -123,7 +126,7 @@ def adjudication_decide(
         judge=item.judge, conversation=item.conversation, turn=item.turn, source=GoldLabel.Source.ADJUDICATED
     )
     gold.rating, gold.label, gold.passed = rating, label, passed
-    gold.failure_modes = slugs
+    gold.failure_modes = slugs + [m for m in dict.fromkeys(failure_modes) if m not in slugs]
     gold.excluded = False
     gold.metadata = {**gold.metadata, "adjudication_id": adjudication.pk, "item_id": item.pk, "lead": lead.pk}
     gold.save()

@@ -261,6 +261,7 @@ def review_submit(
     quoted_span: str = "",
     seconds_spent: int | None = None,
     now: datetime | None = None,
+    grain: Mapping[str, Any] | None = None,
 ) -> Review:
     """Store `user`'s label on `item`, release their lease, and when the item has its k reviews close
     it (unanimous, agreeing with the judge: a unanimous gold label is written) or send it to a lead.
@@ -302,6 +303,7 @@ def review_submit(
             "comment": comment.strip(),
             "quoted_span": quoted_span,
             "seconds_spent": seconds_spent,
+            "grain": dict(grain or {}),
         }
         if existing is not None:
             revised_from = {"rating": existing.rating, "passed": existing.passed, "label": existing.label}

@@ -44,11 +44,12 @@ from reviewapp.models import (
     Verdict,
 )
 from reviewapp.services import calls as calls_service
-from reviewapp.services import judge_inputs, judges
+from reviewapp.services import judge_audio, judge_inputs, judges
 from reviewapp.services import signatures as signatures_service
 from reviewapp.services.rubrics import variance_check_params
 from reviewapp.versioning import code_version
 from scoring import signatures as signature_engine
+from scoring.audio import AudioClip
 from scoring.llm import CHAT_PARAMS
 from scoring.parsing import JudgeResult, parse_answer
 from scoring.specs import JudgeSpec, MissingVariable, render
@@ -457,8 +458,31 @@ def _run_llm(
     sent_params = {k: v for k, v in call_params.items() if k in CHAT_PARAMS}
     buffer: list[Verdict] = []
     jobs: list[tuple[_Target, int, Any]] = []
+    clips: dict[int, AudioClip] = {}
     for target_id, runs in llm_runs.items():
         target = targets[target_id]
+        if spec.needs_audio:
+            try:
+                clips[target_id] = judge_audio.clip_for(
+                    conversation=target.conversation,
+                    turn=target.turn,
+                    role=spec.audio_role,
+                    turns=turns_by_conversation.get(target.conversation.pk, ()),
+                )
+            except judge_audio.NoAudio as no_audio:
+                if 0 in runs:
+                    buffer.append(
+                        _new_verdict(
+                            sweep,
+                            jv,
+                            target,
+                            0,
+                            tier=Verdict.Tier.LLM,
+                            status=Verdict.Status.UNRESOLVED,
+                            explanation=str(no_audio),
+                        )
+                    )
+                continue
         try:
             prompt = render(spec, _variables(spec, target, turns_by_conversation), language=target.language)
         except (MissingVariable, KeyError, ValueError, IndexError) as exc:
@@ -479,7 +503,9 @@ def _run_llm(
         jobs.extend((target, run, prompt) for run in runs)
     outcome.llm_verdicts += _write(buffer)
 
-    def call(prompt):
+    def call(prompt, clip=None):
+        if clip is not None:
+            return client.complete(model=model, system=prompt.system, user=prompt.user, params=call_params, audio=clip)
         return client.complete(model=model, system=prompt.system, user=prompt.user, params=call_params)
 
     answered: list[tuple[_Target, int, Any, Any]] = []
@@ -487,7 +513,7 @@ def _run_llm(
     pool = llm_pool(max(1, threads))
     futures: dict[Future, tuple[_Target, int, Any]] = {}
     for job in jobs:
-        future = pool.submit(call, job[2])
+        future = pool.submit(call, job[2], clips.get(job[0].id))
         futures[future] = job
         future.add_done_callback(done.put)
     remaining = len(futures)
@@ -514,12 +540,12 @@ def _run_llm(
                 outcome.llm_calls += 1
                 remaining -= 1
             if len(answered) >= VERDICT_FLUSH_EVERY or (answered and time.monotonic() - last_flush > 1.0):
-                outcome.llm_verdicts += _archive_and_write(sweep, jv, spec, model, sent_params, answered)
+                outcome.llm_verdicts += _archive_and_write(sweep, jv, spec, model, sent_params, answered, clips)
                 last_flush = time.monotonic()
     finally:
         # On a time limit, keep what is answered; the redelivered chunk does only the rest. Calls
         # not started yet are dropped; those in flight finish in the pool and are not written.
-        outcome.llm_verdicts += _archive_and_write(sweep, jv, spec, model, sent_params, answered)
+        outcome.llm_verdicts += _archive_and_write(sweep, jv, spec, model, sent_params, answered, clips)
         for future in futures:
             future.cancel()
     return outcome
@@ -552,7 +578,7 @@ def _reply_of(future: Future, sweep: Sweep, target: _Target):
         return exc
 
 
-def _archive_and_write(sweep, jv, spec, model, sent_params, answered: list) -> int:
+def _archive_and_write(sweep, jv, spec, model, sent_params, answered: list, clips: dict | None = None) -> int:
     """Archive a batch of answered calls and write their verdicts: a handful of queries per batch.
 
     The archive rows are those services.calls.call_archive writes (prompts stored once by hash via
@@ -565,10 +591,11 @@ def _archive_and_write(sweep, jv, spec, model, sent_params, answered: list) -> i
         texts = [t for _, _, p, r in answered if not isinstance(r, Exception) for t in (p.system, p.user) if t]
         prompts = calls_service.prompt_texts_store(texts=texts)
         calls: list[JudgeCall | None] = []
-        for _, _, prompt, reply in answered:
+        for target, _, prompt, reply in answered:
             if isinstance(reply, Exception):
                 calls.append(None)
                 continue
+            clip = (clips or {}).get(target.id)
             calls.append(
                 JudgeCall(
                     judge_version=jv,
@@ -583,6 +610,11 @@ def _archive_and_write(sweep, jv, spec, model, sent_params, answered: list) -> i
                     latency_ms=max(0, reply.latency_ms),
                     attempts=max(1, reply.attempts),
                     error=reply.error,
+                    audio=judge_audio.archived_audio(
+                        clip, conversation_id=target.conversation.pk, turn_id=target.turn.pk if target.turn else None
+                    )
+                    if clip is not None
+                    else {},
                 )
             )
         JudgeCall.objects.bulk_create([c for c in calls if c is not None])

@@ -12,6 +12,7 @@ from .. import access
 from ..models import Category, Judge, ReviewItem
 from ..selectors import disputes as selectors
 from ..selectors import queue as queue_selectors
+from ..selectors import verdict_shapes
 from ..selectors.quality import scale_labels
 from ..services import adjudication as service
 from .rendering import render_page
@@ -31,11 +32,20 @@ class DecisionForm(forms.Form):
         required=False,
         to_field_name="slug",
     )
+    judge_modes = forms.MultipleChoiceField(
+        label="This judge's failure modes", widget=forms.CheckboxSelectMultiple, required=False, choices=()
+    )
     rationale = forms.CharField(label="Rationale", widget=forms.Textarea(attrs={"rows": 3}))
 
     def __init__(self, *args, judge: Judge, categories: list[Category] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.judge = judge
+        # The judge's own failure modes beside the shared taxonomy, as on the review form.
+        modes = verdict_shapes.review_grain(judge=judge).failure_modes
+        if modes:
+            self.fields["judge_modes"].choices = [(m, m) for m in modes]
+        else:
+            del self.fields["judge_modes"]
         self.scale = scale_labels(judge)
         if categories is not None:
             self.fields["categories"].queryset = Category.objects.filter(pk__in=[c.pk for c in categories])
@@ -150,6 +160,7 @@ def dispute_decide(request, item_id: int):
                 lead=request.user,
                 rationale=form.cleaned_data["rationale"],
                 categories=form.cleaned_data["categories"],
+                failure_modes=form.cleaned_data.get("judge_modes") or (),
                 **form.decision(),
             )
         except service.AdjudicationError as exc:

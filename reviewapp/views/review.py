@@ -9,7 +9,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from .. import access
 from ..models import Category, ReviewItem
 from ..selectors import queue as queue_selectors
-from ..services import reviews
+from ..selectors import verdict_shapes
+from ..services import review_grain, reviews
 from .queue import next_item_redirect, remembered_filters
 from .rendering import wants_fragment
 
@@ -53,6 +54,7 @@ def render_screen(request, item: ReviewItem, *, form=None, error: str = "", frag
         "can_label": screen.held_by_me
         and (screen.my_review is None or screen.my_review.revision_requested)
         and item.status in queue_selectors.ACTIVE,
+        "grain": verdict_shapes.review_grain(judge=item.judge),
     }
     template = f"{TEMPLATE}#{fragment}" if fragment and wants_fragment(request) else TEMPLATE
     response = render(request, template, context, status=status)
@@ -72,6 +74,10 @@ def review_item(request, item_id: int):
         return render_screen(request, item, form=form, error="Check the form: some values are not valid.", status=400)
     data = form.cleaned_data
     try:
+        grain = review_grain.grain_from_form(grain=verdict_shapes.review_grain(judge=item.judge), data=request.POST)
+    except review_grain.GrainError as exc:
+        return render_screen(request, item, form=form, error=f"Check the form: {exc}", status=400)
+    try:
         reviews.review_submit(
             item=item,
             user=request.user,
@@ -82,6 +88,7 @@ def review_item(request, item_id: int):
             comment=data["comment"],
             quoted_span=data["quoted_span"],
             seconds_spent=data["seconds_spent"],
+            grain=grain,
         )
     except reviews.ReviewError as exc:
         return render_screen(request, item, form=form, error=str(exc), status=409)
