@@ -66,8 +66,8 @@ def _reject_constant(name: str) -> Any:
     raise _AnswerProblem(f"{name} is not a JSON number")
 
 
-def extract_json_object(raw_text: str) -> dict[str, Any]:
-    """The answer's JSON object. Raises _AnswerProblem naming what is wrong."""
+def extract_json_object(raw_text: str, *, expect_object: bool = True) -> Any:
+    """The answer's JSON object (any JSON value with ``expect_object=False``). Raises _AnswerProblem."""
     text = (raw_text or "").strip()
     if not text:
         raise _AnswerProblem("empty answer")
@@ -82,7 +82,7 @@ def extract_json_object(raw_text: str) -> dict[str, Any]:
         data = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise _AnswerProblem(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
-    if not isinstance(data, dict):
+    if expect_object and not isinstance(data, dict):
         raise _AnswerProblem(f"expected a JSON object, got a JSON {type(data).__name__}")
     return data
 

@@ -213,6 +213,7 @@ def _verdicts(judge: Judge, version_ids: list[int], language: str) -> dict[int, 
     out: dict[int, dict[TargetKey, TargetVerdicts]] = {pk: {} for pk in version_ids}
     rows = (
         Verdict.objects.filter(_language_q(language, "conversation__language"), judge_version_id__in=version_ids)
+        .exclude(status=Verdict.Status.NOT_RATED)
         .order_by("judge_version_id", "conversation_id", "turn_id", "-sweep_id", "run_index")
         .values(
             "judge_version_id",
