@@ -47,7 +47,12 @@ def check_sweep(user, sweep: Sweep) -> Sweep:
 
 
 def judge_versions_for_form() -> QuerySet[JudgeVersion]:
-    return JudgeVersion.objects.select_related("judge").order_by("judge__slug", "-created_at")
+    """Versions that can be swept: imported placeholders (verdicts without a prompt) are left out."""
+    return (
+        JudgeVersion.objects.select_related("judge")
+        .exclude(spec__has_key="imported")
+        .order_by("judge__slug", "-created_at")
+    )
 
 
 # --- one sweep ------------------------------------------------------------------------------------------

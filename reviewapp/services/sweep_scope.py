@@ -18,9 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Q
-
-from ..models import Category, Comment, Conversation, Judge, JudgeVersion, Turn
+from ..models import Category, Comment, Judge, JudgeVersion
 
 KINDS = ("all", "commented", "gold", "moved")
 
@@ -137,17 +135,3 @@ def _moved(judge: Judge, scope: Scope, conversation_level: bool) -> set[int]:
             elif not conversation_level and turn_id is not None:
                 moved.add(turn_id)
     return moved
-
-
-def scoped_counts(*, dataset, scope: Scope) -> dict[str, int]:
-    """How many turns and conversations of a dataset reviewers commented on (for the sweep form)."""
-    comments = Comment.objects.filter(turn__conversation__dataset=dataset)
-    if scope.category:
-        comments = comments.filter(categories__slug=scope.category)
-    return {
-        "turns": comments.values("turn_id").distinct().count(),
-        "conversations": Conversation.objects.filter(Q(turns__comments__in=comments)).distinct().count(),
-    }
-
-
-__all__ = ["ALL", "KINDS", "Scope", "ScopeError", "Turn", "scope_from_params", "scope_parse", "scope_targets"]

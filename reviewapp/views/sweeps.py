@@ -5,8 +5,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import access
-from ..models import Dataset, Sweep
+from ..models import Category, Dataset, Sweep
 from ..selectors import sweeps as sweep_selectors
+from ..services import sweep_scope
 from ..services import sweeps as sweeps_service
 from .rendering import render_page
 
@@ -15,7 +16,15 @@ SWEEPS_SHOWN = 200
 
 class JudgeVersionChoices(forms.ModelMultipleChoiceField):
     def label_from_instance(self, obj) -> str:
-        return f"{obj.judge.slug}@{obj.version}"
+        return f"{obj.judge.slug}@{obj.version}" + (f" ({obj.source})" if obj.source else "")
+
+
+SCOPES = [
+    ("", "Every target"),
+    ("commented", "What reviewers commented on"),
+    ("gold", "Gold-labelled targets"),
+    ("moved", "What moved between two versions"),
+]
 
 
 class SweepForm(forms.Form):
@@ -31,6 +40,27 @@ class SweepForm(forms.Form):
         min_value=0, max_value=1, initial=0.05, help_text="Share of resolved items sent to QA."
     )
     language = forms.CharField(required=False, max_length=35, help_text="Empty: every language of the dataset.")
+    scope = forms.ChoiceField(choices=SCOPES, required=False, help_text="Re-score only part of the dataset.")
+    category = forms.ModelChoiceField(
+        queryset=Category.objects.filter(active=True),
+        to_field_name="slug",
+        required=False,
+        help_text="With 'commented': only comments with this category.",
+    )
+    moved = forms.CharField(
+        required=False, max_length=140, help_text="With 'moved': two version labels of the swept judge, A,B."
+    )
+
+    def clean(self):
+        data = super().clean()
+        kind = data.get("scope") or ""
+        text = f"moved:{data.get('moved') or ''}" if kind == "moved" else kind
+        category = data.get("category")
+        try:
+            data["scope_value"] = sweep_scope.scope_parse(text, category=category.slug if category else "")
+        except sweep_scope.ScopeError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        return data
 
 
 @require_GET
@@ -66,6 +96,7 @@ def sweep_new(request):
                 qa_sample=data["qa_sample"],
                 language=data["language"],
                 user=request.user,
+                scope=data["scope_value"],
             )
         except sweeps_service.SweepError as exc:
             form.add_error(None, str(exc))

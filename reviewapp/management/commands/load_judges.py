@@ -2,10 +2,18 @@
 
     python manage.py load_judges judges/
     python manage.py load_judges tests/fixtures/eva_judges.yaml
+    python manage.py load_judges eva/configs/prompts/judge.yaml --version eva-997ae97
+
+`--version LABEL` names every version the path stores (EVA files included), so the same file at
+two revisions loads as two versions side by side; the source kept with each version says which
+file and label it came from. Without it a version keeps the label of its file (EVA files: a label
+derived from the prompt text).
 
 All files are loaded in one transaction: when one spec changed its text without a new version,
 nothing is stored and the command names the judge, the version and both hashes.
 """
+
+import dataclasses
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
@@ -18,16 +26,31 @@ from ...services.judges import JudgeSpecConflict, judge_version_ensure
 class Command(BaseCommand):
     help = "Load judge specs (Tribunal or EVA-style YAML, a file or a directory) as immutable judge versions."
 
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        # --version names the judge versions here, not Django's version: let ours replace the built-in flag.
+        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
+
     def add_arguments(self, parser):
         parser.add_argument("path", nargs="?", default="judges", help="A YAML file or a directory of them.")
+        parser.add_argument(
+            "--version", default="", help="Version label for every spec stored (e.g. the file's git revision)."
+        )
 
     def handle(self, *args, path, **options):
+        label = (options.get("version") or "").strip()
+        if len(label) > 64:
+            raise CommandError(f"--version {label!r} is longer than 64 characters")
         try:
             specs = load_specs(path)
         except SpecError as exc:
             raise CommandError(str(exc)) from exc
         if not specs:
             raise CommandError(f"no judge spec found in {path}")
+        if label:
+            specs = [
+                dataclasses.replace(spec, version=label, source=f"{spec.source} (loaded as {label})"[:500])
+                for spec in specs
+            ]
         conflicts = []
         lines = []
         with transaction.atomic():
@@ -40,7 +63,7 @@ class Command(BaseCommand):
                 except SpecError as exc:
                     conflicts.append(str(exc))
                     continue
-                state = "created" if stored.created else "unchanged"
+                state = "created" if stored.created else f"unchanged (stored as {stored.version.version})"
                 lines.append(f"{spec.key:<40} {state:<10} {spec_hash(spec)[:12]}  {spec.source}")
             if conflicts:
                 transaction.set_rollback(True)

@@ -1,0 +1,275 @@
+"""EVA's judges over EVA's files: judge.yaml at two revisions, the real conciseness validation set, and the
+local endpoint answering as EVA's judges do (the real openai client over HTTP, Celery eager, SQLite)."""
+
+import json
+import re
+from io import StringIO
+from pathlib import Path
+
+import pytest
+import yaml
+from django.core.management import CommandError, call_command
+from sklearn.metrics import accuracy_score, f1_score
+
+from reviewapp.models import Comment, GoldLabel, Judge, JudgeCall, JudgeVersion, Turn, Verdict
+from reviewapp.services import judges as judges_service
+from reviewapp.services import sweep_scope
+from reviewapp.services.imports import dataset_import
+from reviewapp.services.sweeps import SweepError
+from scoring import eva
+from scoring.llm import LLMClient
+from tests.llm_server import run_llm_server
+
+from . import test_sweep_support as support
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "eva"
+CONCISENESS_SET = (
+    REPO / ".." / "shared" / "data" / "eva" / "docs" / "metrics" / "judge_validation_datasets" / "conciseness.jsonl"
+)
+JUDGE_YAML = FIXTURES / "judge.yaml"
+JUDGE_YAML_OLD = FIXTURES / "judge.dcb3750b.yaml"
+
+pytestmark = pytest.mark.django_db
+eager_celery = support.eager_celery
+run_sweep = support.run_sweep
+
+
+def load(path, label):
+    out = StringIO()
+    call_command("load_judges", str(path), "--version", label, stdout=out)
+    return out.getvalue()
+
+
+@pytest.fixture
+def endpoint(monkeypatch):
+    with run_llm_server() as server:
+        client = LLMClient(base_url=server.base_url, api_key="test", timeout_s=10, max_attempts=1)
+        monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: client)
+        yield server
+
+
+@pytest.fixture
+def conciseness_set():
+    summary = dataset_import(path=CONCISENESS_SET, fmt="eva-validation", dataset_name="eva-conciseness")
+    assert summary.labels == 479
+    return summary
+
+
+def eva_turn_of_agent_position(position: int) -> int:
+    # The set alternates user (odd positions) and agent (even): user 2k-1 opens EVA turn k, agent 2k answers it.
+    return position // 2
+
+
+def test_conciseness_sweep_stores_one_turn_verdict_per_gold_turn_with_the_rating_the_endpoint_gave(
+    conciseness_set, endpoint, run_sweep
+):
+    load(JUDGE_YAML, "eva-997ae97")
+    version = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
+    assert (version.judge.level, version.judge.scale, version.judge.scale_min, version.judge.scale_max) == (
+        "turn",
+        "ordinal",
+        1,
+        3,
+    )
+
+    sweep = run_sweep(dataset=version.judge.gold_labels.first().conversation.dataset, judge_versions=[version])
+
+    assert sweep.status == "done"
+    # One call per conversation, as EVA makes it, and one turn verdict per labelled agent turn.
+    assert len(endpoint.requests) == 100 == JudgeCall.objects.filter(sweep=sweep).count()
+    verdicts = list(Verdict.objects.filter(sweep=sweep).select_related("turn", "conversation", "call"))
+    assert len(verdicts) == 479
+    assert {(v.status, v.tier, v.turn.role) for v in verdicts} == {("resolved", "llm", "agent")}
+
+    given: dict[tuple[str, int], int] = {}
+    for request, text in endpoint.responses:
+        prompt = request["messages"][-1]["content"]
+        first_user = re.search(r"^Turn 1:\n  user: (.*)$", prompt, re.MULTILINE).group(1)
+        for entry in json.loads(text):
+            if entry["rating"] is not None:
+                given[(first_user, entry["turn_id"])] = entry["rating"]
+    first_user_of = dict(Turn.objects.filter(position=1, role="user").values_list("conversation_id", "text"))
+    stored = {
+        (first_user_of[v.conversation_id], eva_turn_of_agent_position(v.turn.position)): v.rating for v in verdicts
+    }
+    assert stored == given
+    # Every verdict of a conversation points at its one archived call.
+    assert len({v.call_id for v in verdicts}) == 100
+
+    records = [json.loads(line) for line in CONCISENESS_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    gold, predicted = [], []
+    for record in records:
+        first = next(t["content"] for t in record["conv_turns"] if t["role"] == "user")
+        for turn in record["conv_turns"]:
+            if "expected_rating" in turn:
+                gold.append(str(turn["expected_rating"]))
+                predicted.append(str(given[(first, eva_turn_of_agent_position(turn["position"]))]))
+
+    out = StringIO()
+    call_command(
+        "judge_report", "--judge", "conciseness", "--version", "eva-997ae97", "--json", "--bootstrap", "0", stdout=out
+    )
+    report = json.loads(out.getvalue())
+    assert report["n"] == 479
+    assert report["accuracy"]["value"] == pytest.approx(accuracy_score(gold, predicted), abs=1e-4)
+    assert report["macro_f1"]["value"] == pytest.approx(
+        f1_score(gold, predicted, average="macro", labels=["1", "2", "3"], zero_division=0), abs=1e-4
+    )
+
+
+def test_an_eva_answer_outside_the_scale_is_never_stored_as_resolved(conciseness_set, endpoint, run_sweep):
+    load(JUDGE_YAML, "eva-997ae97")
+    version = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
+    endpoint.set_behaviour("out_of_range")
+
+    sweep = run_sweep(dataset=GoldLabel.objects.first().conversation.dataset, judge_versions=[version])
+
+    statuses = list(Verdict.objects.filter(sweep=sweep).values_list("status", "rating", "explanation"))
+    assert len(statuses) == 479
+    assert {(status, rating) for status, rating, _ in statuses} == {("unresolved", None)}
+    assert all("outside the scale 1..3" in explanation for _, _, explanation in statuses)
+    # The archive keeps the whole answer with each unresolved turn.
+    assert all('"rating": 42' in raw for raw in Verdict.objects.filter(sweep=sweep).values_list("raw_text", flat=True))
+
+
+def test_judge_yaml_at_two_revisions_is_two_versions_side_by_side_with_their_sources():
+    load(JUDGE_YAML, "eva-997ae97")
+    load(JUDGE_YAML_OLD, "eva-dcb3750b")
+
+    versions = dict(JudgeVersion.objects.filter(judge__slug="conciseness").values_list("version", "source"))
+    assert set(versions) == {"eva-997ae97", "eva-dcb3750b"}
+    assert versions["eva-dcb3750b"].endswith("judge.dcb3750b.yaml (loaded as eva-dcb3750b)")
+    faithfulness = Judge.objects.get(slug="faithfulness")
+    assert (faithfulness.level, faithfulness.scale, faithfulness.scale_min, faithfulness.scale_max) == (
+        "conversation",
+        "ordinal",
+        1,
+        3,
+    )
+    # Loading the same file again under its label stores nothing new.
+    assert "created" not in load(JUDGE_YAML, "eva-997ae97")
+
+
+def test_a_slug_without_version_takes_the_newest_version_that_can_run(conciseness_set):
+    load(JUDGE_YAML, "eva-997ae97")
+    Judge.objects.create(slug="placeholder_judge", scale="ordinal")
+    placeholder_judge = Judge.objects.get(slug="placeholder_judge")
+    JudgeVersion.objects.create(
+        judge=placeholder_judge, version="imported-1", spec={"imported": True}, spec_hash="0" * 64
+    )
+    conciseness = Judge.objects.get(slug="conciseness")
+    JudgeVersion.objects.create(
+        judge=conciseness, version="imported-late", spec={"imported": True, "judge": "conciseness"}, spec_hash="1" * 64
+    )
+
+    assert judges_service.judge_version_for("conciseness").version == "eva-997ae97"
+    with pytest.raises(judges_service.JudgeLookupError, match="imported placeholder"):
+        judges_service.judge_version_for("placeholder_judge")
+
+
+def test_an_ordinal_judge_with_no_known_scale_cannot_be_swept(conciseness_set, run_sweep):
+    load(FIXTURES / "judge.yaml", "eva-997ae97")
+    version = JudgeVersion.objects.get(judge__slug="transcription_accuracy_key_entities__audio_native")
+    dataset = GoldLabel.objects.first().conversation.dataset
+
+    with pytest.raises(SweepError, match="no scale: add one"):
+        run_sweep(dataset=dataset, judge_versions=[version])
+    with pytest.raises(CommandError, match="no version that can run"):
+        call_command("sweep", "--dataset", dataset.name, "--judge", version.judge.slug, "--eager")
+
+
+def test_a_tribunal_spec_without_bounds_takes_them_from_its_judge():
+    judge = Judge.objects.create(slug="bounded", scale="ordinal", scale_min=1, scale_max=5)
+    spec = {
+        "slug": "bounded",
+        "version": "v1",
+        "level": "turn",
+        "scale": "ordinal",
+        "scale_min": None,
+        "scale_max": None,
+        "user_template": "Rate {turn_text}",
+    }
+    version = JudgeVersion.objects.create(judge=judge, version="v1", spec=spec, spec_hash="2" * 64)
+
+    runnable = judges_service.runnable_spec(version)
+
+    assert (runnable.scale_min, runnable.scale_max) == (1.0, 5.0)
+    judge.scale_min = judge.scale_max = None
+    judge.save()
+    version.refresh_from_db()
+    with pytest.raises(judges_service.JudgeNotRunnable, match="no scale: add one"):
+        judges_service.runnable_spec(version)
+
+
+def faithfulness_dataset():
+    summary = dataset_import(path=FIXTURES / "faithfulness.jsonl", fmt="eva-validation", dataset_name="eva-faith")
+    return summary
+
+
+def test_faithfulness_names_before_any_call_the_variables_records_cannot_provide(endpoint, run_sweep):
+    faithfulness_dataset()
+    load(JUDGE_YAML, "eva-997ae97")
+    version = JudgeVersion.objects.get(judge__slug="faithfulness", version="eva-997ae97")
+    dataset = version.judge.gold_labels.first().conversation.dataset
+
+    with pytest.raises(SweepError) as raised:
+        run_sweep(dataset=dataset, judge_versions=[version])
+
+    message = str(raised.value)
+    for name in ("agent_instructions", "agent_role", "available_tools"):
+        assert f"{name} (missing in every record)" in message
+    assert "current_date_time (missing in 3 of 4 records" in message
+    assert endpoint.requests == []
+
+
+def test_faithfulness_with_the_agent_config_renders_calls_and_resolves_every_conversation(endpoint, run_sweep):
+    faithfulness_dataset()
+    load(JUDGE_YAML, "eva-997ae97")
+    version = JudgeVersion.objects.get(judge__slug="faithfulness", version="eva-997ae97")
+    dataset = version.judge.gold_labels.first().conversation.dataset
+    agent = eva.agent_variables(yaml.safe_load((FIXTURES / "airline_agent.yaml").read_text(encoding="utf-8")))
+
+    sweep = run_sweep(
+        dataset=dataset,
+        judge_versions=[version],
+        variables={**agent, "current_date_time": "2026-03-17 10:45 CST"},
+    )
+
+    verdicts = list(Verdict.objects.filter(sweep=sweep).select_related("call"))
+    assert len(verdicts) == 4 == len(endpoint.requests)
+    assert {(v.status, v.turn_id is None) for v in verdicts} == {("resolved", True)}
+    prompts = [r["messages"][-1]["content"] for r in endpoint.requests]
+    assert all(agent["agent_role"] in p for p in prompts)
+    # The record's own current_date_time wins over the sweep's.
+    record_time = json.loads((FIXTURES / "faithfulness.jsonl").read_text().splitlines()[0])["current_date_time"]
+    assert sum(record_time in p for p in prompts) == 1
+    answers = {json.loads(text)["rating"]: json.loads(text) for _, text in endpoint.responses}
+    for verdict in verdicts:
+        answer = answers[int(verdict.rating)]
+        assert verdict.flags == [name for name, dim in answer["dimensions"].items() if dim["flagged"]]
+        assert set(verdict.sub_scores) == set(eva.PROFILES["faithfulness"].dimensions)
+
+
+def test_sweep_scope_commented_rescores_exactly_the_commented_turns(
+    conciseness_set, endpoint, run_sweep, django_user_model
+):
+    load(JUDGE_YAML, "eva-997ae97")
+    version = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
+    dataset = GoldLabel.objects.first().conversation.dataset
+    author = django_user_model.objects.create_user("reviewer")
+    commented = list(Turn.objects.filter(role="agent").order_by("id")[5:12])
+    for turn in commented:
+        Comment.objects.create(turn=turn, author=author, body="a gloss here")
+    Comment.objects.create(turn=Turn.objects.filter(role="user").first(), author=author, body="user turn, not a target")
+
+    sweep = run_sweep(
+        dataset=dataset, judge_versions=[version], scope=sweep_scope.scope_parse("commented"), qa_sample=0
+    )
+
+    assert sweep.total_targets == len(commented)
+    assert sorted(Verdict.objects.filter(sweep=sweep).values_list("turn_id", flat=True)) == sorted(
+        t.pk for t in commented
+    )
+    # One call per conversation holding a commented turn, never one for the others.
+    assert len(endpoint.requests) == len({t.conversation_id for t in commented})
