@@ -797,3 +797,29 @@ def agent_variables(config: Mapping[str, Any]) -> dict[str, str]:
     if config.get("tools") is not None:
         out["available_tools"] = json.dumps(config["tools"], indent=4)
     return out
+
+
+def describe(result: JudgeResult, *, not_rated: bool = False) -> str:
+    """A short cell for a side-by-side: the rating and flags, or why there is none."""
+    if not_rated:
+        return "not rated"
+    if result.status != RESOLVED:
+        return f"unresolved ({result.problem})"
+    flags = f" [{', '.join(result.flags)}]" if result.flags else ""
+    return f"{result.rating:g}{flags}"
+
+
+def per_turn_side_by_side(
+    profile: EvaProfile, old_text: str, new_text: str, *, turn_ids: Sequence[int], rated: Sequence[int]
+) -> list[tuple[int, str, str]]:
+    """(turn id, archived, replay) for every rated turn of a per-turn call answered twice."""
+    old = parse_per_turn(profile, old_text, turn_ids=turn_ids, rated=rated)
+    new = parse_per_turn(profile, new_text, turn_ids=turn_ids, rated=rated)
+    return [
+        (
+            turn_id,
+            describe(old[turn_id].result, not_rated=old[turn_id].not_rated),
+            describe(new[turn_id].result, not_rated=new[turn_id].not_rated),
+        )
+        for turn_id in dict.fromkeys(rated)
+    ]

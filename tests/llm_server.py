@@ -113,9 +113,9 @@ EVA_DIMENSION = re.compile(r'"(\w+)":\s*\{\s*"(evidence|analysis)"')
 
 
 def is_eva_prompt(text: str) -> bool:
-    return bool(EVA_RATING.search(text)) and (
-        '"turn_id"' in text or '"dimensions"' in text or "corruption_analysis" in text
-    )
+    rated = bool(EVA_RATING.search(text))
+    per_turn = '"turn_id"' in text and (rated or '"entities"' in text)
+    return per_turn or (rated and ('"dimensions"' in text or "corruption_analysis" in text))
 
 
 def _eva_choices(text: str) -> list[int]:

@@ -326,6 +326,7 @@ class _Group:
     members: list[_Target]
     turn_ids: list[int]  # every EVA turn id the conversation has
     eva_turn_of: dict[int, int]  # Tribunal turn id -> EVA turn id
+    expected: set[int] = field(default_factory=set)  # the turn ids EVA's metric asks the judge to rate
     turn: None = None
 
     @property
@@ -657,7 +658,11 @@ def _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra
         for run in runs:
             in_run = [t for t in group if run in llm_runs[t.id]]
             unit = _Group(
-                conversation=conversation, members=in_run, turn_ids=record.turn_ids(), eva_turn_of=eva_turn_of
+                conversation=conversation,
+                members=in_run,
+                turn_ids=record.turn_ids(),
+                eva_turn_of=eva_turn_of,
+                expected=set(eva.expected_turn_ids(eva.profile_for(spec.eva_profile), record)),
             )
             jobs.append((unit, run, prompt))
     return jobs
@@ -742,15 +747,22 @@ def _verdicts_from_reply(sweep, jv, spec, target, run, reply, judge_call) -> lis
         return [_verdict_from_reply(sweep, jv, spec, member, run, reply, judge_call) for member in target.members]
     profile = eva.profile_for(spec.eva_profile)
     assert profile is not None
-    rated = [target.eva_turn_of[m.id] for m in target.members]
+    rated = [target.eva_turn_of[m.id] for m in target.members if target.eva_turn_of[m.id] in target.expected]
     answers = eva.parse_per_turn(profile, reply.text, turn_ids=target.turn_ids, rated=rated)
     verdicts = []
     for member in target.members:
         eva_turn_id = target.eva_turn_of[member.id]
-        answer = answers[eva_turn_id]
-        fields = verdict_fields_from_result(answer.result, reply.text)
-        if answer.not_rated:
+        if eva_turn_id not in answers:
+            # EVA's metric does not send this turn (e.g. a user turn with no transcription to compare).
+            fields = verdict_fields_from_result(
+                eva.unresolved(f"turn {eva_turn_id}: not rated (EVA's {profile.key} does not rate it)"), reply.text
+            )
             fields["status"] = Verdict.Status.NOT_RATED
+        else:
+            answer = answers[eva_turn_id]
+            fields = verdict_fields_from_result(answer.result, reply.text)
+            if answer.not_rated:
+                fields["status"] = Verdict.Status.NOT_RATED
         verdicts.append(
             _new_verdict(
                 sweep,

@@ -273,3 +273,60 @@ def test_sweep_scope_commented_rescores_exactly_the_commented_turns(
     )
     # One call per conversation holding a commented turn, never one for the others.
     assert len(endpoint.requests) == len({t.conversation_id for t in commented})
+
+
+def test_key_entity_gold_is_imported_under_the_judge_name_and_the_judge_gets_expected_transcribed_pairs(
+    endpoint, run_sweep
+):
+    summary = dataset_import(path=FIXTURES / "key_entity_transcription.jsonl", fmt="eva-validation", dataset_name="ke")
+    load(JUDGE_YAML, "eva-997ae97")
+    judge = Judge.objects.get(slug="transcription_accuracy_key_entities")
+    assert GoldLabel.objects.filter(judge=judge).count() == summary.labels == 16
+    version = JudgeVersion.objects.get(judge=judge, version="eva-997ae97")
+
+    sweep = run_sweep(dataset=GoldLabel.objects.first().conversation.dataset, judge_versions=[version])
+
+    records = [json.loads(line) for line in (FIXTURES / "key_entity_transcription.jsonl").read_text().splitlines()]
+    prompts = [r["messages"][-1]["content"] for r in endpoint.requests]
+    assert len(prompts) == 2
+    said, heard = records[0]["user_tts"][0], records[0]["transcription"][0]
+    assert any(f'Turn 0:\nExpected: "{said}"\nTranscribed: "{heard}"' in p for p in prompts)
+    verdicts = {
+        (v.conversation.external_id, v.turn.position): v
+        for v in Verdict.objects.filter(sweep=sweep).select_related("turn", "conversation")
+    }
+    assert {v.turn.role for v in verdicts.values()} == {"user"}
+    assert len(verdicts) == 16
+    # The first record has no transcription for its last user turn: EVA does not send it, so it is not rated.
+    last = verdicts[("line-1", 7)]
+    assert last.status == Verdict.Status.NOT_RATED and last.rating is None
+    resolved = [v for v in verdicts.values() if v.status == Verdict.Status.RESOLVED]
+    assert len(resolved) == 15
+    assert all(v.sub_scores.keys() == {"entity_accuracy"} for v in resolved)
+
+
+def test_replay_of_a_per_turn_call_shows_each_turn_archived_and_new(
+    conciseness_set, endpoint, run_sweep, django_user_model
+):
+    load(JUDGE_YAML, "eva-997ae97")
+    version = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
+    conversation = GoldLabel.objects.first().conversation
+    author = django_user_model.objects.create_user("reviewer")
+    agent_turns = list(conversation.turns.filter(role="agent").order_by("position"))
+    for turn in agent_turns:
+        Comment.objects.create(turn=turn, author=author, body="look")
+    run_sweep(dataset=conversation.dataset, judge_versions=[version], scope=sweep_scope.scope_parse("commented"))
+    call = JudgeCall.objects.get()
+    archived = {e["turn_id"]: e["rating"] for e in json.loads(call.raw_response)}
+    endpoint.set_behaviour("out_of_range")
+
+    out = StringIO()
+    call_command("replay_call", str(call.pk), "--base-url", endpoint.base_url, "--api-key", "k", stdout=out)
+
+    text = out.getvalue()
+    assert f"Per turn ({len(agent_turns)} rated):" in text
+    for turn in agent_turns:
+        turn_id = eva_turn_of_agent_position(turn.position)
+        line = next(line for line in text.splitlines() if line.strip().startswith(f"{turn_id} "))
+        assert line.split()[1] == str(archived[turn_id])
+        assert "rating 42 is outside the scale 1..3" in line and line.endswith("<- moved")
