@@ -330,3 +330,31 @@ def test_replay_of_a_per_turn_call_shows_each_turn_archived_and_new(
         line = next(line for line in text.splitlines() if line.strip().startswith(f"{turn_id} "))
         assert line.split()[1] == str(archived[turn_id])
         assert "rating 42 is outside the scale 1..3" in line and line.endswith("<- moved")
+
+
+RUN_RECORDS = REPO / ".." / "shared" / "data" / "eva" / "tests" / "artifacts" / "records"
+
+
+def test_an_imported_eva_run_renders_the_trace_exactly_as_eva_formats_its_own_conversation_trace():
+    from reviewapp.models import Conversation
+    from reviewapp.services import judge_inputs
+
+    dataset_import(path=RUN_RECORDS, fmt="eva-run", dataset_name="eva-run")
+    conversation = Conversation.objects.get(external_id="1.1.2")
+    turns = list(conversation.turns.order_by("position"))
+    context = json.loads((RUN_RECORDS / "1.1.2" / "expected_processor_context.json").read_text(encoding="utf-8"))
+
+    record = judge_inputs.eva_record(conversation, turns)
+    values, missing = eva.build_variables("conciseness", ["conversation_turns"], record)
+    _, faithfulness_missing = eva.build_variables(
+        "faithfulness", ["conversation_trace", "current_date_time", "agent_role"], record
+    )
+
+    assert missing == []
+    assert values["conversation_turns"] == eva.format_transcript_with_tools(context["conversation_trace"])
+    # EVA numbers the greeting 0 and user turn k with the assistant's answer to it: both roles share ids.
+    assert record.turn_ids(eva.AGENT) == sorted(int(k) for k in context["intended_assistant_turns"])
+    assert record.turn_ids(eva.USER) == sorted(int(k) for k in context["transcribed_user_turns"])
+    assert record.speech(eva.USER, "intended") == {int(k): v for k, v in context["intended_user_turns"].items()}
+    # The run record holds no agent config and no date: named, never invented.
+    assert faithfulness_missing == ["current_date_time", "agent_role"]
