@@ -231,6 +231,7 @@ class EvaEntry:
     tool_name: str = ""
     payload: Any = None  # tool call parameters or tool response
     source_id: Any = None  # the Tribunal turn's id (or position)
+    end_ms: int | None = None  # when the speech ended, for "who spoke last"
 
 
 @dataclass(frozen=True)
@@ -477,6 +478,76 @@ def _from_metadata(name: str, record: EvaRecord) -> str | None:
     return None
 
 
+# user_behavioral_fidelity's pipeline texts (eva.metrics.validation.user_behavioral_fidelity), verbatim.
+CASCADE_CONVERSATION_EVIDENCE = (
+    "You are provided with two views of the conversation. Use BOTH when analyzing user behavior.\n\n"
+    "### Agent-Side Transcript (includes tool calls)\n"
+    "This is the full conversation as seen by the agent, including all tool calls and their results. "
+    "IMPORTANT: The user turns in this transcript are the agent's TRANSCRIPTIONS of what the user said "
+    "— these may contain transcription errors (e.g., mishearing names, numbers, or codes). Do not "
+    "penalize the user for information that was transcribed incorrectly by the agent.\n"
+    "{conversation_trace}\n\n"
+    "### User-Side Text (ground truth for what the user said)\n"
+    "{intended_user_turns}\n"
+    "This is what the user actually said out loud during the conversation. When evaluating whether the "
+    "user provided correct information, ALWAYS check this source. If there is a discrepancy between the "
+    "agent-side transcript and this text, the user-side text is the ground truth — the user said it "
+    "correctly and the agent misheard."
+)
+AUDIO_NATIVE_CONVERSATION_EVIDENCE = (
+    "This is a **speech-to-speech** system — the agent receives raw audio, not a text transcript. "
+    "The user turns shown in the conversation trace are the **intended text** (what the user simulator "
+    "was instructed to say). Since the agent only hears audio, discrepancies between what the user "
+    "intended and how the agent responded may be due to the agent mishearing — do not penalize the user "
+    "for the agent's audio perception errors.\n\n"
+    "### Conversation (includes tool calls)\n"
+    "{conversation_trace}\n\n"
+    "### User Intended Text\n"
+    "{intended_user_turns}\n"
+    "This is what the user simulator was instructed to say. Use this as the ground truth for evaluating "
+    "whether the user followed their goal and instructions correctly."
+)
+
+
+def _conversation_evidence(record: EvaRecord) -> str:
+    template = AUDIO_NATIVE_CONVERSATION_EVIDENCE if record.audio_native else CASCADE_CONVERSATION_EVIDENCE
+    # EVA formats the intended user turns as the dict itself ({1: '...'}), so the prompt shows its repr.
+    return template.format(
+        conversation_trace=format_transcript_with_tools(_trace_dicts(record)),
+        intended_user_turns=record.speech(USER, "intended"),
+    )
+
+
+def _ended_reason(record: EvaRecord) -> str | None:
+    for source in (record.metadata, record.metadata.get("context") or {}):
+        if isinstance(source, Mapping) and source.get("conversation_ended_reason"):
+            return str(source["conversation_ended_reason"])
+    return None
+
+
+def _conversation_end(record: EvaRecord) -> str | None:
+    """EVA's sentence on how the call ended, or None when the record cannot tell."""
+    reason = _ended_reason(record)
+    if reason is None:
+        return None
+    if reason == "time_limit_exceeded":
+        return (
+            "a system timeout - the conversation exceeded the allowed time limit. "
+            "The user did NOT end the call; the system terminated the conversation."
+        )
+    if reason == "inactivity_timeout":
+        timed = [e for e in record.entries if e.kind in ("user", "assistant") and e.end_ms is not None]
+        if not timed:
+            return None  # who spoke last decides the sentence, and the record has no timestamps
+        if max(timed, key=lambda e: e.end_ms or 0).kind == "user":
+            return "the agent's failure to respond to the final user turn."
+        return (
+            "an inactivity timeout - neither the user nor the agent spoke for an extended period. "
+            "The user did NOT end the call; the system terminated the conversation due to silence."
+        )
+    return "the user calling the end_call tool."
+
+
 _BUILDERS: dict[str, Callable[[EvaRecord], str]] = {
     "conversation_turns": lambda r: format_transcript_with_tools(_trace_dicts(r)),
     "conversation_trace": lambda r: format_transcript_with_tools(_trace_dicts(r)),
@@ -515,6 +586,10 @@ def build_variables(judge_key: str, names: Iterable[str], record: EvaRecord) -> 
             values[name] = _BUILDERS[name](record)
         else:
             found = _from_metadata(name, record)
+            if found is None and name == "conversation_evidence":
+                found = _conversation_evidence(record)
+            if found is None and name == "conversation_end":
+                found = _conversation_end(record)
             if found is None:
                 missing.append(name)
             else:
@@ -794,8 +869,11 @@ def agent_variables(config: Mapping[str, Any]) -> dict[str, str]:
         out["agent_role"] = str(config["role"])
     if config.get("instructions"):
         out["agent_instructions"] = str(config["instructions"])
-    if config.get("tools") is not None:
-        out["available_tools"] = json.dumps(config["tools"], indent=4)
+    tools = config.get("tools")
+    if tools is not None:
+        out["available_tools"] = json.dumps(tools, indent=4)
+        writes = [t for t in tools if isinstance(t, Mapping) and t.get("tool_type") == "write"]
+        out["modification_tools"] = json.dumps(writes, indent=2)
     return out
 
 

@@ -324,6 +324,7 @@ def eva_record(conversation: Any, turns: Sequence[Any], *, extra: dict[str, Any]
                 intended=intended or (text if kind == "assistant" else ""),
                 transcribed=text,
                 source_id=turn.pk,
+                end_ms=turn.audio_end_ms,
             )
         )
     context = metadata.get("context") if isinstance(metadata.get("context"), dict) else {}

@@ -226,3 +226,52 @@ def test_judge_yaml_loads_every_judge_with_its_real_level_and_scale():
     # The audio-native key-entity prompt rates tool calls: no profile, no scale, so it cannot be swept.
     assert found["transcription_accuracy_key_entities__audio_native"][2:] == (None, None)
     assert specs["conciseness"].failure_modes == CONCISENESS.failure_modes
+
+
+@pytest.mark.parametrize(
+    ("metadata", "last_speaker", "expected"),
+    [
+        ({"conversation_ended_reason": "goodbye"}, None, "the user calling the end_call tool."),
+        ({"context": {"conversation_ended_reason": "time_limit_exceeded"}}, None, "a system timeout - "),
+        ({"conversation_ended_reason": "inactivity_timeout"}, "user", "the agent's failure to respond"),
+        ({"conversation_ended_reason": "inactivity_timeout"}, "assistant", "an inactivity timeout - "),
+        ({"conversation_ended_reason": "inactivity_timeout"}, None, None),  # no timestamps: cannot tell
+        ({}, None, None),
+    ],
+)
+def test_user_behavioral_fidelity_says_how_the_call_ended_as_eva_does_or_names_it_missing(
+    metadata, last_speaker, expected
+):
+    entries = [
+        eva.EvaEntry(
+            1, "user", content="Bye.", end_ms=None if last_speaker is None else (9 if last_speaker == "user" else 5)
+        ),
+        eva.EvaEntry(1, "assistant", content="Goodbye!", end_ms=None if last_speaker is None else 7),
+    ]
+
+    values, missing = eva.build_variables("user_behavioral_fidelity", ["conversation_end"], record(entries, **metadata))
+
+    if expected is None:
+        assert missing == ["conversation_end"]
+    else:
+        assert values["conversation_end"].startswith(expected)
+
+
+def test_user_behavioral_fidelity_evidence_and_modification_tools():
+    values, missing = eva.build_variables(
+        "user_behavioral_fidelity",
+        ["conversation_evidence", "modification_tools", "user_simulator_instructions"],
+        record(
+            TRACE,
+            **eva.agent_variables(
+                {"tools": [{"name": "get_reservation", "tool_type": "read"}, {"name": "rebook", "tool_type": "write"}]}
+            ),
+        ),
+    )
+
+    assert missing == ["user_simulator_instructions"]  # EVA renders it from the scenario's user goal
+    assert json.loads(values["modification_tools"]) == [{"name": "rebook", "tool_type": "write"}]
+    evidence = values["conversation_evidence"]
+    assert evidence.startswith("You are provided with two views of the conversation.")
+    assert "Turn 1:\n  user: Change my flight." in evidence
+    assert "{1: 'Change my flight'}" in evidence
