@@ -31,6 +31,17 @@ class JudgeSpecConflict(ValueError):
         )
 
 
+class JudgeLevelConflict(ValueError):
+    """A spec at another grain (turn or conversation) or on another scale than the judge it would join."""
+
+    def __init__(self, *, judge: Judge, spec: JudgeSpec):
+        super().__init__(
+            f"judge {judge.slug} is stored {judge.level}-level on the {judge.scale} scale, but {spec.key} "
+            f"({spec.source or 'this spec'}) is {spec.level}-level on the {spec.scale} scale: one judge's verdicts and "
+            "gold share one grain and one scale. Leave it out (load_judges --only) or store it under another slug."
+        )
+
+
 @dataclass(frozen=True)
 class StoredVersion:
     version: JudgeVersion
@@ -56,6 +67,8 @@ def judge_version_ensure(*, spec: JudgeSpec) -> StoredVersion:
                 "description": spec.description,
             },
         )
+        if judge.level != spec.level or judge.scale != spec.scale:
+            raise JudgeLevelConflict(judge=judge, spec=spec)
         _fill_missing_bounds(judge, spec)
         clash = JudgeVersion.objects.filter(judge=judge, version=spec.version).first()
         if clash is not None:

@@ -25,6 +25,7 @@ SCOPES = [
     ("gold", "Gold-labelled targets"),
     ("moved", "What moved between two versions"),
 ]
+SCOPE_LABELS = {"all": "every target", **{kind: label for kind, label in SCOPES if kind}}
 
 
 class SweepForm(forms.Form):
@@ -110,9 +111,13 @@ def sweep_new(request):
 def sweep_detail(request, sweep_id: int):
     sweep = get_object_or_404(Sweep.objects.select_related("dataset", "created_by"), pk=sweep_id)
     sweep_selectors.check_sweep(request.user, sweep)
+    scope = sweep_scope.scope_from_params(sweep.params.get("scope"))
     context = {
         "sweep": sweep,
         "progress": sweep_selectors.sweep_progress(sweep=sweep),
         "judge_versions": sweep.judge_versions.select_related("judge").order_by("judge__slug", "id"),
+        "scope_label": SCOPE_LABELS.get(scope.kind, scope.kind)
+        + (f" ({scope.category})" if scope.category else "")
+        + (f": {scope.versions[0]} → {scope.versions[1]}" if scope.versions else ""),
     }
     return render_page(request, "sweeps/detail.html", "progress", context)

@@ -358,3 +358,23 @@ def test_an_imported_eva_run_renders_the_trace_exactly_as_eva_formats_its_own_co
     assert record.speech(eva.USER, "intended") == {int(k): v for k, v in context["intended_user_turns"].items()}
     # The run record holds no agent config and no date: named, never invented.
     assert faithfulness_missing == ["current_date_time", "agent_role"]
+
+
+def test_a_judge_at_another_grain_is_refused_whole_and_only_loads_the_rest():
+    call_command("load_judges", str(REPO / "judges"), stdout=StringIO())  # Tribunal's faithfulness is turn-level
+    before = JudgeVersion.objects.count()
+
+    with pytest.raises(CommandError, match="judge faithfulness is stored turn-level on the ordinal scale, but faithfulness@eva-997ae97"):
+        load(JUDGE_YAML, "eva-997ae97")
+    assert JudgeVersion.objects.count() == before
+
+    out = StringIO()
+    call_command(
+        "load_judges", str(JUDGE_YAML), "--version", "eva-997ae97", "--only", "conciseness,speakability", stdout=out
+    )
+    assert set(JudgeVersion.objects.filter(version="eva-997ae97").values_list("judge__slug", flat=True)) == {
+        "conciseness",
+        "speakability",
+    }
+    with pytest.raises(CommandError, match="has no judge nope"):
+        call_command("load_judges", str(JUDGE_YAML), "--only", "nope")

@@ -4,7 +4,7 @@
     python manage.py load_judges tests/fixtures/eva_judges.yaml
     python manage.py load_judges eva/configs/prompts/judge.yaml --version eva-997ae97
 
-`--version LABEL` names every version the path stores (EVA files included), so the same file at
+`--only SLUG,...` loads some judges of the path. `--version LABEL` names every version the path stores (EVA files included), so the same file at
 two revisions loads as two versions side by side; the source kept with each version says which
 file and label it came from. Without it a version keeps the label of its file (EVA files: a label
 derived from the prompt text).
@@ -20,7 +20,7 @@ from django.db import transaction
 
 from scoring.specs import SpecError, load_specs, spec_hash
 
-from ...services.judges import JudgeSpecConflict, judge_version_ensure
+from ...services.judges import JudgeLevelConflict, JudgeSpecConflict, judge_version_ensure
 
 
 class Command(BaseCommand):
@@ -35,6 +35,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--version", default="", help="Version label for every spec stored (e.g. the file's git revision)."
         )
+        parser.add_argument("--only", default="", help="Only these judges of the path: SLUG[,SLUG...].")
 
     def handle(self, *args, path, **options):
         label = (options.get("version") or "").strip()
@@ -46,6 +47,13 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         if not specs:
             raise CommandError(f"no judge spec found in {path}")
+        only = [slug.strip() for slug in (options.get("only") or "").split(",") if slug.strip()]
+        if only:
+            unknown = sorted(set(only) - {spec.slug for spec in specs})
+            if unknown:
+                known = ", ".join(sorted({spec.slug for spec in specs}))
+                raise CommandError(f"{path} has no judge {', '.join(unknown)} (it has: {known})")
+            specs = [spec for spec in specs if spec.slug in only]
         if label:
             specs = [
                 dataclasses.replace(spec, version=label, source=f"{spec.source} (loaded as {label})"[:500])
@@ -57,7 +65,7 @@ class Command(BaseCommand):
             for spec in specs:
                 try:
                     stored = judge_version_ensure(spec=spec)
-                except JudgeSpecConflict as exc:
+                except (JudgeSpecConflict, JudgeLevelConflict) as exc:
                     conflicts.append(str(exc))
                     continue
                 except SpecError as exc:
