@@ -901,3 +901,21 @@ def per_turn_side_by_side(
         )
         for turn_id in dict.fromkeys(rated)
     ]
+
+
+DATASET_FIELDS = ("current_date_time",)
+
+
+def dataset_variables(records: Any) -> dict[str, dict[str, str]]:
+    """{record id: variables} from EVA's dataset file (``data/<domain>_dataset.json``): what EVA's runner
+    takes from the dataset record rather than the conversation, such as ``current_date_time``."""
+    if not isinstance(records, list):
+        raise ValueError("expected a JSON list of EVA dataset records")
+    out: dict[str, dict[str, str]] = {}
+    for index, item in enumerate(records):
+        if not isinstance(item, Mapping) or "id" not in item:
+            raise ValueError(f"record {index} is not an object with an id")
+        values = {name: str(item[name]) for name in DATASET_FIELDS if item.get(name) not in (None, "")}
+        if values:
+            out[str(item["id"])] = values
+    return out

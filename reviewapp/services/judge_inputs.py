@@ -265,6 +265,7 @@ def golden_renders(specs: Sequence[JudgeSpec]) -> dict[str, dict[str, Any]]:
 
 # --- EVA records ---------------------------------------------------------------------------------
 
+BY_RECORD = "by_record"  # sweep variables per record id (from EVA's dataset file)
 _EVA_KINDS = {"agent": "assistant", "user": "user", "tool_call": "tool_call", "tool_response": "tool_response"}
 
 
@@ -282,7 +283,10 @@ def eva_record(conversation: Any, turns: Sequence[Any], *, extra: dict[str, Any]
     """The EVA view of one conversation: its trace entries keyed by EVA turn id, as EVA's processor builds it."""
     metadata = dict(conversation.metadata or {})
     if extra:
-        metadata = {**extra, **metadata}
+        # The record's own fields win over its entry in EVA's dataset file, which wins over the sweep's.
+        shared = {k: v for k, v in extra.items() if k != BY_RECORD}
+        own = (extra.get(BY_RECORD) or {}).get(str(conversation.external_id)) or {}
+        metadata = {**shared, **own, **metadata}
     entries = []
     for turn, turn_id in zip(turns, _eva_turn_ids(conversation, turns), strict=True):
         kind = _EVA_KINDS.get(turn.role)

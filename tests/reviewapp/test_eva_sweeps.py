@@ -364,7 +364,9 @@ def test_a_judge_at_another_grain_is_refused_whole_and_only_loads_the_rest():
     call_command("load_judges", str(REPO / "judges"), stdout=StringIO())  # Tribunal's faithfulness is turn-level
     before = JudgeVersion.objects.count()
 
-    with pytest.raises(CommandError, match="judge faithfulness is stored turn-level on the ordinal scale, but faithfulness@eva-997ae97"):
+    with pytest.raises(
+        CommandError, match="judge faithfulness is stored turn-level on the ordinal scale, but faithfulness@eva-997ae97"
+    ):
         load(JUDGE_YAML, "eva-997ae97")
     assert JudgeVersion.objects.count() == before
 
@@ -378,3 +380,33 @@ def test_a_judge_at_another_grain_is_refused_whole_and_only_loads_the_rest():
     }
     with pytest.raises(CommandError, match="has no judge nope"):
         call_command("load_judges", str(JUDGE_YAML), "--only", "nope")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_faithfulness_over_an_eva_run_takes_the_agent_config_and_the_dataset_date_from_the_command_line(endpoint):
+    dataset_import(path=RUN_RECORDS, fmt="eva-run", dataset_name="eva-run")
+    load(JUDGE_YAML, "eva-997ae97")
+    base = ["sweep", "--dataset", "eva-run", "--judge", "faithfulness@eva-997ae97", "--eager", "--qa-sample", "0"]
+
+    with pytest.raises(CommandError, match=r"current_date_time \(missing in every record\)"):
+        call_command(*base, "--eva-agent", str(FIXTURES / "airline_agent.yaml"), stdout=StringIO(), stderr=StringIO())
+    assert endpoint.requests == []
+
+    out = StringIO()
+    call_command(
+        *base,
+        "--eva-agent",
+        str(FIXTURES / "airline_agent.yaml"),
+        "--eva-dataset",
+        str(FIXTURES / "airline_dataset.1.1.2.json"),
+        stdout=out,
+        stderr=StringIO(),
+    )
+
+    result = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert (result["status"], result["verdicts"], result["unresolved"]) == ("done", 1, 0)
+    (prompt,) = [r["messages"][-1]["content"] for r in endpoint.requests]
+    assert "2026-03-17 10:45 CST" in prompt
+    assert "You are a voice agent for SkyWay Airlines" in prompt
+    context = json.loads((RUN_RECORDS / "1.1.2" / "expected_processor_context.json").read_text(encoding="utf-8"))
+    assert eva.format_transcript_with_tools(context["conversation_trace"]) in prompt

@@ -2,12 +2,14 @@
 
     python manage.py sweep --dataset NAME --judge SLUG[@VERSION] [--judge ...] [--repeats N]
         [--variance-sample 0.1] [--qa-sample 0.05] [--language CODE] [--wait/--no-wait] [--eager]
-        [--scope commented|gold|moved:A,B [--category SLUG]] [--eva-agent PATH]
+        [--scope commented|gold|moved:A,B [--category SLUG]] [--eva-agent PATH] [--eva-dataset PATH]
 
 `--scope` re-scores only what people looked at: the turns (or conversations) reviewers commented
 on, optionally with one comment category; the gold-labelled targets; or the targets whose outcome
 moved between versions A and B of the swept judge. `--eva-agent` reads an EVA agent config
-(configs/agents/*.yaml: role, instructions, tools) for the EVA judges that need it (faithfulness).
+(configs/agents/*.yaml: role, instructions, tools) for the EVA judges that need it (faithfulness);
+`--eva-dataset` reads EVA's dataset file (data/*_dataset.json) for what each record's scenario holds
+(current_date_time), matched by record id.
 
 Workers run the sweep (`celery -A reviewapp worker`); `--eager` runs it in this process instead.
 Progress goes to stderr (a bar on a terminal, a line every few seconds otherwise); the last line
@@ -27,7 +29,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import close_old_connections, connection
 
 from reviewapp.models import Dataset, Sweep
-from reviewapp.services import judges, sweep_scope
+from reviewapp.services import judge_inputs, judges, sweep_scope
 from reviewapp.services import sweeps as sweeps_service
 from scoring import eva
 
@@ -70,6 +72,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--eva-agent", default="", help="An EVA agent config (YAML) for agent_role/instructions/tools."
         )
+        parser.add_argument(
+            "--eva-dataset", default="", help="EVA's dataset file (JSON) for each record's current_date_time."
+        )
 
     def handle(self, *args, **options):
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
@@ -83,7 +88,9 @@ class Command(BaseCommand):
             scope = sweep_scope.scope_parse(options["scope"], category=options["category"])
         except sweep_scope.ScopeError as exc:
             raise CommandError(str(exc)) from exc
-        variables = _agent_variables(options["eva_agent"]) if options["eva_agent"] else None
+        variables = _agent_variables(options["eva_agent"]) if options["eva_agent"] else {}
+        if options["eva_dataset"]:
+            variables[judge_inputs.BY_RECORD] = _dataset_variables(options["eva_dataset"])
         eager = options["eager"]
         try:
             sweep = sweeps_service.sweep_start(
@@ -95,7 +102,7 @@ class Command(BaseCommand):
                 language=options["language"],
                 dispatch=not eager,
                 scope=scope,
-                variables=variables,
+                variables=variables or None,
             )
         except sweeps_service.SweepError as exc:
             raise CommandError(str(exc)) from exc
@@ -161,6 +168,13 @@ def _agent_variables(path: str) -> dict[str, str]:
     if not variables:
         raise CommandError(f"--eva-agent {path}: no role, instructions or tools in it")
     return variables
+
+
+def _dataset_variables(path: str) -> dict:
+    try:
+        return eva.dataset_variables(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"--eva-dataset {path}: {exc}") from exc
 
 
 def _run_in_process(sweep_id: int) -> None:
