@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
-from .parsing import RESOLVED, JudgeResult, _AnswerProblem, extract_json_object, unresolved
+from .parsing import RESOLVED, JudgeResult, _AnswerProblem, extract_json_object, extract_json_value, unresolved
 
 PER_TURN = "per_turn"  # a JSON array of turn entries
 TURNS_OBJECT = "turns_object"  # {"turns": [turn entries]}
@@ -625,7 +625,7 @@ def _is_number(value: Any) -> bool:
 
 
 def _entries(profile: EvaProfile, raw_text: str) -> list[Any]:
-    data = extract_json_object(raw_text, expect_object=False)
+    data = extract_json_value(raw_text)
     if isinstance(data, dict):
         turns = data.get("turns")
         if isinstance(turns, list) and (profile.shape == TURNS_OBJECT or "turn_id" not in data):

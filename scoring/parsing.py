@@ -66,8 +66,16 @@ def _reject_constant(name: str) -> Any:
     raise _AnswerProblem(f"{name} is not a JSON number")
 
 
-def extract_json_object(raw_text: str, *, expect_object: bool = True) -> Any:
-    """The answer's JSON object (any JSON value with ``expect_object=False``). Raises _AnswerProblem."""
+def extract_json_object(raw_text: str) -> dict[str, Any]:
+    """The answer's JSON object. Raises _AnswerProblem naming what is wrong."""
+    data = extract_json_value(raw_text)
+    if not isinstance(data, dict):
+        raise _AnswerProblem(f"expected a JSON object, got a JSON {type(data).__name__}")
+    return data
+
+
+def extract_json_value(raw_text: str) -> Any:
+    """The answer's JSON value (the whole reply, or one ``` fence). Raises _AnswerProblem."""
     text = (raw_text or "").strip()
     if not text:
         raise _AnswerProblem("empty answer")
@@ -79,12 +87,9 @@ def extract_json_object(raw_text: str, *, expect_object: bool = True) -> Any:
         if "```" in text:
             raise _AnswerProblem("more than one fenced block")
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise _AnswerProblem(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
-    if expect_object and not isinstance(data, dict):
-        raise _AnswerProblem(f"expected a JSON object, got a JSON {type(data).__name__}")
-    return data
 
 
 def _is_number(value: Any) -> bool:
