@@ -266,6 +266,7 @@ def gate_report(*, sweep: Sweep, overrides: Mapping[str, float] | None = None) -
 
     verdicts = (
         Verdict.objects.filter(sweep=sweep, run_index=0)
+        .exclude(status=Verdict.Status.NOT_RATED)  # a turn the judge did not rate is not a target of the gate
         .values_list("judge_version_id", "status", "passed", "sub_scores", "signature__criterion")
         .iterator(chunk_size=5000)
     )

@@ -410,3 +410,40 @@ def test_faithfulness_over_an_eva_run_takes_the_agent_config_and_the_dataset_dat
     assert "You are a voice agent for SkyWay Airlines" in prompt
     context = json.loads((RUN_RECORDS / "1.1.2" / "expected_processor_context.json").read_text(encoding="utf-8"))
     assert eva.format_transcript_with_tools(context["conversation_trace"]) in prompt
+
+
+def test_a_turn_the_judge_did_not_rate_is_left_out_of_the_gate_and_the_queue(
+    conciseness_set, monkeypatch, run_sweep, django_user_model
+):
+    from reviewapp.models import ReviewItem
+    from reviewapp.selectors import sweeps as sweep_selectors
+
+    def answer(body):
+        prompt = body["messages"][-1]["content"]
+        turn_ids = [int(t) for t in re.findall(r"^Turn (\d+):", prompt, re.MULTILINE)]
+        return json.dumps([{"turn_id": t, "rating": None if t == 1 else 3, "failure_modes": []} for t in turn_ids])
+
+    load(JUDGE_YAML, "eva-997ae97")
+    version = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
+    conversation = GoldLabel.objects.first().conversation
+    author = django_user_model.objects.create_user("reviewer")
+    agent_turns = list(conversation.turns.filter(role="agent").order_by("position"))
+    for turn in agent_turns:
+        Comment.objects.create(turn=turn, author=author, body="look")
+    with run_llm_server(responder=answer) as server:
+        client = LLMClient(base_url=server.base_url, api_key="test", timeout_s=10, max_attempts=1)
+        monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: client)
+        sweep = run_sweep(
+            dataset=conversation.dataset,
+            judge_versions=[version],
+            scope=sweep_scope.scope_parse("commented"),
+            qa_sample=0,
+        )
+
+    statuses = dict(Verdict.objects.filter(sweep=sweep).values_list("turn__position", "status"))
+    assert statuses[2] == Verdict.Status.NOT_RATED  # agent turn 2 answers user turn 1: EVA turn 1
+    assert set(statuses.values()) == {Verdict.Status.NOT_RATED, Verdict.Status.RESOLVED}
+    assert sweep.unresolved == 0
+    (row,) = sweep_selectors.gate_report(sweep=sweep, overrides={}).rows
+    assert (row.targets, row.unresolved) == (len(agent_turns) - 1, 0)
+    assert not ReviewItem.objects.filter(turn__position=2, turn__conversation=conversation).exists()
