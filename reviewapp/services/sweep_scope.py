@@ -115,7 +115,8 @@ def scope_targets(*, scope: Scope, judge: Judge, level: str, target_ids: list[in
 
 
 def _moved(judge: Judge, scope: Scope, conversation_level: bool) -> set[int]:
-    from ..selectors.quality import _verdicts
+    """The targets the comparison page lists as moved from version A to version B."""
+    from ..selectors.quality import version_comparison
 
     assert scope.versions is not None
     found = {v.version: v for v in JudgeVersion.objects.filter(judge=judge, version__in=scope.versions)}
@@ -124,14 +125,11 @@ def _moved(judge: Judge, scope: Scope, conversation_level: bool) -> set[int]:
         known = ", ".join(JudgeVersion.objects.filter(judge=judge).values_list("version", flat=True)) or "none"
         raise ScopeError(f"judge {judge.slug} has no version {', '.join(missing)} (known: {known})")
     a, b = (found[label] for label in scope.versions)
-    verdicts = _verdicts(judge, [a.pk, b.pk], "")
     moved: set[int] = set()
-    for target in set(verdicts[a.pk]) & set(verdicts[b.pk]):
-        before, after = verdicts[a.pk][target].reference, verdicts[b.pk][target].reference
-        if before.resolved and after.resolved and before.outcome != after.outcome:
-            conversation_id, turn_id = target
-            if conversation_level and turn_id is None:
-                moved.add(conversation_id)
-            elif not conversation_level and turn_id is not None:
-                moved.add(turn_id)
+    for target in version_comparison(a=a, b=b, n_boot=0).moved:
+        conversation_id, turn_id = target.target
+        if conversation_level and turn_id is None:
+            moved.add(conversation_id)
+        elif not conversation_level and turn_id is not None:
+            moved.add(turn_id)
     return moved
