@@ -447,3 +447,31 @@ def test_a_turn_the_judge_did_not_rate_is_left_out_of_the_gate_and_the_queue(
     (row,) = sweep_selectors.gate_report(sweep=sweep, overrides={}).rows
     assert (row.targets, row.unresolved) == (len(agent_turns) - 1, 0)
     assert not ReviewItem.objects.filter(turn__position=2, turn__conversation=conversation).exists()
+
+
+def test_a_tribunal_judge_without_bounds_in_its_spec_never_stores_an_answer_outside_its_judges_scale(
+    monkeypatch, run_sweep
+):
+    from .test_sweep_support import ScriptedLLM, make_dataset
+
+    monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: ScriptedLLM())
+    judge = Judge.objects.create(slug="bounded", level="turn", scale="ordinal", scale_min=1, scale_max=5)
+    spec = {
+        "slug": "bounded",
+        "version": "v1",
+        "level": "turn",
+        "scale": "ordinal",
+        "scale_min": None,
+        "scale_max": None,
+        "user_template": "Rate {turn_text}",
+    }
+    version = JudgeVersion.objects.create(judge=judge, version="v1", spec=spec, spec_hash="3" * 64)
+    dataset = make_dataset("bounds", {"c1": ("en", ["Fine [[r=4]]"]), "c2": ("en", ["Far out [[oob]]"])})
+
+    sweep = run_sweep(dataset=dataset, judge_versions=[version], qa_sample=0)
+
+    verdicts = {v.turn.text: v for v in Verdict.objects.filter(sweep=sweep).select_related("turn")}
+    assert (verdicts["Fine [[r=4]]"].status, verdicts["Fine [[r=4]]"].rating) == ("resolved", 4.0)
+    far = verdicts["Far out [[oob]]"]  # the scripted judge answers 9
+    assert (far.status, far.rating) == ("unresolved", None)
+    assert "outside the scale 1..5" in far.explanation
