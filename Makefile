@@ -6,6 +6,9 @@ PY := $(VENV)/bin/python
 PYTEST := $(VENV)/bin/pytest
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/tribunal
 TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
+# test-postgres runs beside test-integration, so it gets its own database and Redis database.
+TEST_POSTGRES_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/tribunal_pg
+TEST_POSTGRES_REDIS_URL ?= redis://127.0.0.1:6379/14
 PYTEST_ARGS ?=
 
 # pytest exits 5 when it collected nothing: a suite that silently lost its tests is a failure.
@@ -23,8 +26,9 @@ SERVICES_ENV := env DATABASE_URL=$(TEST_DATABASE_URL) CELERY_BROKER_URL=$(TEST_R
 
 help:
 	@echo "make run            migrate, load demo + EVA sample, serve http://127.0.0.1:8000/ with a Celery worker"
-	@echo "make test           unit + Django tests (SQLite), integration (PostgreSQL, Redis, Celery), browser (Chromium)"
-	@echo "make test-postgres  the tests/reviewapp suite again on PostgreSQL"
+	@echo "make test           unit + Django tests (SQLite), integration (PostgreSQL, Redis, Celery), browser (Chromium),"
+	@echo "                   tests/reviewapp again on PostgreSQL: two suites at a time"
+	@echo "make test-postgres  only the tests/reviewapp suite on PostgreSQL"
 	@echo "make lint           ruff check, ruff format --check, mypy scoring"
 	@echo "make bench          run every bench/*.py"
 
@@ -52,9 +56,11 @@ run: venv
 	@VENV=$(VENV) scripts/run
 
 # --- tests --------------------------------------------------------------------------------------
-# Each suite runs even when an earlier one failed (-k), and `make test` still fails at the end.
+# Each suite runs even when another failed (-k), and `make test` still fails at the end. The suites are
+# independent (SQLite in memory, or their own PostgreSQL and Redis databases), so two run at a time
+# (-j2); -O prints each suite's output whole when it ends instead of interleaving lines.
 test: venv-dev chromium
-	@$(MAKE) --no-print-directory -k test-unit test-integration test-browser
+	@$(MAKE) --no-print-directory -k -j2 -O test-integration test-unit test-postgres test-browser
 
 test-unit: venv-dev
 	@echo "== unit and Django tests on SQLite"
@@ -69,8 +75,10 @@ test-browser: venv-dev chromium
 	$(SQLITE_ENV) $(call pytest_run,tests/browser)
 
 test-postgres: venv-dev
-	@echo "== tests/reviewapp on PostgreSQL ($(TEST_DATABASE_URL))"
-	$(SERVICES_ENV) $(call pytest_run,tests/reviewapp)
+	@echo "== tests/reviewapp on PostgreSQL ($(TEST_POSTGRES_DATABASE_URL))"
+	env DATABASE_URL=$(TEST_POSTGRES_DATABASE_URL) CELERY_BROKER_URL=$(TEST_POSTGRES_REDIS_URL) \
+	  TEST_DATABASE_URL=$(TEST_POSTGRES_DATABASE_URL) TEST_REDIS_URL=$(TEST_POSTGRES_REDIS_URL) \
+	  $(call pytest_run,tests/reviewapp)
 
 # --- quality ------------------------------------------------------------------------------------
 lint: venv-dev

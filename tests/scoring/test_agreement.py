@@ -80,8 +80,9 @@ def test_bootstrap_reads_each_resample_like_scikit_learn(eva_gold):
             matrix = confusion_matrix(gold, pred, labels=labels, sample_weight=w)
             read = agreement.metrics_from_confusion(matrix)
             assert float(read["accuracy"]) == pytest.approx(accuracy_score(gold, pred, sample_weight=w))
+            # Macro-F1 over the classes present, scikit-learn's default when not given `labels`.
             assert float(read["macro_f1"]) == pytest.approx(
-                f1_score(gold, pred, labels=labels, average="macro", sample_weight=w, zero_division=0)
+                f1_score(gold, pred, average="macro", sample_weight=w, zero_division=0)
             )
             assert float(read["kappa"]) == pytest.approx(cohen_kappa_score(gold, pred, labels=labels, sample_weight=w))
 
@@ -101,8 +102,10 @@ def test_bootstrap_is_reproducible_and_seeded(eva_gold):
     first = agreement.classification_report(eva_gold, judge, n_boot=300, seed=4)
     again = agreement.classification_report(eva_gold, judge, n_boot=300, seed=4)
     other = agreement.classification_report(eva_gold, judge, n_boot=300, seed=5)
-    assert first.accuracy == again.accuracy
-    assert (first.accuracy.low, first.accuracy.high) != (other.accuracy.low, other.accuracy.high)
+    assert first.macro_f1 == again.macro_f1 and first.kappa == again.kappa
+    assert (first.macro_f1.low, first.macro_f1.high) != (other.macro_f1.low, other.macro_f1.high)
+    # Accuracy's interval is Wilson: no resampling, so the seed does not move it.
+    assert first.accuracy == other.accuracy
 
 
 def test_weighted_accuracy_corrects_a_biased_sample():
@@ -188,3 +191,32 @@ def test_mcnemar_exact_matches_the_binomial_definition():
     assert agreement.mcnemar_exact(0, 0) == 1.0
     assert agreement.mcnemar_exact(10, 0) == pytest.approx(2 * 0.5**10)
     assert agreement.mcnemar_exact(5, 5) == pytest.approx(1.0)
+
+
+@pytest.fixture(scope="module")
+def eva_conversations() -> list[str]:
+    """The conversation of each labelled agent turn, in the order of `eva_gold`."""
+    ids = []
+    for line in EVA_CONCISENESS.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        ids.extend(record["conversation_id"] for t in record["conv_turns"] if t.get("expected_rating") is not None)
+    return ids
+
+
+def test_a_slice_is_scored_on_its_own_pairs_whatever_else_is_in_the_label_set(eva_gold, eva_conversations):
+    """Other versions' answers or another dataset's pass/fail gold in the label set leave V's figures alone."""
+    v1 = noisy_judge(eva_gold, error_rate=0.2, seed=21)
+    leaky = ["1", "2", "3", "4", "pass", "fail"]
+    own = agreement.classification_report(eva_gold, v1, labels=["1", "2", "3"], clusters=eva_conversations)
+    wide = agreement.classification_report(eva_gold, v1, labels=leaky, clusters=eva_conversations)
+    for report in (own, wide):
+        assert report.accuracy.value == pytest.approx(accuracy_score(eva_gold, v1))
+        assert report.macro_f1.value == pytest.approx(f1_score(eva_gold, v1, average="macro"))
+        assert report.kappa.value == pytest.approx(cohen_kappa_score(eva_gold, v1))
+        assert report.clusters == 100
+    assert own.kappa_quadratic.value == pytest.approx(
+        cohen_kappa_score(eva_gold, v1, labels=["1", "2", "3"], weights="quadratic")
+    )
+    assert wide.kappa_quadratic is None  # "pass" in the label set: no numeric scale to weigh by
+    assert (own.macro_f1.low, own.macro_f1.high) == (wide.macro_f1.low, wide.macro_f1.high)
+    assert own.evidence.sufficient
