@@ -121,6 +121,10 @@ def runnable_spec(judge_version: JudgeVersion) -> JudgeSpec:
             f"{judge_version} is an imported placeholder (it holds imported verdicts, not a prompt): load its spec"
         )
     spec = spec_of(judge_version)
+    profile = eva.profile_for(spec.eva_profile) if spec.eva_profile else None
+    if profile is not None and profile.audio and not getattr(spec, "needs_audio", False):
+        # EVA's audio judges rate what they hear: sent as text only, their answers would be guesses.
+        raise JudgeNotRunnable(f"{judge_version}: EVA's {profile.key} listens to the audio, and this spec sends none")
     if spec.scale_min is not None and spec.scale_max is not None:
         return spec
     judge = judge_version.judge
@@ -128,7 +132,6 @@ def runnable_spec(judge_version: JudgeVersion) -> JudgeSpec:
     if judge.scale == spec.scale:
         low = judge.scale_min if low is None else low
         high = judge.scale_max if high is None else high
-    profile = eva.profile_for(spec.eva_profile) if spec.eva_profile else None
     if profile is not None and profile.scale == spec.scale:
         low = float(profile.scale_min) if low is None else low
         high = float(profile.scale_max) if high is None else high

@@ -475,3 +475,11 @@ def test_a_tribunal_judge_without_bounds_in_its_spec_never_stores_an_answer_outs
     far = verdicts["Far out [[oob]]"]  # the scripted judge answers 9
     assert (far.status, far.rating) == ("unresolved", None)
     assert "outside the scale 1..5" in far.explanation
+
+
+def test_an_eva_audio_judge_whose_spec_sends_no_audio_cannot_run():
+    load(JUDGE_YAML, "eva-997ae97")
+    version = JudgeVersion.objects.get(judge__slug="tts_fidelity", version="eva-997ae97")
+
+    with pytest.raises(judges_service.JudgeNotRunnable, match="listens to the audio"):
+        judges_service.runnable_spec(version)
