@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 from sklearn.metrics import accuracy_score, f1_score
 
 from reviewapp.models import Comment, GoldLabel, Judge, JudgeCall, JudgeVersion, Turn, Verdict
@@ -483,3 +484,42 @@ def test_an_eva_audio_judge_whose_spec_sends_no_audio_cannot_run():
 
     with pytest.raises(judges_service.JudgeNotRunnable, match="listens to the audio"):
         judges_service.runnable_spec(version)
+
+
+def test_the_commented_set_rescored_at_two_revisions_shows_its_movement_against_a_rerun(
+    conciseness_set, endpoint, run_sweep, client, make_user
+):
+    load(JUDGE_YAML_OLD, "eva-dcb3750b")
+    load(JUDGE_YAML, "eva-997ae97")
+    before = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-dcb3750b")
+    after = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
+    dataset = GoldLabel.objects.first().conversation.dataset
+    author = make_user("rita", languages=["en"])
+    commented = list(Turn.objects.filter(role="agent").order_by("id")[:40])
+    for turn in commented:
+        Comment.objects.create(turn=turn, author=author, body="look")
+    scope = sweep_scope.scope_parse("commented")
+
+    first = run_sweep(
+        dataset=dataset, judge_versions=[before], scope=scope, repeats=2, variance_sample=1.0, qa_sample=0
+    )
+    second = run_sweep(dataset=dataset, judge_versions=[after], scope=scope, qa_sample=0)
+
+    assert first.verdicts_written == 2 * len(commented) and second.verdicts_written == len(commented)
+    client.force_login(make_user("lea", role="lead"))
+    page = client.get(
+        reverse("compare_versions", args=["conciseness"]), {"a": "eva-dcb3750b", "b": "eva-997ae97"}
+    ).content.decode()
+    # The two revisions' prompts differ, so the endpoint's hashed ratings move some turns; the rerun of A
+    # is the same prompt, so it never moves: the noise baseline the page compares against.
+    moved = sum(
+        a != b
+        for a, b in zip(
+            Verdict.objects.filter(sweep=first, run_index=0).order_by("turn_id").values_list("rating", flat=True),
+            Verdict.objects.filter(sweep=second).order_by("turn_id").values_list("rating", flat=True),
+            strict=True,
+        )
+    )
+    assert moved > 0
+    assert f"Noise: 0 of {len(commented)} moved on a rerun of A" in page
+    assert "eva-997ae97 moves more than noise" in page
