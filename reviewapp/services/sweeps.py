@@ -103,7 +103,12 @@ def target_role_of(judge_version: JudgeVersion) -> str:
 
 
 def targets_of(*, sweep: Sweep, judge_version: JudgeVersion) -> list[int]:
-    """The targets one judge version of a sweep scores: its level and role, the sweep's language and scope."""
+    """The targets one judge version of a sweep scores: its level and role, the sweep's language and scope.
+
+    A scoped sweep keeps the targets it planned (comments and verdicts change while it runs)."""
+    planned = (sweep.params.get("scope_targets") or {}).get(str(judge_version.pk))
+    if planned is not None:
+        return list(planned)
     level = level_of(judge_version)
     ids = target_ids_for(
         dataset=sweep.dataset, level=level, language=sweep.language, role=target_role_of(judge_version)
@@ -235,6 +240,8 @@ def sweep_start(
     for jv_id, ids in targets_by_version.items():
         plan[jv_id]["sampled"] = len(set(samples[plan[jv_id]["level"]]) & set(ids))
     sweep.params = {**sweep.params, "plan": plan, "variance_sample": samples, "chunk_size": CHUNK_SIZE}
+    if scope.kind != "all":
+        sweep.params["scope_targets"] = targets_by_version
     sweep.total_targets = total
     sweep.save(update_fields=["params", "total_targets"])
 

@@ -217,3 +217,22 @@ def test_the_sweep_form_offers_the_scope_and_starts_a_scoped_sweep(
     assert scored(sweep) == {"Two [[r=2]]"}
     refused = client.post(reverse("sweep_new"), {**base, "scope": "moved", "moved": "1.0"})
     assert refused.status_code == 200 and "moved:A,B" in refused.content.decode()
+
+
+def test_a_scoped_sweep_keeps_the_targets_it_planned_when_comments_change(
+    corpus, judge, comments, make_user, scripted_llm, eager_celery, django_capture_on_commit_callbacks
+):
+    from reviewapp.services.sweeps import sweep_start
+
+    sweep = sweep_start(
+        dataset=corpus, judge_versions=[judge], qa_sample=0, scope=sweep_scope.scope_parse("commented"), dispatch=False
+    )
+    Comment.objects.create(turn=comments["One [[r=3]]"], author=make_user("late"), body="after the plan")
+    from reviewapp.tasks.sweeps import sweep_dispatch
+
+    with django_capture_on_commit_callbacks(execute=True):
+        sweep_dispatch.delay(sweep.pk)
+    sweep.refresh_from_db()
+
+    assert sweep.status == Sweep.Status.DONE
+    assert scored(sweep) == {"Two [[r=2]]", "Cinq [[r=3]]"}
