@@ -137,7 +137,8 @@ def eva_render_problems(*, judge_version: JudgeVersion, conversation_ids: Sequen
         parts.append(f"{name} (missing in {where})")
     return (
         f"{judge_version} needs template variables the records cannot provide: {'; '.join(parts)}. EVA takes them"
-        " from the agent config and the dataset: pass the agent config (--eva-agent) or import records that carry them."
+        " from the agent config and the dataset: pass the agent config (sweep --eva-agent), EVA's dataset file"
+        " (--eva-dataset), or import records that carry them."
     )
 
 
