@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from scoring import eva
-from scoring.specs import JudgeSpec, RenderedPrompt, render, template_variables
+from scoring.specs import JudgeSpec, MissingVariable, RenderedPrompt, render, template_variables
 
 from ..models import Conversation, Turn
 
@@ -235,7 +235,13 @@ def sample_conversations() -> list[tuple[Conversation, list[Turn]]]:
 
 
 def render_target_prompts(spec: JudgeSpec, conversation: Any, turns: Sequence[Any]) -> list[dict[str, Any]]:
-    """Every prompt ``spec`` sends for one conversation: one per agent turn, or one in all."""
+    """Every prompt ``spec`` sends for one conversation: one per agent turn, or one in all (EVA's judges:
+    one per conversation, per-turn judges included)."""
+    if spec.eva_profile:
+        values, missing = eva_variables(spec, eva_record(conversation, turns))
+        if missing:
+            raise MissingVariable(missing[0], judge=spec.key, template="user", available=tuple(sorted(values)))
+        return [_as_dict("conversation", render(spec, values, language=conversation.language))]
     if spec.level == "conversation":
         prompt = render(spec, variables_for_conversation(conversation, turns), language=conversation.language)
         return [_as_dict("conversation", prompt)]

@@ -523,3 +523,16 @@ def test_the_commented_set_rescored_at_two_revisions_shows_its_movement_against_
     assert moved > 0
     assert f"Noise: 0 of {len(commented)} moved on a rerun of A" in page
     assert "eva-997ae97 moves more than noise" in page
+
+
+def test_an_eva_judge_renders_one_prompt_per_conversation_in_eva_format():
+    from reviewapp.services import judge_inputs
+    from scoring.specs import load_specs
+
+    (spec,) = [s for s in load_specs(JUDGE_YAML) if s.slug == "conciseness"]
+    conversation, turns = judge_inputs.sample_conversations()[0]
+
+    (prompt,) = judge_inputs.render_target_prompts(spec, conversation, turns)
+
+    assert prompt["target"] == "conversation"
+    assert f"Turn 1:\n  user: {turns[0].text}\n  assistant: {turns[1].intended_text}\n\nTurn 2:" in prompt["user"]
