@@ -58,6 +58,38 @@ class SignatureAdmin(admin.ModelAdmin):
     search_fields = ("pattern", "intent", "label")
     raw_id_fields = ("evidence",)
 
+    # Read-only here: signatures change on /signatures/, where each change is measured on gold,
+    # versioned and audited; an admin form would bypass all three.
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(models.SignatureVersion)
+class SignatureVersionAdmin(admin.ModelAdmin):
+    """The history of each signature, as recorded by the signature service: read-only."""
+
+    list_display = ("signature", "version", "change", "changed_by", "created_at")
+    list_filter = ("change",)
+    search_fields = ("signature__pattern", "signature__intent", "note")
+    raw_id_fields = ("signature", "sweeps")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(models.SweepChunkLease)
+class SweepChunkLeaseAdmin(admin.ModelAdmin):
+    list_display = ("sweep", "judge_version_id", "first_target", "holder", "expires_at")
+    list_filter = ("expires_at",)
+    search_fields = ("holder",)
+    raw_id_fields = ("sweep",)
+
 
 @admin.register(models.Sweep)
 class SweepAdmin(admin.ModelAdmin):

@@ -9,7 +9,12 @@ _NAV = (
     ("Queue", "queue_index", {"queue_index", "review_item", "queue_progress"}, "everyone"),
     ("Datasets", "dataset_list", {"dataset_list", "dataset_detail", "conversation_detail"}, "everyone"),
     ("Sweeps", "sweep_list", {"sweep_list", "sweep_new", "sweep_detail"}, "everyone"),
-    ("Signatures", "signature_list", {"signature_list", "signature_create", "signature_detail"}, "lead"),
+    (
+        "Signatures",
+        "signature_list",
+        {"signature_list", "signature_create", "signature_detail", "signature_edit", "signature_active"},
+        "lead",
+    ),
     ("Disputes", "dispute_list", {"dispute_list", "dispute_detail"}, "lead"),
     ("Quality", "quality_index", {"quality_index", "quality_judge", "compare_versions", "reviewer_list"}, "lead"),
     ("My stats", "reviewer_detail", {"reviewer_detail"}, "reviewer"),

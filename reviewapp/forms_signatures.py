@@ -1,5 +1,7 @@
 """Forms for tier-1 signatures: the lead's page form and the admin form share one validation."""
 
+from __future__ import annotations
+
 import re
 
 from django import forms
@@ -54,15 +56,7 @@ class SignatureForm(forms.Form):
         return _lines(self.cleaned_data.get("negation_guards", ""))
 
     def clean_evidence(self):
-        raw = self.cleaned_data["evidence"]
-        ids = [int(part) for part in re.split(r"[\s,]+", raw.strip()) if part.isdigit()]
-        if not ids or len(ids) != len([p for p in re.split(r"[\s,]+", raw.strip()) if p]):
-            raise forms.ValidationError("Give turn ids (numbers) separated by spaces or commas.")
-        turns = list(Turn.objects.filter(pk__in=ids).select_related("conversation"))
-        missing = sorted(set(ids) - {t.pk for t in turns})
-        if missing:
-            raise forms.ValidationError(f"No turn with id {', '.join(map(str, missing))}.")
-        return turns
+        return _turns_from_ids(self.cleaned_data["evidence"], required=True)
 
     def clean(self):
         data = super().clean()
@@ -83,6 +77,76 @@ class SignatureForm(forms.Form):
         )
         _rule_error(self, rule)
         return data
+
+
+def _turns_from_ids(raw: str, *, required: bool) -> list[Turn]:
+    parts = [p for p in re.split(r"[\s,]+", (raw or "").strip()) if p]
+    if not parts:
+        if required:
+            raise forms.ValidationError("Give turn ids (numbers) separated by spaces or commas.")
+        return []
+    if not all(p.isdigit() for p in parts):
+        raise forms.ValidationError("Give turn ids (numbers) separated by spaces or commas.")
+    ids = [int(p) for p in parts]
+    turns = list(Turn.objects.filter(pk__in=ids).select_related("conversation"))
+    missing = sorted(set(ids) - {t.pk for t in turns})
+    if missing:
+        raise forms.ValidationError(f"No turn with id {', '.join(map(str, missing))}.")
+    return turns
+
+
+class SignatureEditForm(forms.Form):
+    """A lead's change to a signature: a new version, measured on gold by the service before it is kept."""
+
+    kind = forms.ChoiceField(choices=[(k, Signature.Kind(k).label) for k in KINDS])
+    pattern = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
+    negation_guards = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One phrase per line. Removing one can make the signature match more: it needs new evidence.",
+    )
+    label = forms.CharField(max_length=100, required=False)
+    rating = forms.FloatField(required=False)
+    passed = forms.NullBooleanField(
+        required=False,
+        widget=forms.Select(choices=[("unknown", "(not set)"), ("true", "Pass"), ("false", "Fail")]),
+    )
+    new_evidence = forms.CharField(
+        required=False,
+        help_text="Ids of turns that justify the change, separated by spaces or commas. "
+        "Needed when the change can make the signature match more (pattern, kind, fewer guards).",
+    )
+    note = forms.CharField(max_length=500, required=False, help_text="Why it changed (kept in the history).")
+
+    @classmethod
+    def for_signature(cls, signature: Signature, data=None) -> SignatureEditForm:
+        initial = {
+            "kind": signature.kind,
+            "pattern": signature.pattern,
+            "negation_guards": "\n".join(signature.negation_guards or []),
+            "label": signature.label,
+            "rating": signature.rating,
+            # The select's own option values: a plain Select would render True as "True" and select nothing.
+            "passed": {True: "true", False: "false"}.get(signature.passed, "unknown"),
+        }
+        return cls(data, initial=initial)
+
+    def clean_negation_guards(self):
+        return _lines(self.cleaned_data.get("negation_guards", ""))
+
+    def clean_new_evidence(self):
+        return _turns_from_ids(self.cleaned_data.get("new_evidence", ""), required=False)
+
+
+class SignatureActiveForm(forms.Form):
+    """Switch a signature off, or back on (a loosening: it needs a new evidence turn)."""
+
+    active = forms.TypedChoiceField(choices=[("1", "on"), ("0", "off")], coerce=lambda v: v == "1")
+    new_evidence = forms.CharField(required=False, help_text="Switching back on needs a new evidence turn.")
+    note = forms.CharField(max_length=500, required=False)
+
+    def clean_new_evidence(self):
+        return _turns_from_ids(self.cleaned_data.get("new_evidence", ""), required=False)
 
 
 class SignatureAdminForm(forms.ModelForm):

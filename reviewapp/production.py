@@ -17,3 +17,7 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
+# Behind the HTTPS proxy every request comes from the proxy's address: login throttling reads the
+# client's address from X-Forwarded-For, trusting TRIBUNAL_PROXY_COUNT proxies in front of gunicorn.
+AXES_IPWARE_PROXY_COUNT = env.int("TRIBUNAL_PROXY_COUNT", default=1)
+AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]

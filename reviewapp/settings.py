@@ -6,6 +6,7 @@ Set DATABASE_URL / CELERY_BROKER_URL / OPENAI_* to run distributed (PostgreSQL, 
 OpenAI-compatible endpoint). Production hardening lives in reviewapp/production.py.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -32,6 +33,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "axes",
     "reviewapp",
 ]
 
@@ -46,6 +48,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "reviewapp.urls"
@@ -106,6 +110,22 @@ MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env.str("MEDIA_ROOT", default=str(VAR_DIR / "media")))
 
 LOGIN_URL = "login"
+
+# --- Login throttling (django-axes) -------------------------------------------------------------
+# TRIBUNAL_LOGIN_FAILURE_LIMIT wrong passwords for one account (or from one client address, for
+# guessing across accounts) lock it for TRIBUNAL_LOGIN_COOLOFF_MINUTES: until then even the right
+# password is refused (HTTP 429, the lockout page). A successful login resets the count. Attempts are kept in the database
+# (axes.AccessAttempt, visible in Django admin); `manage.py axes_reset_username USER` lifts a lock.
+AUTHENTICATION_BACKENDS = [
+    "reviewapp.auth_backends.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("TRIBUNAL_LOGIN_FAILURE_LIMIT", default=30)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("TRIBUNAL_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
@@ -142,7 +162,11 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
+    # Redis redelivers an unacknowledged task (its worker died) after the visibility timeout. The
+    # default is sized to the longest sweep chunk (its hard time limit, derived below from chunk
+    # size x LLM timeout) plus a minute, so a killed worker's chunks come back within minutes, not an hour.
+    # (set with the sweep settings below: TRIBUNAL_SWEEP_CHUNK_TIME_LIMIT + 60 s).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -152,6 +176,8 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=600)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=660)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery beat (periodic tasks) keeps its schedule state under var/, not in the working directory.
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 REDIS_URL = env.str("REDIS_URL", default="")
 
 # --- LLM tier ---------------------------------------------------------------------------------
@@ -173,8 +199,34 @@ LLM_MAX_ATTEMPTS = env.int("LLM_MAX_ATTEMPTS", default=4)
 TRIBUNAL_SWEEP_CHUNK_SIZE = env.int("TRIBUNAL_SWEEP_CHUNK_SIZE", default=50)
 TRIBUNAL_SWEEP_LLM_THREADS = env.int("TRIBUNAL_SWEEP_LLM_THREADS", default=32)
 TRIBUNAL_SWEEP_QUEUE = env.str("TRIBUNAL_SWEEP_QUEUE", default="")
-TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT = env.int("TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT", default=300)
+# A chunk's calls go out in ceil(chunk size / LLM threads) waves, each at most LLM_MAX_ATTEMPTS x
+# OPENAI_TIMEOUT_SECONDS: the default soft limit covers that, and is never below 300 s.
+_chunk_waves = -(-TRIBUNAL_SWEEP_CHUNK_SIZE // max(1, TRIBUNAL_SWEEP_LLM_THREADS))
+TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT = env.int(
+    "TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT", default=max(300, int(_chunk_waves * LLM_MAX_ATTEMPTS * OPENAI_TIMEOUT_SECONDS))
+)
+TRIBUNAL_SWEEP_CHUNK_TIME_LIMIT = TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT + 60
+if not CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = env.int(
+        "CELERY_VISIBILITY_TIMEOUT", default=TRIBUNAL_SWEEP_CHUNK_TIME_LIMIT + 60
+    )
+# Recovery: every TRIBUNAL_SWEEP_RECONCILE_SECONDS Celery beat looks for running sweeps with no sign
+# of life (no verdict, no chunk heartbeat) for TRIBUNAL_SWEEP_STALL_SECONDS and re-sends the chunks
+# that still miss verdicts; chunks skip what is written, so a re-sent chunk never doubles a verdict.
+TRIBUNAL_SWEEP_RECONCILE_SECONDS = env.int("TRIBUNAL_SWEEP_RECONCILE_SECONDS", default=15)
+# A live chunk reports every TRIBUNAL_SWEEP_HEARTBEAT_SECONDS, even while its LLM calls wait, so
+# three missed heartbeats mean its worker is gone.
+TRIBUNAL_SWEEP_STALL_SECONDS = env.int("TRIBUNAL_SWEEP_STALL_SECONDS", default=30)
+# A running chunk reports it is alive this often (seconds).
+TRIBUNAL_SWEEP_HEARTBEAT_SECONDS = env.int("TRIBUNAL_SWEEP_HEARTBEAT_SECONDS", default=10)
 TRIBUNAL_CODE_VERSION = env.str("TRIBUNAL_CODE_VERSION", default="")
+# Tier 1 never guesses: a signature whose matches agree with gold less often than the floor, on at
+# least TRIBUNAL_SIGNATURE_MIN_GOLD compared matches, is refused (created or changed) or suspended
+# (gold arrived later; rechecked every TRIBUNAL_SIGNATURE_RECHECK_SECONDS by Celery beat and at
+# every sweep start).
+TRIBUNAL_SIGNATURE_PRECISION_FLOOR = env.float("TRIBUNAL_SIGNATURE_PRECISION_FLOOR", default=0.9)
+TRIBUNAL_SIGNATURE_MIN_GOLD = env.int("TRIBUNAL_SIGNATURE_MIN_GOLD", default=5)
+TRIBUNAL_SIGNATURE_RECHECK_SECONDS = env.int("TRIBUNAL_SIGNATURE_RECHECK_SECONDS", default=300)
 JUDGE_CALL_RETENTION_DAYS = env.int("JUDGE_CALL_RETENTION_DAYS", default=90)
 
 LOGGING = {
@@ -197,4 +249,14 @@ CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})
 CELERY_BEAT_SCHEDULE["judge-calls-purge"] = {
     "task": "reviewapp.tasks.retention.judge_calls_purge_old",
     "schedule": crontab(hour=3, minute=17),
+}
+# Tier 1: suspend signatures that contradict newly arrived gold (see TRIBUNAL_SIGNATURE_PRECISION_FLOOR).
+CELERY_BEAT_SCHEDULE["signatures-recheck"] = {
+    "task": "reviewapp.tasks.signatures.signatures_recheck_all",
+    "schedule": float(TRIBUNAL_SIGNATURE_RECHECK_SECONDS),
+}
+# Sweeps that recover: re-send the chunks of a running sweep whose worker died (see TRIBUNAL_SWEEP_STALL_SECONDS).
+CELERY_BEAT_SCHEDULE["sweeps-reconcile"] = {
+    "task": "reviewapp.tasks.sweeps.sweeps_reconcile",
+    "schedule": float(TRIBUNAL_SWEEP_RECONCILE_SECONDS),
 }

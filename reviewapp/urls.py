@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .views import conversations, datasets, home
+from .views import conversations, datasets, home, triage
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -11,6 +11,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("datasets/", datasets.dataset_list, name="dataset_list"),
     path("datasets/<int:dataset_id>/", datasets.dataset_detail, name="dataset_detail"),
+    path("datasets/<int:dataset_id>/triage/", triage.dataset_triage_run, name="dataset_triage"),
     path("conversations/<int:conversation_id>/", conversations.conversation_detail, name="conversation_detail"),
     path(
         "conversations/<int:conversation_id>/turns/<int:turn_id>/",

@@ -49,7 +49,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
 
 from .agreement import CONFIDENCE, Estimate, Evidence, proportion_interval
 from .agreement import evidence as agreement_evidence
@@ -309,6 +308,10 @@ def prediction_powered_rate(
     human_estimate = proportion_interval(float(y.sum()), n, confidence=confidence)
     if n < 2 or big_n < 1:
         return PredictionPowered(Estimate(None), human_estimate, judge_raw, n, big_n, None)
+    # ppi_py takes over a second to import: only the callers of this function pay for it (the sampler
+    # above runs inside a sweep's closing transaction, where a slow import holds the write lock).
+    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+
     method = PredictionPowered.method
     lam: float | None = None
     if float(np.var(yhat)) == 0 and float(np.var(yhat_unlabelled)) == 0:

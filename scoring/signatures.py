@@ -172,3 +172,45 @@ def evaluate(rules: Sequence[SignatureRule], text: str, language: str) -> Signat
     if len({m.rule.outcome for m in found}) > 1:
         return None
     return found[0]
+
+
+# --- measuring a rule against gold -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GoldPrecision:
+    """How often a rule's matches agree with gold: precision with n and a 95% Wilson interval."""
+
+    agreeing: int
+    compared: int
+    low: float | None
+    high: float | None
+
+    @property
+    def precision(self) -> float | None:
+        return None if not self.compared else self.agreeing / self.compared
+
+    def below_floor(self, *, floor: float, min_compared: int) -> bool:
+        """True when there is enough gold to say the rule contradicts it: n >= min_compared, precision < floor."""
+        precision = self.precision
+        return precision is not None and self.compared >= min_compared and precision < floor
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        return {
+            "agreeing": self.agreeing,
+            "compared": self.compared,
+            "precision": self.precision,
+            "low": self.low,
+            "high": self.high,
+        }
+
+
+def gold_precision(*, agreeing: int, compared: int) -> GoldPrecision:
+    if not 0 <= agreeing <= compared:
+        raise ValueError(f"agreeing ({agreeing}) must be between 0 and compared ({compared})")
+    if compared == 0:
+        return GoldPrecision(agreeing=0, compared=0, low=None, high=None)
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(agreeing, compared, alpha=0.05, method="wilson")
+    return GoldPrecision(agreeing=agreeing, compared=compared, low=float(low), high=float(high))

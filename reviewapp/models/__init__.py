@@ -4,7 +4,9 @@ from .audit import AuditEvent, ExportSnapshot
 from .corpus import Conversation, Dataset, Turn
 from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
 from .people import ApiToken, Profile, Role
+from .recovery import SweepChunkLease
 from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem, ReviewSkip
+from .tier1 import SignatureVersion
 
 __all__ = [
     "Adjudication",
@@ -26,7 +28,9 @@ __all__ = [
     "ReviewSkip",
     "Role",
     "Signature",
+    "SignatureVersion",
     "Sweep",
+    "SweepChunkLease",
     "Turn",
     "Verdict",
 ]

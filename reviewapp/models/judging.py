@@ -67,6 +67,11 @@ class Signature(models.Model):
     rating = models.FloatField(null=True, blank=True)
     passed = models.BooleanField(null=True, blank=True)
     active = models.BooleanField(default=True)
+    # Every change is a new SignatureVersion (reviewapp.models.tier1); `version` is the current one.
+    version = models.PositiveIntegerField(default=1)
+    # Set when the signature's matches contradict gold (below the precision floor): sweeps skip it until fixed.
+    suspended_at = models.DateTimeField(null=True, blank=True)
+    suspended_reason = models.TextField(blank=True)
     evidence = models.ManyToManyField("reviewapp.Turn", blank=True, related_name="signature_evidence")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -117,6 +122,9 @@ class Sweep(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Last sign of life from a chunk (its start, its LLM loop): a running sweep silent for
+    # TRIBUNAL_SWEEP_STALL_SECONDS has lost its worker, and the reconcile task re-sends its chunks.
+    progress_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

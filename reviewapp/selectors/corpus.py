@@ -13,6 +13,8 @@ from django.db.models.functions import Coalesce
 
 from ..access import language_q, sees_all_languages
 from ..models import Conversation, Dataset, GoldLabel, Turn, Verdict
+from . import outcomes
+from .gold import winning_by_judge
 
 # Han, kana and their punctuation are compared character by character (no spaces between words);
 # every other script is compared word by word.
@@ -171,19 +173,18 @@ def _decorate(turn: Turn) -> Turn:
 
 
 def _mark_agreement(gold: list[GoldLabel], verdicts: list[Verdict]) -> None:
-    """Set verdict.agrees to True/False against the included gold label of the same judge, else None."""
-    gold_by_judge = {label.judge_id: label for label in gold if not label.excluded}
+    """Set verdict.agrees to True/False against the winning gold label of the same judge, else None
+    (no included gold, an unresolved verdict, or gold on a field the judge is not scored on)."""
+    winners = winning_by_judge(gold)
+    for label in gold:
+        label.wins = winners.get(label.judge_id) is label
     for verdict in verdicts:
-        label = gold_by_judge.get(verdict.judge_version.judge_id)
+        label = winners.get(verdict.judge_version.judge_id)
         verdict.agrees = None
+        verdict.gold_source = label.source if label is not None else ""
         if label is None or verdict.status != Verdict.Status.RESOLVED:
             continue
-        if label.passed is not None and verdict.passed is not None:
-            verdict.agrees = label.passed == verdict.passed
-        elif label.rating is not None and verdict.rating is not None:
-            verdict.agrees = label.rating == verdict.rating
-        elif label.label and verdict.label:
-            verdict.agrees = label.label == verdict.label
+        verdict.agrees = outcomes.agrees(verdict.judge_version.judge, judged=verdict, gold=label)
 
 
 def conversation_with_dataset(*, conversation_id: int) -> Conversation:

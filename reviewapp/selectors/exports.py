@@ -32,6 +32,7 @@ from ..models import (
     Verdict,
 )
 from ..models.review import GOLD_SOURCE_ORDER
+from .gold import winning_label
 
 CHUNK_SIZE = 2000
 # Gold for a target comes from the best source it has: a lead's decision, then unanimous reviews,
@@ -158,7 +159,9 @@ class ExportRow:
 
 
 def _best(labels: Sequence[GoldLabel]) -> GoldLabel:
-    return min(labels, key=lambda g: (SOURCE_PRIORITY.index(g.source), g.pk))
+    best = winning_label(labels)
+    assert best is not None  # the queryset holds included labels only
+    return best
 
 
 def _target_groups(qs: QuerySet[GoldLabel], chunk_size: int) -> Iterator[list[GoldLabel]]:

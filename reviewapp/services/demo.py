@@ -31,6 +31,7 @@ from ..models import (
 )
 from . import demo_content as content
 from .demo_audio import demo_audio_write
+from .demo_signatures import demo_signatures_seed
 from .demo_versions import demo_versions_seed
 from .queue_items import items_from_imports
 
@@ -388,6 +389,7 @@ def demo_seed(*, reset: bool = False) -> DemoSummary:
     demo_versions_seed(dataset=dataset, sweep=sweep)
     items_from_imports(dataset=dataset)
     demo_audio_write(dataset=dataset)
+    demo_signatures_seed(dataset=dataset)
 
     return DemoSummary(
         dataset_id=dataset.pk,

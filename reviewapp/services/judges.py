@@ -161,10 +161,10 @@ def signature_rule(signature: Signature) -> SignatureRule:
 
 
 def rules_for(judge: Judge, language: str) -> list[SignatureRule]:
-    """Active tier-1 rules of ``judge`` that apply to ``language`` (its own and its base language's)."""
+    """Active, unsuspended tier-1 rules of ``judge`` that apply to ``language`` (its own and its base language's)."""
     base = language.split("-", 1)[0]
     signatures = (
-        Signature.objects.filter(judge=judge, active=True)
+        Signature.objects.filter(judge=judge, active=True, suspended_at__isnull=True)
         .filter(Q(language__iexact=language) | Q(language__iexact=base))
         .select_related("judge")
         .order_by("id")

@@ -1,26 +1,41 @@
-"""Review items from imported data: where an imported judge verdict and an imported gold label
-disagree, where a verdict is unresolved or failed, and a stable QA sample of the rest.
+"""Review items from a dataset's verdicts (imports first of all): what needs people, and a QA sample.
+
+For each judge with verdicts in the dataset, an item per target that needs people:
+
+* `gold_disagrees`: a resolved verdict whose outcome differs from the target's winning gold
+  (`selectors.gold`, compared through the judge's outcome rule; a pair on another field is not a
+  disagreement, it is refused);
+* `unresolved` (and `uncertain` when the answer hedged): an answer of any run that could not be used;
+* `qa_sample`: a random sample of EVERY target the judge scored in the dataset, drawn independently of
+  any agreement, stratified by language (`triage.qa_pick`), each item storing its weight
+  1 / inclusion probability. A target can be sampled and disagree at once: both reasons are kept.
 
 Items are merged with triage's `review_items_merge` (one item per judge and target, reasons as a
-set), so running this again, or after a sweep's triage, never duplicates an item. Judge-vs-gold
-disagreements carry the `gold_disagrees` reason. QA-sample items need two reviews (triage's rule), so
-the sample also measures how often reviewers agree with each other.
+set), so running this again, or after a sweep's triage, never duplicates an item; the draw is seeded
+by the dataset and judge, so it picks the same sample again. QA-sample items need two reviews.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import transaction
 
-from ..models import Dataset, GoldLabel, ReviewItem, Verdict
-from .triage import UNCERTAIN_MARKERS, review_items_merge
+from ..models import Dataset, Judge, ReviewItem, Verdict
+from ..selectors import outcomes
+from ..selectors.gold import winning_gold
+from .triage import UNCERTAIN_MARKERS, qa_pick, review_items_merge
 
 Reason = ReviewItem.Reason
 DEFAULT_QA_RATE = 0.1
 UNCERTAIN_TEXT = ("not sure", "uncertain", *UNCERTAIN_MARKERS)
+TargetKey = tuple[int, int | None]
+
+
+class TriageError(ValueError):
+    """A dataset triage that cannot run (a rate outside 0..1, a judge with no verdict in the dataset)."""
 
 
 @dataclass
@@ -28,45 +43,36 @@ class ImportedItems:
     items_created: int = 0
     items_updated: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
+    # judge slug -> language -> {"targets": N, "sampled": n, "probability": n / N}
+    qa_sample: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
-
-def _sampled(dataset_id: int, key: str, rate: float) -> bool:
-    """A stable draw per target, seeded by the dataset: running again picks the same sample."""
-    if rate <= 0:
-        return False
-    if rate >= 1:
-        return True
-    digest = hashlib.sha256(f"imports-qa:{dataset_id}:{key}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < rate
-
-
-def _differs(gold: dict, verdict: dict) -> bool:
-    if gold["passed"] is not None and verdict["passed"] is not None:
-        return gold["passed"] != verdict["passed"]
-    if gold["rating"] is not None and verdict["rating"] is not None:
-        return gold["rating"] != verdict["rating"]
-    if gold["label"] and verdict["label"]:
-        return gold["label"] != verdict["label"]
-    return False
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "items_created": self.items_created,
+            "items_updated": self.items_updated,
+            "reasons": dict(sorted(self.reasons.items())),
+            "qa_sample": self.qa_sample,
+        }
 
 
 @transaction.atomic
-def items_from_imports(*, dataset: Dataset, qa_rate: float = DEFAULT_QA_RATE) -> ImportedItems:
-    """Queue the dataset's imported verdicts that need people (see the module docstring)."""
-    gold: dict[tuple[int, int, int | None], dict] = {}
-    for row in GoldLabel.objects.filter(
-        conversation__dataset=dataset, excluded=False, source=GoldLabel.Source.IMPORTED
-    ).values("judge_id", "conversation_id", "turn_id", "rating", "passed", "label"):
-        gold[(row["judge_id"], row["conversation_id"], row["turn_id"])] = row
-
-    reasons: dict[tuple[int, tuple[int, int | None]], set[str]] = defaultdict(set)
-    qa_weight: dict[tuple[int, tuple[int, int | None]], float] = {}
-    verdicts = (
-        Verdict.objects.filter(conversation__dataset=dataset)
-        .values(
+def items_from_imports(
+    *, dataset: Dataset, qa_rate: float = DEFAULT_QA_RATE, judge: Judge | None = None
+) -> ImportedItems:
+    """Queue the dataset's verdicts that need people (see the module docstring); `judge` limits it to one."""
+    if not 0 <= qa_rate <= 1:
+        raise TriageError(f"The QA rate is a share between 0 and 1, not {qa_rate}.")
+    verdicts = Verdict.objects.filter(conversation__dataset=dataset)
+    if judge is not None:
+        verdicts = verdicts.filter(judge_version__judge=judge)
+    rows_by_judge: dict[int, dict[TargetKey, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    language: dict[TargetKey, str] = {}
+    for row in (
+        verdicts.values(
             "judge_version__judge_id",
             "conversation_id",
             "turn_id",
+            "conversation__language",
             "status",
             "rating",
             "passed",
@@ -75,27 +81,61 @@ def items_from_imports(*, dataset: Dataset, qa_rate: float = DEFAULT_QA_RATE) ->
             "raw_text",
         )
         .order_by("pk")
-    )
-    for row in verdicts.iterator(chunk_size=2000):
-        judge_id = row["judge_version__judge_id"]
-        key = (judge_id, (row["conversation_id"], row["turn_id"]))
-        if row["status"] != Verdict.Status.RESOLVED:
-            reasons[key].add(Reason.UNRESOLVED)
-            said = f"{row['explanation']} {row['raw_text']}".lower()
-            if any(marker in said for marker in UNCERTAIN_TEXT):
-                reasons[key].add(Reason.UNCERTAIN)
-            continue
-        label = gold.get((judge_id, row["conversation_id"], row["turn_id"]))
-        if label is not None and _differs(label, row):
-            reasons[key].add(Reason.GOLD_DISAGREES)
-        elif _sampled(dataset.pk, f"{judge_id}:{row['conversation_id']}:{row['turn_id']}", qa_rate):
-            reasons[key].add(Reason.QA_SAMPLE)
-            qa_weight[key] = 1.0 / qa_rate
+        .iterator(chunk_size=2000)
+    ):
+        target = (row["conversation_id"], row["turn_id"])
+        rows_by_judge[row["judge_version__judge_id"]][target].append(row)
+        language[target] = row["conversation__language"]
+    if judge is not None and not rows_by_judge:
+        raise TriageError(f"{judge.slug} has no verdict in dataset {dataset.name}.")
 
-    created, updated = review_items_merge(reasons=reasons, qa_weight=qa_weight)
-    summary = ImportedItems(items_created=created, items_updated=updated)
+    judges = {j.pk: j for j in Judge.objects.filter(pk__in=list(rows_by_judge))}
+    reasons: dict[tuple[int, TargetKey], set[str]] = defaultdict(set)
+    qa_weight: dict[tuple[int, TargetKey], float] = {}
+    summary = ImportedItems()
+    for judge_id, targets in rows_by_judge.items():
+        this = judges[judge_id]
+        gold = winning_gold(judge=this, dataset_ids=[dataset.pk])
+        for target, rows in targets.items():
+            key = (judge_id, target)
+            label = gold.get(target)
+            truth = (
+                outcomes.outcome_for(this, rating=label.rating, passed=label.passed, label=label.label).value
+                if label is not None
+                else None
+            )
+            for row in rows:
+                if row["status"] != Verdict.Status.RESOLVED:
+                    reasons[key].add(Reason.UNRESOLVED)
+                    said = f"{row['explanation']} {row['raw_text']}".lower()
+                    if any(marker in said for marker in UNCERTAIN_TEXT):
+                        reasons[key].add(Reason.UNCERTAIN)
+                    continue
+                judged = outcomes.outcome_for(this, rating=row["rating"], passed=row["passed"], label=row["label"])
+                if truth is not None and judged.value is not None and judged.value != truth:
+                    reasons[key].add(Reason.GOLD_DISAGREES)
+        keys = sorted(targets, key=lambda t: (t[0], t[1] if t[1] is not None else -1))
+        picked = qa_pick(
+            keys=keys, languages=[language[t] for t in keys], rate=qa_rate, seed=f"imports-qa:{dataset.pk}:{judge_id}"
+        )
+        per_language: dict[str, dict[str, Any]] = defaultdict(lambda: {"targets": 0, "sampled": 0})
+        for target in keys:
+            per_language[language[target]]["targets"] += 1
+        for target, weight in picked.items():
+            reasons[(judge_id, target)].add(Reason.QA_SAMPLE)
+            qa_weight[(judge_id, target)] = weight
+            per_language[language[target]]["sampled"] += 1
+        for stats in per_language.values():
+            stats["probability"] = round(stats["sampled"] / stats["targets"], 6) if stats["targets"] else 0.0
+        summary.qa_sample[this.slug] = dict(sorted(per_language.items()))
+
+    summary.items_created, summary.items_updated = review_items_merge(reasons=reasons, qa_weight=qa_weight)
     for reason_set in reasons.values():
         for reason in reason_set:
             summary.reasons[str(reason)] = summary.reasons.get(str(reason), 0) + 1
-
     return summary
+
+
+def dataset_triage(*, dataset: Dataset, qa_rate: float = DEFAULT_QA_RATE, judge: Judge | None = None) -> ImportedItems:
+    """The dataset page's and `manage.py triage`'s entry point: see `items_from_imports`."""
+    return items_from_imports(dataset=dataset, qa_rate=qa_rate, judge=judge)

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from ..access import language_allowed
 from ..models import Category, Comment, GoldLabel, Judge, Review, ReviewItem, ReviewSkip, Turn, Verdict
+from ..selectors.outcomes import outcome_for
 from ..selectors.queue import (
     ACTIVE,
     QueueFilters,
@@ -209,12 +210,8 @@ def _norm(text: str) -> str:
 
 
 def _value(judge: Judge, *, rating: float | None, passed: bool | None, label: str) -> Any:
-    """What a label says, comparable between reviewers and judges: pass/fail for binary judges."""
-    if judge.scale == Judge.Scale.BINARY:
-        return passed
-    if rating is not None:
-        return float(rating)
-    return label or None
+    """What a label says, comparable between reviewers and judges: the judge's outcome (selectors.outcomes)."""
+    return outcome_for(judge, rating=rating, passed=passed, label=label).value
 
 
 def _binary_passed(judge: Judge, rating: float | None) -> bool | None:

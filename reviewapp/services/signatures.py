@@ -1,41 +1,88 @@
-"""Tier-1 signatures: creating, changing and checking them against gold labels.
+"""Tier-1 signatures: creating, changing, switching off and checking them against gold labels.
 
-Every signature is justified by evidence turns. A change that can make it match more (a new
-pattern or kind, fewer negation guards, reactivation) is a loosening and needs at least one new
-evidence turn, so nobody widens a rule on a hunch.
+Tier 1 never guesses:
+
+* every signature is justified by evidence turns in its language that its own pattern matches;
+* a change that can make it match more (a new pattern or kind, fewer negation guards, switching it
+  back on) is a loosening and needs at least one new evidence turn;
+* it is measured against the gold that wins (adjudicated > unanimous > imported) whenever it is
+  created or changed: precision of its matches with n and a 95% Wilson interval. Below
+  TRIBUNAL_SIGNATURE_PRECISION_FLOOR on at least TRIBUNAL_SIGNATURE_MIN_GOLD compared matches, the
+  change is refused;
+* gold that arrives later is checked by `signatures_recheck` (Celery beat, `check_signatures`, and
+  every `sweep_start`): a signature that now contradicts gold is suspended, and sweeps skip it until
+  an edit makes it agree again;
+* every change is a new `SignatureVersion` (the rule as it was, its measure on gold, who and why)
+  plus an audit event, and a sweep records the versions it used.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
+from django.db.models import Count, Max, Q
+from django.utils import timezone
 
-from scoring.signatures import SignatureError, SignatureRule, evaluate, validate_rule
+from scoring.signatures import (
+    GoldPrecision,
+    SignatureError,
+    SignatureRule,
+    applies_to,
+    evaluate,
+    find_match,
+    gold_precision,
+    validate_rule,
+)
 
 from ..access import language_match_q
-from ..models import GoldLabel, Judge, Signature, Turn
+from ..models import GoldLabel, Judge, Signature, SignatureVersion, Sweep, Turn
 from ..models.review import GOLD_SOURCE_ORDER
+from .audit import audit_record
 from .judges import signature_rule
 
 __all__ = [
     "SignatureCheck",
     "SignatureError",
+    "rules_for_sweep",
     "signature_check_all",
     "signature_create",
     "signature_update",
+    "signatures_for_sweep",
+    "signatures_recheck",
 ]
 
 
-def _check_evidence(turns: Sequence[Turn], language: str) -> None:
-    base = language.split("-", 1)[0].lower()
+def precision_floor() -> float:
+    return float(settings.TRIBUNAL_SIGNATURE_PRECISION_FLOOR)
+
+
+def min_gold() -> int:
+    return int(settings.TRIBUNAL_SIGNATURE_MIN_GOLD)
+
+
+# --- evidence ---------------------------------------------------------------------------------------
+
+
+def _check_evidence(turns: Sequence[Turn], rule: SignatureRule) -> None:
+    """Each evidence turn is in the rule's language and is matched by the rule it justifies."""
+    base = rule.language.split("-", 1)[0].lower()
     for turn in turns:
-        turn_language = turn.conversation.language.lower()
-        if turn_language != language.lower() and turn_language.split("-", 1)[0] != base:
+        language = turn.conversation.language
+        if language.lower() != rule.language.lower() and language.split("-", 1)[0].lower() != base:
             raise SignatureError(
-                f"evidence turn {turn.pk} is in {turn.conversation.language}, not in the signature's language {language}"
+                f"evidence turn {turn.pk} is in {language}, not in the signature's language {rule.language}"
+            )
+        if find_match(rule, turn.text, language) is None:
+            raise SignatureError(
+                f"evidence turn {turn.pk} does not match the pattern {rule.pattern!r} it is meant to justify "
+                f"(its text: {turn.text[:120]!r})"
             )
 
 
@@ -68,126 +115,12 @@ def _rule(
     )
 
 
-def signature_create(
-    *,
-    judge: Judge,
-    language: str,
-    intent: str,
-    kind: str,
-    pattern: str,
-    evidence: Sequence[Turn],
-    negation_guards: Sequence[str] = (),
-    label: str = "",
-    rating: float | None = None,
-    passed: bool | None = None,
-    criterion: str = "",
-    created_by=None,
-) -> Signature:
-    """Create an active signature. Raises SignatureError (bad rule, no or foreign evidence)."""
-    rule = _rule(
-        judge=judge,
-        language=language,
-        criterion=criterion,
-        intent=intent,
-        kind=kind,
-        pattern=pattern,
-        negation_guards=negation_guards,
-        label=label,
-        rating=rating,
-        passed=passed,
-    )
-    validate_rule(rule)
-    if not evidence:
-        raise SignatureError("a signature needs at least one evidence turn that justifies it")
-    _check_evidence(evidence, rule.language)
-    with transaction.atomic():
-        signature = Signature.objects.create(
-            judge=judge,
-            language=rule.language,
-            criterion=rule.criterion,
-            intent=rule.intent,
-            kind=rule.kind,
-            pattern=rule.pattern,
-            negation_guards=list(rule.negation_guards),
-            label=rule.label,
-            rating=rule.rating,
-            passed=rule.passed,
-            created_by=created_by,
-        )
-        signature.evidence.add(*evidence)
-    return signature
-
-
-_UNSET = object()
-
-
-def signature_update(
-    *,
-    signature: Signature,
-    pattern: str | None = None,
-    kind: str | None = None,
-    negation_guards: Sequence[str] | None = None,
-    label: str | None = None,
-    rating=_UNSET,
-    passed=_UNSET,
-    active: bool | None = None,
-    new_evidence: Sequence[Turn] = (),
-) -> Signature:
-    """Change a signature. A loosening change needs at least one evidence turn not already linked."""
-    guards = tuple(signature.negation_guards or ()) if negation_guards is None else tuple(negation_guards)
-    rule = _rule(
-        judge=signature.judge,
-        language=signature.language,
-        criterion=signature.criterion,
-        intent=signature.intent,
-        kind=signature.kind if kind is None else kind,
-        pattern=signature.pattern if pattern is None else pattern,
-        negation_guards=guards,
-        label=signature.label if label is None else label,
-        rating=signature.rating if rating is _UNSET else rating,
-        passed=signature.passed if passed is _UNSET else passed,
-        pk=signature.pk,
-    )
-    validate_rule(rule)
-    loosening = []
-    if rule.pattern != signature.pattern:
-        loosening.append("pattern")
-    if rule.kind != signature.kind:
-        loosening.append("kind")
-    removed = set(signature.negation_guards or ()) - set(rule.negation_guards)
-    if removed:
-        loosening.append("negation guards removed")
-    if active is True and not signature.active:
-        loosening.append("reactivation")
-    known = set(signature.evidence.values_list("pk", flat=True))
-    fresh = [t for t in new_evidence if t.pk not in known]
-    if loosening and not fresh:
-        raise SignatureError(
-            f"changing the {', '.join(loosening)} of signature {signature.pk} can make it match more; "
-            "give at least one new evidence turn that justifies the change"
-        )
-    _check_evidence(fresh, rule.language)
-    with transaction.atomic():
-        signature.pattern = rule.pattern
-        signature.kind = rule.kind
-        signature.negation_guards = list(rule.negation_guards)
-        signature.label = rule.label
-        signature.rating = rule.rating
-        signature.passed = rule.passed
-        if active is not None:
-            signature.active = active
-        signature.save()
-        if fresh:
-            signature.evidence.add(*fresh)
-    return signature
-
-
 # --- checking against gold ------------------------------------------------------------------------
 
 
 @dataclass
 class SignatureCheck:
-    signature: Signature
+    signature: Signature | None
     matches: int = 0
     agreeing: int = 0
     not_comparable: int = 0
@@ -200,6 +133,38 @@ class SignatureCheck:
     @property
     def precision(self) -> float | None:
         return None if not self.compared else self.agreeing / self.compared
+
+    @property
+    def gold(self) -> GoldPrecision:
+        return gold_precision(agreeing=self.agreeing, compared=self.compared)
+
+    @property
+    def below_floor(self) -> bool:
+        return self.gold.below_floor(floor=precision_floor(), min_compared=min_gold())
+
+    @property
+    def insufficient(self) -> bool:
+        """Too few compared matches to call it either way."""
+        return self.compared < min_gold()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            **self.gold.as_dict(),
+            "matches": self.matches,
+            "not_comparable": self.not_comparable,
+            "contradicting_turns": list(self.contradicting_turns),
+            "floor": precision_floor(),
+            "min_gold": min_gold(),
+        }
+
+    def describe(self) -> str:
+        gold = self.gold
+        if gold.precision is None:
+            return "no gold-labelled turn to compare with yet"
+        return (
+            f"precision {gold.precision:.3f} on {gold.compared} gold match(es) "
+            f"(95% Wilson {gold.low:.3f}-{gold.high:.3f})"
+        )
 
 
 def agrees_with_gold(rule: SignatureRule, gold: GoldLabel) -> bool | None:
@@ -234,6 +199,28 @@ def _gold_for(judge_id: int, language: str) -> list[GoldLabel]:
     return [best[turn_id] for turn_id in sorted(best)]
 
 
+def _measure(rule: SignatureRule, gold_labels: Iterable[GoldLabel], signature: Signature | None) -> SignatureCheck:
+    check = SignatureCheck(signature=signature)
+    for gold in gold_labels:
+        turn = gold.turn
+        if turn is None or evaluate([rule], turn.text, gold.conversation.language) is None:
+            continue
+        check.matches += 1
+        agreement = agrees_with_gold(rule, gold)
+        if agreement is None:
+            check.not_comparable += 1
+        elif agreement:
+            check.agreeing += 1
+        else:
+            check.contradicting_turns.append(turn.pk)
+    return check
+
+
+def signature_measure(*, judge: Judge, rule: SignatureRule) -> SignatureCheck:
+    """A rule (saved or not) against the gold of its judge and language."""
+    return _measure(rule, _gold_for(judge.pk, rule.language.lower()), None)
+
+
 def signature_check_all(signatures: Iterable[Signature]) -> list[SignatureCheck]:
     """Run each signature over the gold-labelled turns of its judge and language."""
     gold_cache: dict[tuple[int, str], list[GoldLabel]] = defaultdict(list)
@@ -242,19 +229,362 @@ def signature_check_all(signatures: Iterable[Signature]) -> list[SignatureCheck]
         key = (signature.judge_id, signature.language.lower())
         if key not in gold_cache:
             gold_cache[key] = _gold_for(*key)
-        rule = signature_rule(signature)
-        check = SignatureCheck(signature=signature)
-        for gold in gold_cache[key]:
-            turn = gold.turn
-            if turn is None or evaluate([rule], turn.text, gold.conversation.language) is None:
-                continue
-            check.matches += 1
-            agreement = agrees_with_gold(rule, gold)
-            if agreement is None:
-                check.not_comparable += 1
-            elif agreement:
-                check.agreeing += 1
-            else:
-                check.contradicting_turns.append(turn.pk)
-        checks.append(check)
+        checks.append(_measure(signature_rule(signature), gold_cache[key], signature))
     return checks
+
+
+def _refuse_if_contradicting(check: SignatureCheck, what: str) -> None:
+    if check.below_floor:
+        turns = ", ".join(str(t) for t in check.contradicting_turns[:20])
+        more = "" if len(check.contradicting_turns) <= 20 else f" and {len(check.contradicting_turns) - 20} more"
+        raise SignatureError(
+            f"{what} contradicts gold: {check.describe()}, below the floor of {precision_floor():.2f} "
+            f"(TRIBUNAL_SIGNATURE_PRECISION_FLOOR); gold disagrees on turn(s) {turns}{more}"
+        )
+
+
+# --- versions ---------------------------------------------------------------------------------------
+
+
+def _snapshot(signature: Signature, evidence_ids: Iterable[int] | None = None) -> dict[str, Any]:
+    if evidence_ids is None:
+        evidence_ids = signature.evidence.values_list("pk", flat=True)
+    return {
+        "language": signature.language,
+        "criterion": signature.criterion,
+        "intent": signature.intent,
+        "kind": signature.kind,
+        "pattern": signature.pattern,
+        "negation_guards": list(signature.negation_guards or []),
+        "label": signature.label,
+        "rating": signature.rating,
+        "passed": signature.passed,
+        "active": signature.active,
+        "suspended": signature.suspended_at is not None,
+        "evidence": sorted(evidence_ids),
+    }
+
+
+def _record_version(
+    signature: Signature, *, change: str, actor, check: SignatureCheck | None, note: str = ""
+) -> SignatureVersion:
+    return SignatureVersion.objects.create(
+        signature=signature,
+        version=signature.version,
+        change=change,
+        rule=_snapshot(signature),
+        gold_check=check.as_dict() if check is not None else {},
+        note=note,
+        changed_by=actor if actor is not None and getattr(actor, "is_authenticated", False) else None,
+    )
+
+
+def signature_current_version(*, signature: Signature) -> SignatureVersion:
+    """The SignatureVersion row of the signature as it is now (made for rows written outside the service)."""
+    version = SignatureVersion.objects.filter(signature=signature, version=signature.version).first()
+    if version is None:
+        version = _record_version(
+            signature, change=SignatureVersion.Change.CREATED, actor=None, check=None, note="recorded on first use"
+        )
+    return version
+
+
+def rule_of_version(version: SignatureVersion, judge_slug: str) -> SignatureRule:
+    rule = version.rule
+    return SignatureRule(
+        id=version.signature_id,
+        judge=judge_slug,
+        language=rule["language"],
+        criterion=rule.get("criterion", ""),
+        intent=rule["intent"],
+        kind=rule["kind"],
+        pattern=rule["pattern"],
+        negation_guards=tuple(str(g) for g in rule.get("negation_guards") or ()),
+        label=rule.get("label", ""),
+        rating=rule.get("rating"),
+        passed=rule.get("passed"),
+    )
+
+
+# --- writes -----------------------------------------------------------------------------------------
+
+
+def signature_create(
+    *,
+    judge: Judge,
+    language: str,
+    intent: str,
+    kind: str,
+    pattern: str,
+    evidence: Sequence[Turn],
+    negation_guards: Sequence[str] = (),
+    label: str = "",
+    rating: float | None = None,
+    passed: bool | None = None,
+    criterion: str = "",
+    created_by=None,
+) -> Signature:
+    """Create an active signature, measured on gold first.
+
+    Raises SignatureError for a bad rule, missing, foreign or non-matching evidence, or matches that
+    contradict gold (below the precision floor on enough gold).
+    """
+    rule = _rule(
+        judge=judge,
+        language=language,
+        criterion=criterion,
+        intent=intent,
+        kind=kind,
+        pattern=pattern,
+        negation_guards=negation_guards,
+        label=label,
+        rating=rating,
+        passed=passed,
+    )
+    validate_rule(rule)
+    if not evidence:
+        raise SignatureError("a signature needs at least one evidence turn that justifies it")
+    _check_evidence(evidence, rule)
+    check = signature_measure(judge=judge, rule=rule)
+    _refuse_if_contradicting(check, "this signature")
+    with transaction.atomic():
+        signature = Signature.objects.create(
+            judge=judge,
+            language=rule.language,
+            criterion=rule.criterion,
+            intent=rule.intent,
+            kind=rule.kind,
+            pattern=rule.pattern,
+            negation_guards=list(rule.negation_guards),
+            label=rule.label,
+            rating=rule.rating,
+            passed=rule.passed,
+            created_by=created_by,
+        )
+        signature.evidence.add(*evidence)
+        check.signature = signature
+        _record_version(signature, change=SignatureVersion.Change.CREATED, actor=created_by, check=check)
+        audit_record(
+            actor=created_by, action="signature.create", obj=signature, before=None, after=_snapshot(signature)
+        )
+    return signature
+
+
+_UNSET: Any = object()
+
+
+def signature_update(
+    *,
+    signature: Signature,
+    pattern: str | None = None,
+    kind: str | None = None,
+    negation_guards: Sequence[str] | None = None,
+    label: str | None = None,
+    rating=_UNSET,
+    passed=_UNSET,
+    active: bool | None = None,
+    new_evidence: Sequence[Turn] = (),
+    actor=None,
+    note: str = "",
+) -> Signature:
+    """Change a signature: a new version, measured on gold, with an audit event.
+
+    A loosening change needs at least one evidence turn not already linked; a version whose matches
+    contradict gold is refused. An edit that agrees with gold lifts a suspension.
+    """
+    with transaction.atomic():
+        signature = Signature.objects.select_for_update().select_related("judge").get(pk=signature.pk)
+        guards = tuple(signature.negation_guards or ()) if negation_guards is None else tuple(negation_guards)
+        rule = _rule(
+            judge=signature.judge,
+            language=signature.language,
+            criterion=signature.criterion,
+            intent=signature.intent,
+            kind=signature.kind if kind is None else kind,
+            pattern=signature.pattern if pattern is None else pattern,
+            negation_guards=guards,
+            label=signature.label if label is None else label,
+            rating=signature.rating if rating is _UNSET else rating,
+            passed=signature.passed if passed is _UNSET else passed,
+            pk=signature.pk,
+        )
+        validate_rule(rule)
+        loosening = []
+        if rule.pattern != signature.pattern:
+            loosening.append("pattern")
+        if rule.kind != signature.kind:
+            loosening.append("kind")
+        removed = set(signature.negation_guards or ()) - set(rule.negation_guards)
+        if removed:
+            loosening.append("negation guards removed")
+        if active is True and not signature.active:
+            loosening.append("reactivation")
+        known = set(signature.evidence.values_list("pk", flat=True))
+        fresh = [t for t in new_evidence if t.pk not in known]
+        if loosening and not fresh:
+            raise SignatureError(
+                f"changing the {', '.join(loosening)} of signature {signature.pk} can make it match more; "
+                "give at least one new evidence turn that justifies the change"
+            )
+        _check_evidence(fresh, rule)
+        # Evidence that justified the old rule but is not matched by the new one stops backing it
+        # (the earlier version keeps it in its history).
+        dropped = [
+            t.pk
+            for t in Turn.objects.filter(pk__in=known).select_related("conversation")
+            if find_match(rule, t.text, t.conversation.language) is None
+        ]
+        if dropped and not (known - set(dropped)) and not fresh:
+            raise SignatureError(f"no evidence turn of signature {signature.pk} matches the changed pattern")
+
+        before = _snapshot(signature, known)
+        rule_changed = (
+            rule.pattern != signature.pattern
+            or rule.kind != signature.kind
+            or list(rule.negation_guards) != list(signature.negation_guards or [])
+            or rule.label != signature.label
+            or rule.rating != signature.rating
+            or rule.passed != signature.passed
+            or bool(fresh)
+            or bool(dropped)
+        )
+        will_be_active = signature.active if active is None else active
+        check = signature_measure(judge=signature.judge, rule=rule)
+        check.signature = signature
+        if will_be_active:
+            _refuse_if_contradicting(check, f"signature {signature.pk} as changed")
+        if not rule_changed and will_be_active == signature.active:
+            return signature
+
+        if will_be_active != signature.active and not (loosening and set(loosening) - {"reactivation"}):
+            change = SignatureVersion.Change.SWITCHED_ON if will_be_active else SignatureVersion.Change.SWITCHED_OFF
+        else:
+            change = SignatureVersion.Change.EDITED
+        lifted = signature.suspended_at is not None and will_be_active and rule_changed
+        signature.pattern = rule.pattern
+        signature.kind = rule.kind
+        signature.negation_guards = list(rule.negation_guards)
+        signature.label = rule.label
+        signature.rating = rule.rating
+        signature.passed = rule.passed
+        signature.active = will_be_active
+        if lifted:
+            signature.suspended_at = None
+            signature.suspended_reason = ""
+            note = (note + " " if note else "") + "Agrees with gold again: suspension lifted."
+        signature.version += 1
+        signature.save()
+        if fresh:
+            signature.evidence.add(*fresh)
+        if dropped:
+            signature.evidence.remove(*dropped)
+            note = (note + " " if note else "") + (
+                f"Evidence turn(s) {', '.join(map(str, dropped))} no longer match the pattern and were unlinked."
+            )
+        _record_version(signature, change=change, actor=actor, check=check, note=note)
+        audit_record(
+            actor=actor, action=f"signature.{change}", obj=signature, before=before, after=_snapshot(signature)
+        )
+    return signature
+
+
+def signature_suspend(*, signature: Signature, check: SignatureCheck, actor=None) -> Signature:
+    """Suspend a signature whose matches contradict gold; sweeps skip it until an edit fixes it."""
+    with transaction.atomic():
+        signature = Signature.objects.select_for_update().get(pk=signature.pk)
+        if signature.suspended_at is not None:
+            return signature
+        before = _snapshot(signature)
+        signature.suspended_at = timezone.now()
+        signature.suspended_reason = (
+            f"Contradicts gold: {check.describe()}, below the floor of {precision_floor():.2f}; "
+            f"gold disagrees on turn(s) {', '.join(str(t) for t in check.contradicting_turns[:50])}."
+        )
+        signature.version += 1
+        signature.save(update_fields=["suspended_at", "suspended_reason", "version", "updated_at"])
+        _record_version(signature, change=SignatureVersion.Change.SUSPENDED, actor=actor, check=check)
+        audit_record(actor=actor, action="signature.suspend", obj=signature, before=before, after=_snapshot(signature))
+    return signature
+
+
+@dataclass
+class RecheckSummary:
+    checked: int = 0
+    suspended: list[int] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"checked": self.checked, "suspended": list(self.suspended)}
+
+
+def signatures_recheck(*, signatures: Iterable[Signature] | None = None, actor=None) -> RecheckSummary:
+    """Measure active, unsuspended signatures on today's gold; suspend those below the floor."""
+    if signatures is None:
+        signatures = Signature.objects.filter(active=True, suspended_at__isnull=True).select_related("judge")
+    summary = RecheckSummary()
+    for check in signature_check_all(signatures):
+        signature = check.signature
+        assert signature is not None
+        summary.checked += 1
+        if signature.active and signature.suspended_at is None and check.below_floor:
+            signature_suspend(signature=signature, check=check, actor=actor)
+            summary.suspended.append(signature.pk)
+    return summary
+
+
+def _usable(judges: Sequence[Judge], language: str):
+    qs = Signature.objects.filter(judge__in=judges, active=True, suspended_at__isnull=True).select_related("judge")
+    if language:
+        base = language.split("-", 1)[0]
+        # The sweep's own language, its base language (a "fr" rule covers "fr-CA"), and its variants.
+        qs = qs.filter(Q(language__iexact=base) | language_match_q(language, "language"))
+    return qs.order_by("id")
+
+
+def _gold_fingerprint(judge_ids: Iterable[int], signatures: Sequence[Signature]) -> str:
+    """Changes whenever gold of these judges is added or removed, or one of the signatures changes."""
+    gold = GoldLabel.objects.filter(judge_id__in=set(judge_ids)).aggregate(
+        n=Count("id"), last=Max("id"), at=Max("created_at")
+    )
+    rules = [(s.pk, s.version, s.updated_at.isoformat() if s.updated_at else "") for s in signatures]
+    return repr((sorted(set(judge_ids)), gold["n"], gold["last"], str(gold["at"]), rules))
+
+
+def signatures_for_sweep(*, sweep: Sweep, judges: Sequence[Judge]) -> list[SignatureVersion]:
+    """Recheck the sweep's candidate signatures on gold, then record the versions it will use.
+
+    The recheck runs over every gold turn of the judges, so it is skipped when neither the gold nor
+    the signatures changed since this process last did it (the beat task rechecks everything anyway).
+    """
+    candidates = list(_usable(judges, sweep.language))
+    if candidates:
+        key = (
+            "tier1-recheck:"
+            + hashlib.sha256(_gold_fingerprint([j.pk for j in judges], candidates).encode()).hexdigest()
+        )
+        if cache.get(key) is None:
+            signatures_recheck(signatures=candidates)
+            cache.set(key, True, timeout=settings.TRIBUNAL_SIGNATURE_RECHECK_SECONDS)
+    versions = [signature_current_version(signature=s) for s in _usable(judges, sweep.language)]
+    for version in versions:
+        version.sweeps.add(sweep)
+    sweep.params = {**sweep.params, "signature_versions": [v.pk for v in versions]}
+    return versions
+
+
+def rules_for_sweep(*, sweep: Sweep, judge: Judge, language: str) -> list[SignatureRule]:
+    """The rules a sweep's chunk applies: the versions recorded at its start, minus any suspended since."""
+    recorded = sweep.params.get("signature_versions")
+    if recorded is None:
+        # A sweep planned before versions were recorded: the live rules, never a suspended one.
+        from .judges import rules_for
+
+        return rules_for(judge, language)
+    versions = (
+        SignatureVersion.objects.filter(
+            pk__in=recorded, signature__judge=judge, signature__active=True, signature__suspended_at__isnull=True
+        )
+        .select_related("signature")
+        .order_by("signature_id")
+    )
+    rules = [rule_of_version(v, judge.slug) for v in versions]
+    return [rule for rule in rules if applies_to(rule, language)]

@@ -3,15 +3,15 @@
 Reasons (ReviewItem.Reason): unresolved (and uncertain), runs_disagree, judges_disagree (two judge
 versions or judges on the same target disagree on pass/fail), high_variance (a criterion whose
 run-to-run disagreement on the variance sample is above the threshold), qa_sample (a random sample
-of resolved verdicts, weighted 1/rate). One item per (target, judge): reasons of an existing item
+of every target a version scored, stratified by language, weighted 1 / inclusion probability: see
+`qa_pick`). One item per (target, judge): reasons of an existing item
 are merged as a set, never duplicated. Priority: unresolved > disagreements > QA.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from reviewapp.models import Conversation, JudgeVersion, ReviewItem, Sweep, Verdict
 from reviewapp.services import judges
+from scoring import estimates
 from scoring.specs import JudgeSpec
 
 DEFAULT_VARIANCE_THRESHOLD = 0.15
@@ -91,14 +92,15 @@ def _disagreeing(runs: list[dict[str, Any]]) -> set[str]:
     return out
 
 
-def _sampled(sweep_id: int, key: str, rate: float) -> bool:
-    """A stable Bernoulli draw per key, seeded by the sweep: re-running triage picks the same sample."""
-    if rate <= 0:
-        return False
-    if rate >= 1:
-        return True
-    digest = hashlib.sha256(f"qa:{sweep_id}:{key}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+def qa_pick[K: Hashable](*, keys: Sequence[K], languages: Sequence[str], rate: float, seed: str) -> dict[K, float]:
+    """A QA sample of `keys`: key -> its sample weight, 1 / inclusion probability.
+
+    Drawn at random from every key given (never by agreement), stratified by language: ceil(rate * N_h)
+    of the N_h targets of each language, so each is drawn with probability n_h / N_h
+    (`scoring.estimates.qa_sample`). The draw is seeded: the same seed picks the same sample again."""
+    if rate <= 0 or not keys:
+        return {}
+    return {key: 1.0 / probability for key, probability in estimates.qa_sample(keys, languages, rate, seed)}
 
 
 # --- triage ----------------------------------------------------------------------------------------
@@ -122,6 +124,7 @@ def _verdict_rows(sweep: Sweep) -> Iterable[dict[str, Any]]:
             "flags",
             "sub_scores",
             "explanation",
+            "conversation__language",
         )
         .order_by("judge_version_id", "conversation_id", "turn_id", "run_index")
         .iterator(chunk_size=2000)
@@ -213,12 +216,16 @@ def triage_run(*, sweep: Sweep, variance_threshold: float | None = None, qa_rate
                 if needs_labels:
                     reasons[key].add(Reason.HIGH_VARIANCE)
             run0 = next((r for r in rows if r["run_index"] == 0), None)
-            if run0 is not None and run0["status"] == Verdict.Status.RESOLVED:
-                if run0["passed"] is not None:
-                    run0_passed[target][jv_id] = run0["passed"]
-                if _sampled(sweep.pk, f"{jv_id}:{target[0]}:{target[1]}", qa_rate):
-                    reasons[key].add(Reason.QA_SAMPLE)
-                    qa_weight[key] = 1.0 / qa_rate
+            if run0 is not None and run0["status"] == Verdict.Status.RESOLVED and run0["passed"] is not None:
+                run0_passed[target][jv_id] = run0["passed"]
+        # The QA sample: every target the version scored, resolved or not, whatever the runs said.
+        keys = sorted(targets, key=lambda t: (t[0], t[1] if t[1] is not None else -1))
+        languages = [targets[t][0]["conversation__language"] for t in keys]
+        for target, weight in qa_pick(
+            keys=keys, languages=languages, rate=qa_rate, seed=f"qa:{sweep.pk}:{jv_id}"
+        ).items():
+            reasons[(jv.judge_id, target)].add(Reason.QA_SAMPLE)
+            qa_weight[(jv.judge_id, target)] = weight
 
     for target, by_version in run0_passed.items():
         if len(set(by_version.values())) > 1:

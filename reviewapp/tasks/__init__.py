@@ -4,5 +4,6 @@ from . import (
     exports,  # noqa: F401
     imports,  # noqa: F401
     retention,  # noqa: F401
+    signatures,  # noqa: F401
     sweeps,  # noqa: F401
 )

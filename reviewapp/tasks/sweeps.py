@@ -3,6 +3,13 @@
 Every task takes ids and calls a service; each is safe to run twice (see services/sweeps.py).
 acks_late + reject_on_worker_lost: a task whose worker is killed goes back to the queue.
 
+Recovery from a killed worker does not wait for Redis to redeliver (CELERY_VISIBILITY_TIMEOUT,
+sized to the longest chunk): a running chunk heartbeats every TRIBUNAL_SWEEP_HEARTBEAT_SECONDS and
+holds a lease on its chunk; `sweeps_reconcile`, on Celery beat every
+TRIBUNAL_SWEEP_RECONCILE_SECONDS, re-sends the unfinished chunks of a sweep silent for
+TRIBUNAL_SWEEP_STALL_SECONDS (doubling after each reconcile of the same sweep). A copy of a chunk
+whose lease is still live waits for it to end, so no LLM call is made twice at once.
+
 Queues: every sweep task goes to the default queue unless TRIBUNAL_SWEEP_QUEUE names another. For
 LLM-heavy deployments run the chunks on their own queue and worker, e.g.
     TRIBUNAL_SWEEP_QUEUE=llm celery -A reviewapp worker -Q llm --pool prefork --concurrency 2
@@ -30,6 +37,10 @@ log = logging.getLogger(__name__)
 
 SWEEP_QUEUE = settings.TRIBUNAL_SWEEP_QUEUE or None
 CHUNK_SOFT_TIME_LIMIT = settings.TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT
+CHUNK_TIME_LIMIT = settings.TRIBUNAL_SWEEP_CHUNK_TIME_LIMIT
+# A copy of a chunk that another run holds waits for that lease at most this many times (a lease
+# lasts TRIBUNAL_SWEEP_STALL_SECONDS and a chunk cannot outlive its time limit).
+LEASE_WAITS = max(3, CHUNK_TIME_LIMIT // max(1, settings.TRIBUNAL_SWEEP_STALL_SECONDS) + 2)
 
 
 def _send(task, *args) -> None:
@@ -75,15 +86,37 @@ def sweep_dispatch(self, sweep_id: int) -> int:
     acks_late=True,
     reject_on_worker_lost=True,
     soft_time_limit=CHUNK_SOFT_TIME_LIMIT,
-    time_limit=CHUNK_SOFT_TIME_LIMIT + 60,
+    time_limit=CHUNK_TIME_LIMIT,
     max_retries=8,
 )
 def sweep_chunk(self, sweep_id: int, judge_version_id: int, target_ids: list[int]) -> dict:
-    """Score one chunk, then recompute the sweep's counters (and close it if this was the last)."""
-    try:
-        outcome = sweeps_service.sweep_chunk_run(
+    """Score one chunk, then recompute the sweep's counters (and close it if this was the last).
+
+    The chunk's lease keeps a re-sent copy from running beside it; the copy then only refreshes
+    the counters.
+    """
+    holder = sweeps_service.chunk_lease_acquire(
+        sweep_id=sweep_id, judge_version_id=judge_version_id, target_ids=target_ids
+    )
+    if holder is None:
+        # Another run holds the chunk: wait for its lease to end, then do whatever it left (nothing,
+        # if it finished; everything unwritten, if its worker died and the lease ran out).
+        if self.request.is_eager or self.request.retries >= LEASE_WAITS:
+            log.info("sweep %s: this chunk is held by another run; leaving it to that run", sweep_id)
+            sweeps_service.sweep_finalize(sweep_id=sweep_id)
+            return {"signature_verdicts": 0, "llm_verdicts": 0, "llm_calls": 0, "skipped": len(target_ids)}
+        wait = sweeps_service.chunk_lease_wait_seconds(
             sweep_id=sweep_id, judge_version_id=judge_version_id, target_ids=target_ids
         )
+        raise self.retry(countdown=int(wait) + 5, max_retries=LEASE_WAITS)
+    try:
+        try:
+            outcome = sweeps_service.sweep_chunk_run(
+                sweep_id=sweep_id, judge_version_id=judge_version_id, target_ids=target_ids
+            )
+        finally:
+            # Released before any retry is queued, so the retry can take the lease.
+            sweeps_service.chunk_lease_release(holder=holder)
     except SoftTimeLimitExceeded as exc:
         # What was answered is written; the retry only does the rest.
         log.warning("sweep %s chunk of %d targets hit its time limit; retrying the rest", sweep_id, len(target_ids))
@@ -107,3 +140,26 @@ def sweep_chunk(self, sweep_id: int, judge_version_id: int, target_ids: list[int
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=300, time_limit=360)
 def sweep_finalize(sweep_id: int) -> str:
     return sweeps_service.sweep_finalize(sweep_id=sweep_id).status
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=120, time_limit=150)
+def sweeps_reconcile() -> dict:
+    """Celery beat, every TRIBUNAL_SWEEP_RECONCILE_SECONDS: re-send the unfinished chunks of stalled sweeps.
+
+    A sweep is stalled when it is running and nothing (no verdict, no chunk heartbeat) happened for
+    TRIBUNAL_SWEEP_STALL_SECONDS: its worker died holding the chunks. Re-sending is idempotent: a
+    chunk skips the keys that already have a verdict, and verdict writes ignore conflicts.
+    """
+    resent: dict[str, int] = {}
+    for sweep_id in sweeps_service.sweeps_stalled():
+        plan = sweeps_service.sweep_reconcile(sweep_id=sweep_id)
+        if plan.redispatch:
+            _send(sweep_dispatch, sweep_id)
+        for judge_version_id, target_ids in plan.chunks:
+            _send(sweep_chunk, sweep_id, judge_version_id, target_ids)
+        if plan.finalize:
+            sweeps_service.sweep_finalize(sweep_id=sweep_id)
+        resent[str(sweep_id)] = len(plan.chunks)
+        if plan.chunks:
+            log.warning("sweep %s stalled: re-sent %d unfinished chunk(s)", sweep_id, len(plan.chunks))
+    return resent

@@ -1,15 +1,18 @@
 """The JSON API for CI and scripts (docs/api/openapi.yaml): sweeps, their gate, export snapshots.
 
 Every view authenticates with `Authorization: Bearer <token>` against ApiToken and then acts as the
-token's user: same role, same languages, the same access helpers as the pages. These views are
+token's user: same role, same languages, the same access helpers as the pages, and no more than the
+token's scopes (read-sweeps, run-sweeps, read-snapshots) and languages allow. These views are
 exempt from CSRF because they never read the session cookie: a browser cannot make a request carry
-the token on its own. Errors are JSON: {"error": "...", "status": N}.
+the token on its own. Every answer under /api/ is JSON, errors included: {"error": "...", "status": N}
+for 400, 401, 403, 404 (an unknown URL too), 405, 409 and 500.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import logging
 from collections.abc import Callable
 
 from django.core.exceptions import PermissionDenied
@@ -17,6 +20,8 @@ from django.http import FileResponse, Http404, HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
+
+from scoring.specs import SpecError
 
 from .. import access
 from ..models import Dataset, ExportSnapshot, Sweep
@@ -26,7 +31,16 @@ from ..services import exports as exports_service
 from ..services import judges as judges_service
 from ..services import sweep_scope
 from ..services import sweeps as sweeps_service
-from ..services.api_tokens import api_token_authenticate
+from ..services.api_tokens import (
+    READ_SNAPSHOTS,
+    READ_SWEEPS,
+    RUN_SWEEPS,
+    api_token_authenticate,
+    token_has_scope,
+    token_language_allowed,
+)
+
+log = logging.getLogger(__name__)
 
 SNAPSHOTS_LISTED = 200
 
@@ -50,23 +64,26 @@ def _bearer(request: HttpRequest) -> str:
     return value.strip() if scheme.lower() == "bearer" else ""
 
 
-def token_api(*methods: str) -> Callable:
-    """Token auth, method check and JSON errors around an API view."""
+def token_api(*methods: str, scope: str) -> Callable:
+    """Token auth, scope and method checks and JSON errors (every one, 500 included) around an API view."""
 
     def decorate(view: Callable) -> Callable:
         @csrf_exempt
         @functools.wraps(view)
         def wrapped(request: HttpRequest, *args, **kwargs):
-            token = api_token_authenticate(raw=_bearer(request))
-            if token is None:
-                return error(401, "Send a live API token: Authorization: Bearer <token>.")
-            if request.method not in methods:
-                response = error(405, f"{request.method} is not allowed here; use {', '.join(methods)}.")
-                response["Allow"] = ", ".join(methods)
-                return response
-            request.user = token.user
-            request.api_token = token
             try:
+                token = api_token_authenticate(raw=_bearer(request))
+                if token is None:
+                    return error(401, "Send a live API token: Authorization: Bearer <token>.")
+                if request.method not in methods:
+                    response = error(405, f"{request.method} is not allowed here; use {', '.join(methods)}.")
+                    response["Allow"] = ", ".join(methods)
+                    return response
+                if not token_has_scope(token, scope):
+                    held = ", ".join(token.scopes or ()) or "none"
+                    return error(403, f"This token lacks the {scope} scope (it has: {held}).")
+                request.user = token.user
+                request.api_token = token
                 return view(request, *args, **kwargs)
             except ApiError as exc:
                 return error(exc.status, exc.message)
@@ -74,10 +91,28 @@ def token_api(*methods: str) -> Callable:
                 return error(403, str(exc) or "Not allowed.")
             except Http404 as exc:
                 return error(404, str(exc) or "Not found.")
+            except Exception:
+                log.exception("API %s %s failed", request.method, request.path)
+                return error(500, "The server failed on this request; it is logged. Try again or report it.")
 
         return wrapped
 
     return decorate
+
+
+@csrf_exempt
+def not_found(request: HttpRequest, path: str = ""):
+    """Any other URL under /api/: a JSON 404, never the HTML page."""
+    return error(404, f"No API endpoint at {request.path}; see docs/api/openapi.yaml.")
+
+
+def _check_token_languages(request, *languages: str) -> None:
+    token = request.api_token
+    outside = sorted({code for code in languages if not token_language_allowed(token, code)})
+    if outside:
+        raise PermissionDenied(
+            f"This token is limited to {', '.join(token.languages)}; this covers {', '.join(outside)}."
+        )
 
 
 def _json_body(request: HttpRequest) -> dict:
@@ -122,6 +157,9 @@ def sweep_json(request, sweep: Sweep) -> dict:
             "failed": sweep.failed,
         },
         "code_version": sweep.code_version,
+        "signature_versions": [
+            {"signature": v.signature_id, "version": v.version} for v in sweep.signature_versions.all()
+        ],
         "error": sweep.error or None,
         "created_at": sweep.created_at.isoformat(),
         "started_at": sweep.started_at.isoformat() if sweep.started_at else None,
@@ -131,14 +169,22 @@ def sweep_json(request, sweep: Sweep) -> dict:
     }
 
 
-def _sweep_for(user, sweep_id: int) -> Sweep:
+def _sweep_for(request, sweep_id: int) -> Sweep:
     sweep = get_object_or_404(
-        Sweep.objects.select_related("dataset").prefetch_related("judge_versions__judge"), pk=sweep_id
+        Sweep.objects.select_related("dataset").prefetch_related("judge_versions__judge", "signature_versions"),
+        pk=sweep_id,
     )
-    return sweep_selectors.check_sweep(user, sweep)
+    sweep = sweep_selectors.check_sweep(request.user, sweep)
+    if request.api_token.languages:
+        if sweep.language:
+            _check_token_languages(request, sweep.language)
+        elif sweep.dataset_id:
+            languages = sweep.dataset.conversations.values_list("language", flat=True).distinct()
+            _check_token_languages(request, *languages)
+    return sweep
 
 
-@token_api("POST")
+@token_api("POST", scope=RUN_SWEEPS)
 def sweep_create(request):
     """Start a sweep: {"dataset": NAME or id, "judges": ["slug" or "slug@version", ...], "repeats": 1, ...}."""
     if not access.is_lead(request.user):
@@ -163,6 +209,12 @@ def sweep_create(request):
     language = body.get("language") or ""
     if not isinstance(language, str):
         raise ApiError(400, "`language` is a BCP 47 code such as fr or fr-CA.")
+    if request.api_token.languages:
+        if not language:
+            raise PermissionDenied(
+                f"This token is limited to {', '.join(request.api_token.languages)}: give a `language` among them."
+            )
+        _check_token_languages(request, language)
     scope_text, category = body.get("scope") or "", body.get("category") or ""
     if not isinstance(scope_text, str) or not isinstance(category, str):
         raise ApiError(400, '`scope` is "commented", "gold" or "moved:A,B"; `category` a category slug.')
@@ -184,26 +236,33 @@ def sweep_create(request):
         )
     except sweeps_service.SweepError as exc:
         raise ApiError(400, str(exc)) from exc
-    sweep = _sweep_for(request.user, sweep.pk)
+    sweep = _sweep_for(request, sweep.pk)
     response = JsonResponse(sweep_json(request, sweep), status=201)
     response["Location"] = reverse("api_sweep_detail", args=[sweep.pk])
     return response
 
 
-@token_api("GET")
+@token_api("GET", scope=READ_SWEEPS)
 def sweep_detail(request, sweep_id: int):
-    return JsonResponse(sweep_json(request, _sweep_for(request.user, sweep_id)))
+    return JsonResponse(sweep_json(request, _sweep_for(request, sweep_id)))
 
 
-@token_api("GET")
+@token_api("GET", scope=READ_SWEEPS)
 def sweep_gate(request, sweep_id: int):
     """The gate report of `manage.py gate`; `?threshold=CRITERION=RATE` (repeatable) overrides the spec."""
-    sweep = _sweep_for(request.user, sweep_id)
+    sweep = _sweep_for(request, sweep_id)
     try:
         overrides = dict(sweep_selectors.parse_threshold(text) for text in request.GET.getlist("threshold"))
     except ValueError as exc:
         raise ApiError(400, str(exc)) from exc
-    report = sweep_selectors.gate_report(sweep=sweep, overrides=overrides)
+    try:
+        report = sweep_selectors.gate_report(sweep=sweep, overrides=overrides)
+    except (SpecError, ValueError, KeyError, TypeError) as exc:
+        # An import of verdicts carries judge versions without a runnable spec: nothing to gate against.
+        kind = "an import of verdicts" if sweep.kind == Sweep.Kind.IMPORT else "a sweep"
+        raise ApiError(
+            409, f"Sweep {sweep.pk} is {kind} whose judge versions have no spec to gate against: {exc}"
+        ) from exc
     return JsonResponse(report.as_dict())
 
 
@@ -232,7 +291,7 @@ def snapshot_json(request, snapshot: ExportSnapshot) -> dict:
     }
 
 
-@token_api("GET")
+@token_api("GET", scope=READ_SNAPSHOTS)
 def snapshot_list(request):
     snapshots = export_selectors.snapshots_visible(user=request.user)
     name = request.GET.get("name", "").strip()
@@ -243,13 +302,29 @@ def snapshot_list(request):
         if status not in ExportSnapshot.Status.values:
             raise ApiError(400, f"`status` is one of {', '.join(ExportSnapshot.Status.values)}.")
         snapshots = snapshots.filter(status=status)
-    return JsonResponse({"snapshots": [snapshot_json(request, s) for s in snapshots[:SNAPSHOTS_LISTED]]})
+    listed = [s for s in snapshots[:SNAPSHOTS_LISTED] if _snapshot_in_token_languages(request, s)]
+    return JsonResponse({"snapshots": [snapshot_json(request, s) for s in listed]})
 
 
-@token_api("GET")
+def _snapshot_languages(snapshot: ExportSnapshot) -> list[str]:
+    languages = (snapshot.filters or {}).get("languages") or []
+    return [languages] if isinstance(languages, str) else list(languages)
+
+
+def _snapshot_in_token_languages(request, snapshot: ExportSnapshot) -> bool:
+    """A token limited to languages sees a snapshot only when the snapshot is limited to them too."""
+    if not request.api_token.languages:
+        return True
+    languages = _snapshot_languages(snapshot)
+    return bool(languages) and all(token_language_allowed(request.api_token, code) for code in languages)
+
+
+@token_api("GET", scope=READ_SNAPSHOTS)
 def snapshot_download(request, snapshot_id: int):
     export_selectors.check_snapshot(request.user)
     snapshot = export_selectors.check_snapshot(request.user, get_object_or_404(ExportSnapshot, pk=snapshot_id))
+    if not _snapshot_in_token_languages(request, snapshot):
+        raise PermissionDenied(f"This token is limited to {', '.join(request.api_token.languages)}.")
     if snapshot.status != ExportSnapshot.Status.DONE:
         raise ApiError(409, f"Snapshot {snapshot.pk} is {snapshot.status}, not done yet.")
     path = exports_service.snapshot_path(snapshot)

@@ -119,3 +119,42 @@ def line_chart(
         "bottom": height - bottom,
         "tick_y": height - bottom + 18,
     }
+
+
+def interval_chart(rows: Sequence[tuple[str, Any]], *, width: int = 560, row_height: int = 26) -> dict[str, Any]:
+    """Estimates on a shared 0..1 axis: a dot per value and a bar for its 95% interval, labelled in text.
+
+    `rows` are (label, estimate) with estimate.value, .low and .high (low/high may be None: dot only).
+    """
+    left, right, top = 230, 24, 20
+    plot_w = width - left - right
+
+    def x_at(v: float) -> float:
+        return round(left + max(0.0, min(1.0, v)) * plot_w, 1)
+
+    items = []
+    for i, (label, estimate) in enumerate(rows):
+        y = top + i * row_height + row_height / 2
+        low, high = estimate.low, estimate.high
+        items.append(
+            {
+                "label": label,
+                "y": y,
+                "text_y": y + 4,
+                "x": x_at(estimate.value),
+                "low_x": x_at(low) if low is not None else None,
+                "high_x": x_at(high) if high is not None else None,
+                "value": f"{estimate.value:.3f}",
+                "interval": f"[{low:.3f}, {high:.3f}]" if low is not None and high is not None else "no interval",
+            }
+        )
+    height = top + len(rows) * row_height + 24
+    return {
+        "width": width,
+        "height": height,
+        "rows": items,
+        "label_x": left - 8,
+        "axis_y": height - 18,
+        "ticks": [{"x": x_at(v), "label": f"{v:.2f}"} for v in (0.0, 0.25, 0.5, 0.75, 1.0)],
+        "top": top - 6,
+    }

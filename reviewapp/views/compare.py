@@ -6,7 +6,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
-from ..models import Judge
+from ..forms_quality import CompareFilterForm
+from ..models import Dataset, Judge
 from ..selectors import quality as selectors
 from . import charts
 from .disputes import check_lead
@@ -29,11 +30,15 @@ def compare_versions(request, judge_slug: str):
     else:
         earlier = [v for v in versions if b is not None and v.pk != b.pk and v.created_at <= b.created_at]
         a = earlier[-1] if earlier else None
-    language = request.GET.get("language", "").strip()
-    comparison = None
-    if a is not None and b is not None and a.pk != b.pk:
-        comparison = selectors.version_comparison(a=a, b=b, language=language, n_boot=PAGE_BOOTSTRAP)
+    form = CompareFilterForm(request.GET, datasets=list(Dataset.objects.order_by("name")))
+    comparison, status = None, 200
+    if not form.is_valid():
+        status = 400
+    elif a is not None and b is not None and a.pk != b.pk:
+        comparison = selectors.version_comparison(a=a, b=b, n_boot=PAGE_BOOTSTRAP, slice=form.cleaned_data["slice"])
+    language = form.cleaned_data.get("language", "") if form.is_valid() else ""
     context = {
+        "form": form,
         "judge": judge,
         "versions": versions,
         "a": a,
@@ -57,4 +62,4 @@ def compare_versions(request, judge_slug: str):
         if comparison and comparison.noise.n
         else None,
     }
-    return render_page(request, "compare/index.html", "comparison", context)
+    return render_page(request, "compare/index.html", "comparison", context, status=status)

@@ -37,5 +37,6 @@ def dataset_detail(request, dataset_id: int):
         "page": page,
         "languages": corpus.visible_languages(user=request.user, dataset=dataset),
         "language": language,
+        "can_triage": access.is_lead(request.user),
     }
     return render_page(request, "datasets/detail.html", "conversations", context)

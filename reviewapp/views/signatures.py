@@ -1,15 +1,17 @@
-"""Tier-1 signature pages, for leads: the list with precision on gold, a create form, the evidence."""
+"""Tier-1 signature pages, for leads: the list with precision on gold, create, edit, switch off, history."""
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect
-from django.views.decorators.http import require_GET, require_http_methods
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
 from .. import access
-from ..forms_signatures import SignatureForm
+from ..forms_signatures import SignatureActiveForm, SignatureEditForm, SignatureForm
 from ..models import Judge, Signature
-from ..services.signatures import SignatureError, signature_check_all, signature_create
+from ..selectors import signatures as signature_selectors
+from ..services.signatures import SignatureError, signature_check_all, signature_create, signature_update
 from .rendering import render_page
 
 
@@ -18,21 +20,25 @@ def check_lead(user) -> None:
         raise PermissionDenied("Signatures are managed by leads.")
 
 
+def _done(request, url: str):
+    """After a successful form: a real navigation, for htmx too (the URL bar shows the new page)."""
+    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+
+
+def _form_status(request) -> int:
+    # htmx swaps only 2xx answers: its form comes back in place with its errors; a plain POST says 400.
+    if request.method != "POST":
+        return 200
+    return 200 if request.htmx else 400
+
+
 @require_GET
 @login_required
 def signature_list(request):
     check_lead(request.user)
     judge_slug = request.GET.get("judge", "").strip()
     language = request.GET.get("language", "").strip()
-    signatures = (
-        Signature.objects.select_related("judge")
-        .annotate(evidence_count=Count("evidence", distinct=True))
-        .order_by("judge__slug", "language", "-active", "id")
-    )
-    if judge_slug:
-        signatures = signatures.filter(judge__slug=judge_slug)
-    if language:
-        signatures = signatures.filter(language__iexact=language)
+    signatures = signature_selectors.signatures_listed(judge_slug=judge_slug, language=language)
     context = {
         "checks": signature_check_all(signatures),
         "judges": Judge.objects.order_by("slug").values_list("slug", flat=True),
@@ -68,22 +74,84 @@ def signature_new(request):
         except SignatureError as exc:
             form.add_error(None, str(exc))
         else:
-            response = redirect("signature_detail", signature_id=signature.pk)
-            if request.htmx:
-                response["HX-Redirect"] = response["Location"]
-            return response
-    status = 400 if request.method == "POST" else 200
-    return render_page(request, "signatures/create.html", "form", {"form": form}, status=status)
+            return _done(request, reverse("signature_detail", args=[signature.pk]))
+    return render_page(request, "signatures/create.html", "form", {"form": form}, status=_form_status(request))
+
+
+def _signature_for_lead(request, signature_id: int) -> Signature:
+    check_lead(request.user)
+    return get_object_or_404(Signature.objects.select_related("judge", "created_by"), pk=signature_id)
+
+
+def _detail_context(signature: Signature, active_form: SignatureActiveForm | None = None) -> dict:
+    evidence = signature.evidence.select_related("conversation", "conversation__dataset").order_by(
+        "conversation_id", "position"
+    )
+    (check,) = signature_check_all([signature])
+    return {
+        "signature": signature,
+        "evidence": evidence,
+        "check": check,
+        "history": signature_selectors.signature_history(signature=signature),
+        "active_form": active_form or SignatureActiveForm(initial={"active": "0" if signature.active else "1"}),
+    }
 
 
 @require_GET
 @login_required
 def signature_detail(request, signature_id: int):
-    check_lead(request.user)
-    signature = get_object_or_404(Signature.objects.select_related("judge", "created_by"), pk=signature_id)
-    evidence = signature.evidence.select_related("conversation", "conversation__dataset").order_by(
-        "conversation_id", "position"
-    )
-    (check,) = signature_check_all([signature])
-    context = {"signature": signature, "evidence": evidence, "check": check}
-    return render_page(request, "signatures/detail.html", "evidence", context)
+    signature = _signature_for_lead(request, signature_id)
+    return render_page(request, "signatures/detail.html", "evidence", _detail_context(signature))
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def signature_edit(request, signature_id: int):
+    signature = _signature_for_lead(request, signature_id)
+    form = SignatureEditForm.for_signature(signature, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            signature_update(
+                signature=signature,
+                kind=data["kind"],
+                pattern=data["pattern"],
+                negation_guards=data["negation_guards"],
+                label=data.get("label", ""),
+                rating=data.get("rating"),
+                passed=data.get("passed"),
+                new_evidence=data["new_evidence"],
+                actor=request.user,
+                note=data.get("note", ""),
+            )
+        except SignatureError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return _done(request, reverse("signature_detail", args=[signature.pk]))
+    context = {"signature": signature, "form": form}
+    return render_page(request, "signatures/edit.html", "form", context, status=_form_status(request))
+
+
+@require_POST
+@login_required
+def signature_active(request, signature_id: int):
+    """Switch a signature off or back on; errors come back on its page."""
+    signature = _signature_for_lead(request, signature_id)
+    form = SignatureActiveForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            signature_update(
+                signature=signature,
+                active=data["active"],
+                new_evidence=data["new_evidence"],
+                actor=request.user,
+                note=data.get("note", ""),
+            )
+        except SignatureError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return _done(request, reverse("signature_detail", args=[signature.pk]))
+    signature.refresh_from_db()
+    context = _detail_context(signature, form)
+    return render_page(request, "signatures/detail.html", "switch", context, status=_form_status(request))

@@ -6,6 +6,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import access
 from ..models import Category, Dataset, Sweep
+from ..selectors import signatures as signature_selectors
 from ..selectors import sweeps as sweep_selectors
 from ..services import sweep_scope
 from ..services import sweeps as sweeps_service
@@ -119,5 +120,7 @@ def sweep_detail(request, sweep_id: int):
         "scope_label": SCOPE_LABELS.get(scope.kind, scope.kind)
         + (f" ({scope.category})" if scope.category else "")
         + (f": {scope.versions[0]} → {scope.versions[1]}" if scope.versions else ""),
+        # Full page only: the progress fragment polls every two seconds.
+        "signature_versions": [] if request.htmx else signature_selectors.sweep_signature_versions(sweep=sweep),
     }
     return render_page(request, "sweeps/detail.html", "progress", context)

@@ -9,7 +9,16 @@ from django.urls import reverse
 
 from reviewapp.models import ApiToken, Sweep
 from reviewapp.selectors.sweeps import gate_report
-from reviewapp.services.api_tokens import api_token_create, api_token_revoke, token_hash
+from reviewapp.services.api_tokens import (
+    READ_SNAPSHOTS,
+    READ_SWEEPS,
+    RUN_SWEEPS,
+    SCOPES,
+    ApiTokenError,
+    api_token_create,
+    api_token_revoke,
+    token_hash,
+)
 from reviewapp.services.exports import snapshot_create, snapshot_path, snapshot_write
 
 from . import export_support, test_sweep_support
@@ -33,8 +42,11 @@ def bearer(raw: str) -> dict:
     return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
 
 
-def token_for(user) -> str:
-    return api_token_create(user=user, name="ci")[1]
+def token_for(user, scopes=None, languages=()) -> str:
+    """A token with every scope its user's role allows, unless `scopes` says otherwise."""
+    if scopes is None:
+        scopes = SCOPES if user.profile.role in ("lead", "admin") else [READ_SWEEPS]
+    return api_token_create(user=user, name="ci", scopes=scopes, languages=languages)[1]
 
 
 @pytest.fixture
@@ -56,7 +68,7 @@ def ja_sweep(judge, scripted_llm, run_sweep):
 
 def test_create_api_token_prints_it_once_and_stores_only_its_hash(make_user, capsys):
     user = make_user("ci-bot", role="lead")
-    call_command("create_api_token", "ci-bot", "--name", "CI gate")
+    call_command("create_api_token", "ci-bot", "--name", "CI gate", "--scope", "read-snapshots")
     raw = capsys.readouterr().out.strip()
     token = ApiToken.objects.get(user=user)
     assert raw.startswith("trb_") and len(raw) > 40
@@ -71,7 +83,7 @@ def test_create_api_token_prints_it_once_and_stores_only_its_hash(make_user, cap
 def test_missing_wrong_and_revoked_tokens_get_401(api, make_user, fr_sweep):
     url = reverse("api_sweep_detail", args=[fr_sweep.pk])
     user = make_user("lea", role="lead")
-    token, raw = api_token_create(user=user, name="ci")
+    token, raw = api_token_create(user=user, name="ci", scopes=[READ_SWEEPS])
 
     assert api.get(url).status_code == 401
     wrong = api.get(url, **bearer(raw + "x"))
@@ -219,3 +231,149 @@ def test_the_openapi_document_lists_every_endpoint():
         "api_snapshot_list",
         "api_snapshot_download",
     }
+
+
+# --- scopes, languages and JSON errors ---------------------------------------------------------------
+
+
+def test_a_read_only_token_cannot_start_a_sweep(api, make_user, judge, fr_sweep):
+    make_dataset("api-calls", {"a": ("en", ["Hello"])})
+    raw = token_for(make_user("lea", role="lead"), scopes=[READ_SWEEPS, READ_SNAPSHOTS])
+    response = api.post(
+        reverse("api_sweep_create"),
+        data=json.dumps({"dataset": "api-calls", "judges": ["conciseness"]}),
+        content_type="application/json",
+        **bearer(raw),
+    )
+    assert response.status_code == 403 and response["Content-Type"] == "application/json"
+    assert response.json() == {
+        "error": "This token lacks the run-sweeps scope (it has: read-sweeps, read-snapshots).",
+        "status": 403,
+    }
+    assert Sweep.objects.count() == 1  # only fr_sweep
+    # It reads what it may.
+    assert api.get(reverse("api_sweep_detail", args=[fr_sweep.pk]), **bearer(raw)).status_code == 200
+    assert api.get(reverse("api_snapshot_list"), **bearer(raw)).status_code == 200
+
+
+def test_a_snapshot_token_reads_no_sweep_and_run_sweeps_implies_reading_them(api, make_user, fr_sweep):
+    lead = make_user("lea", role="lead")
+    snapshots_only = token_for(lead, scopes=[READ_SNAPSHOTS])
+    denied = api.get(reverse("api_sweep_gate", args=[fr_sweep.pk]), **bearer(snapshots_only))
+    assert denied.status_code == 403 and "read-sweeps" in denied.json()["error"]
+    runner = token_for(lead, scopes=[RUN_SWEEPS])
+    assert api.get(reverse("api_sweep_detail", args=[fr_sweep.pk]), **bearer(runner)).status_code == 200
+    assert api.get(reverse("api_snapshot_list"), **bearer(runner)).status_code == 403
+
+
+def test_a_token_limited_to_a_language(api, make_user, judge, fr_sweep, ja_sweep):
+    raw = token_for(make_user("lea", role="lead"), scopes=[RUN_SWEEPS], languages=["fr"])
+    assert api.get(reverse("api_sweep_detail", args=[fr_sweep.pk]), **bearer(raw)).status_code == 200
+    other = api.get(reverse("api_sweep_detail", args=[ja_sweep.pk]), **bearer(raw))
+    assert other.status_code == 403 and "limited to fr" in other.json()["error"]
+    make_dataset("mixed", {"a": ("fr-CA", ["Bonjour"]), "b": ("en", ["Hello"])})
+
+    def start(**body):
+        return api.post(
+            reverse("api_sweep_create"),
+            data=json.dumps({"dataset": "mixed", "judges": ["conciseness"], **body}),
+            content_type="application/json",
+            **bearer(raw),
+        )
+
+    assert start().status_code == 403  # every language of the dataset: not only fr
+    assert start(language="en").status_code == 403
+    before = Sweep.objects.count()
+    assert start(language="fr-CA").status_code == 201  # "fr" covers fr-CA
+    assert Sweep.objects.count() == before + 1
+
+
+def test_token_scopes_are_checked_when_created(make_user, capsys):
+    reviewer = make_user("ana", languages=["fr"])
+    with pytest.raises(ApiTokenError, match="cannot have read-snapshots, run-sweeps"):
+        api_token_create(user=reviewer, name="ci", scopes=[RUN_SWEEPS, READ_SNAPSHOTS])
+    with pytest.raises(ApiTokenError, match="Unknown scope 'admin'"):
+        api_token_create(user=reviewer, name="ci", scopes=["admin"])
+    with pytest.raises(ApiTokenError, match="at least one scope"):
+        api_token_create(user=reviewer, name="ci", scopes=[])
+    with pytest.raises(ApiTokenError, match="does not work in ja"):
+        api_token_create(user=reviewer, name="ci", scopes=[READ_SWEEPS], languages=["ja"])
+    with pytest.raises(ApiTokenError, match="not a BCP 47"):
+        api_token_create(user=reviewer, name="ci", scopes=[READ_SWEEPS], languages=['"><svg>'])
+    with pytest.raises(ApiTokenError, match="at most 200"):
+        api_token_create(user=reviewer, name="x" * 201, scopes=[READ_SWEEPS])
+    assert not ApiToken.objects.exists()
+
+    lead = make_user("lea", role="lead")
+    call_command("create_api_token", "lea", "--name", "CI", "--scope", "run-sweeps", "--language", "fr")
+    token = ApiToken.objects.get(user=lead)
+    assert (token.scopes, token.languages) == (["run-sweeps"], ["fr"])
+    assert "scopes run-sweeps, languages fr" in capsys.readouterr().err
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="--scope is required"):
+        call_command("create_api_token", "lea", "--name", "CI")
+
+
+def test_every_api_url_answers_json_errors(api, make_user, fr_sweep):
+    raw = token_for(make_user("lea", role="lead"))
+    for path in ("/api/v1/nothing", "/api/v1/sweeps/1/gates", "/api/", "/api", "/api/v2/sweeps"):
+        response = api.get(path, **bearer(raw))
+        assert response.status_code == 404, path
+        assert response["Content-Type"] == "application/json" and response.json()["status"] == 404
+    missing = api.get(reverse("api_sweep_detail", args=[999999]), **bearer(raw))
+    assert missing.status_code == 404 and missing.json()["status"] == 404
+
+
+def test_the_gate_of_an_import_sweep_is_a_json_409_not_a_500(api, make_user, fr_sweep):
+    from reviewapp.models import Conversation, Judge, JudgeVersion, Turn, Verdict
+
+    judge = Judge.objects.create(slug="imported_judge", scale="binary")
+    version = JudgeVersion.objects.create(judge=judge, version="v1", spec={"imported": True}, spec_hash="x" * 64)
+    sweep = Sweep.objects.create(kind=Sweep.Kind.IMPORT, status=Sweep.Status.DONE, dataset=fr_sweep.dataset)
+    sweep.judge_versions.set([version])
+    turn = Turn.objects.filter(conversation__dataset=fr_sweep.dataset, role="agent").first()
+    Verdict.objects.create(
+        sweep=sweep,
+        judge_version=version,
+        conversation=Conversation.objects.get(pk=turn.conversation_id),
+        turn=turn,
+        tier="imported",
+        status="resolved",
+        passed=True,
+    )
+    response = api.get(reverse("api_sweep_gate", args=[sweep.pk]), **bearer(token_for(make_user("lea", role="lead"))))
+    assert response.status_code == 409 and response["Content-Type"] == "application/json"
+    assert "an import of verdicts" in response.json()["error"]
+
+
+def test_an_unexpected_failure_is_a_json_500(api, make_user, fr_sweep, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("reviewapp.selectors.sweeps.gate_report", broken)
+    response = api.get(
+        reverse("api_sweep_gate", args=[fr_sweep.pk]), **bearer(token_for(make_user("lea", role="lead")))
+    )
+    assert response.status_code == 500 and response["Content-Type"] == "application/json"
+    assert response.json()["status"] == 500 and "boom" not in response.json()["error"]
+
+
+def test_a_sweep_says_which_signature_versions_it_used(api, make_user, judge, scripted_llm, run_sweep):
+    from reviewapp.services.signatures import signature_create
+
+    dataset = make_dataset("greetings", {"a": ("en", ["Have a good day.", "Your flight is at nine."])})
+    closing = dataset.conversations.get().turns.get(position=1)
+    signature = signature_create(
+        judge=judge.judge,
+        language="en",
+        intent="closing",
+        kind="substring",
+        pattern="have a good day",
+        evidence=[closing],
+        rating=3.0,
+    )
+    sweep = run_sweep(dataset=dataset, judge_versions=[judge], qa_sample=0)
+    body = api.get(reverse("api_sweep_detail", args=[sweep.pk]), **bearer(token_for(make_user("lea", role="lead"))))
+    assert body.json()["signature_versions"] == [{"signature": signature.pk, "version": 1}]
+    assert body.json()["counts"]["tier1_resolved"] == 1

@@ -8,6 +8,7 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 
 from reviewapp.models import GoldLabel, ReviewItem, Role
 from reviewapp.selectors import quality
+from reviewapp.services.reviews import review_submit
 
 from . import quality_data as data
 from .corpus_data import fast_password_hasher  # noqa: F401
@@ -53,12 +54,15 @@ def test_gold_prefers_adjudication_then_unanimous_then_imported(scored, make_use
     GoldLabel.objects.create(
         judge=judge, conversation=turns[1].conversation, turn=turns[1], source="adjudicated", passed=False
     )
-    # Turn 4: judge said pass, imported gold says fail; two reviewers agree on "pass" and the item is closed.
-    item = data.item(judge, turns[4], status=ReviewItem.Status.CLOSED, reasons=["qa_sample"])
+    # Turn 4: judge said pass, imported gold says fail; two reviewers agree on "pass", so the review service
+    # closes the item and stores the unanimous gold label.
+    item = data.item(judge, turns[4], status=ReviewItem.Status.OPEN, reasons=["qa_sample"])
     item.reviews_required = 2
     item.save()
-    data.review(item, make_user("ana"), passed=True)
-    data.review(item, make_user("bea"), passed=True)
+    for name in ("ana", "bea"):
+        review_submit(item=item, user=make_user(name, languages=["fr"]), rating=None, passed=True)
+    item.refresh_from_db()
+    assert item.status == ReviewItem.Status.CLOSED
     gold = quality.judge_gold(judge=judge)
     assert gold[(turns[1].conversation_id, turns[1].pk)].source == "adjudicated"
     assert gold[(turns[4].conversation_id, turns[4].pk)].source == "unanimous"
@@ -84,8 +88,12 @@ def test_qa_sample_is_weighted_and_disputed_items_are_separate(scored):
 def test_runs_give_mean_and_standard_deviation(scored):
     judge, v1, turns = scored
     rerun = [not j if i < 3 and j is not None else j for i, j in enumerate(JUDGE)]
-    data.verdicts(data.sweep_for(turns), v1, turns, rerun)
-    report = quality.judge_quality(judge=judge, n_boot=0).selected
+    sweep = data.sweep_for(turns)
+    data.verdicts(sweep, v1, turns, JUDGE)
+    data.verdicts(sweep, v1, turns, rerun, run_index=1)
+    # Another sweep with a third run is not pooled in: runs are the run indexes of one sweep.
+    data.verdicts(data.sweep_for(turns), v1, turns, GOLD)
+    report = quality.judge_quality(judge=judge, n_boot=0, slice=quality.Slice(sweep_id=sweep.pk)).selected
     first = accuracy_score([as_label(g) for g, j in zip(GOLD, JUDGE, strict=True) if j is not None],
                            [as_label(j) for j in JUDGE if j is not None])  # fmt: skip
     second = accuracy_score([as_label(g) for g, j in zip(GOLD, rerun, strict=True) if j is not None],

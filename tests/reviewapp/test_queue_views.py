@@ -218,10 +218,11 @@ def test_items_from_imports_queues_disagreements_unresolved_and_a_qa_sample_once
     again = items_from_imports(dataset=data, qa_rate=0.5)
 
     by_turn = {item.turn_id: item for item in ReviewItem.objects.all()}
-    assert by_turn[disagree.turn_id].reasons == ["gold_disagrees"] and by_turn[disagree.turn_id].priority == 250
-    assert set(by_turn[unresolved.turn_id].reasons) == {"unresolved", "uncertain"}
-    qa = [i for i in by_turn.values() if i.reasons == ["qa_sample"]]
-    assert 0 < len(qa) < len(agree_items)
+    assert "gold_disagrees" in by_turn[disagree.turn_id].reasons and by_turn[disagree.turn_id].priority == 250
+    assert {"unresolved", "uncertain"} <= set(by_turn[unresolved.turn_id].reasons)
+    # The QA sample is drawn from all 14 targets the judge scored, whatever they agree on: 7 of 14.
+    qa = [i for i in by_turn.values() if "qa_sample" in i.reasons]
+    assert len(qa) == 7
     assert all(i.reviews_required == QA_REVIEWS_REQUIRED and i.sample_weight == 2.0 for i in qa)
     assert summary.items_created == len(by_turn) and again.items_created == 0
     assert ReviewItem.objects.count() == len(by_turn)

@@ -77,7 +77,11 @@ def test_pattern_change_needs_new_evidence(judge, turns):
     signature_update(signature=signature, pattern="cannot", new_evidence=[turns[3]])
     signature.refresh_from_db()
     assert signature.pattern == "cannot"
-    assert set(signature.evidence.all()) == {turns[0], turns[3]}
+    # turns[0] ("No, I can't ...") justified the old pattern, not "cannot": it stays in version 1 only.
+    assert set(signature.evidence.all()) == {turns[3]}
+    first, second = signature.versions.order_by("version")
+    assert (first.rule["pattern"], first.rule["evidence"]) == ("no", [turns[0].pk])
+    assert (second.version, second.change, second.rule["evidence"]) == (2, "edited", [turns[3].pk])
 
 
 def test_removing_a_guard_is_loosening(judge, turns):

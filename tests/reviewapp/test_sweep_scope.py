@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from reviewapp.models import Category, Comment, GoldLabel, Sweep, Turn, Verdict
 from reviewapp.services import sweep_scope
-from reviewapp.services.api_tokens import api_token_create
+from reviewapp.services.api_tokens import READ_SWEEPS, RUN_SWEEPS, api_token_create
 from reviewapp.services.sweeps import SweepError
 
 from . import test_sweep_support as support
@@ -182,7 +182,7 @@ def test_the_command_line_takes_scope_and_category(corpus, judge, comments, scri
 def test_the_api_takes_a_scope_field(
     corpus, judge, comments, make_user, scripted_llm, eager_celery, django_capture_on_commit_callbacks
 ):
-    raw = api_token_create(user=make_user("lea", role="lead"), name="ci")[1]
+    raw = api_token_create(user=make_user("lea", role="lead"), name="ci", scopes=[RUN_SWEEPS, READ_SWEEPS])[1]
     api = Client(enforce_csrf_checks=True)
 
     def post(body):

@@ -1,16 +1,31 @@
-"""Judge quality on the command line: the numbers of the judge quality page.
+"""Judge quality on the command line: the numbers of the judge quality page, on one version and one slice.
 
-    python manage.py judge_report --judge SLUG [--version V] [--language CODE] [--json] [--bootstrap N]
+    python manage.py judge_report --judge SLUG [--version V] [--language CODE] [--dataset NAME ...]
+        [--sweep ID] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--unresolved excluded|wrong] [--json]
+        [--bootstrap N]
 
-Without --version the latest version is reported. JSON keys: judge, version, language, n, targets,
-unresolved, accuracy, macro_f1, kappa (each {value, low, high}: a 95% bootstrap interval),
-per_class_f1, confusion, labels, by_language, qa_weighted, qa_unweighted, disputed, runs_accuracy,
-runs_macro_f1, gold_sources, reviewer_alpha.
+Without --version the latest version is reported. Every figure is about that version on the slice
+(datasets, sweep, language, verdict dates); the label set is the judge's scale or the slice's own
+pairs. See docs/quality.md for every key.
+
+JSON keys (kept): judge, version, language, n, targets, unresolved, accuracy, macro_f1, kappa (each
+{value, low, high}), per_class_f1, confusion, labels, by_language, qa_weighted, qa_unweighted,
+disputed, runs_accuracy ({mean, std, runs}), runs_macro_f1, gold_sources, reviewer_alpha.
+
+New keys: slice ({datasets, sweep, language, date_from, date_to, unresolved}); unresolved_convention;
+estimators (which estimator and interval each figure is); failed; without_gold; refused ({n, reasons:
+{reason: n}}: pairs whose gold or verdict is on another field than the judge's outcome); conversions
+({named rule: n}); accuracy_excluded and accuracy_wrong ({n, value, low, high}: unresolved left out,
+and counted wrong in a fixed denominator); qa_sample ({estimator, sampled, with_gold, missing,
+accuracy}); runs_accuracy_excluded and runs_accuracy_wrong ({mean, std, runs}); runs ({sweep,
+dropped_targets, unresolved_after_first_run, per_run: [{run, n, resolved, unresolved, failed, right,
+accuracy_excluded, accuracy_wrong}]}); evidence; pass_rates.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import date
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -27,8 +42,18 @@ def _estimate(e: Estimate) -> str:
     return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
 
 
+def _day(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise CommandError(f"{value!r} is not a date (YYYY-MM-DD).") from None
+
+
 class Command(BaseCommand):
-    help = "Accuracy, macro-F1 and Cohen's kappa (with 95% bootstrap intervals) of a judge version against gold."
+    help = (
+        "Accuracy (Wilson 95% interval), macro-F1 and Cohen's kappa (conversation bootstrap) of one judge version "
+        "against gold, on an explicit slice. JSON keys: see the module docstring and docs/quality.md."
+    )
 
     def create_parser(self, prog_name, subcommand, **kwargs):
         # --version names a judge version here, not Django's version: let ours replace the built-in flag.
@@ -37,7 +62,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--judge", required=True, help="Judge slug.")
         parser.add_argument("--version", default="", help="Version label (default: the latest).")
-        parser.add_argument("--language", default="", help="Only this language (BCP 47 code).")
+        parser.add_argument("--language", default="", help="Only this language (BCP 47; 'fr' covers 'fr-CA').")
+        parser.add_argument(
+            "--dataset", action="append", default=[], metavar="NAME", help="Only this dataset (repeatable)."
+        )
+        parser.add_argument("--sweep", type=int, default=None, metavar="ID", help="Only this sweep's verdicts.")
+        parser.add_argument("--from", dest="date_from", type=_day, default=None, help="Verdicts on or after.")
+        parser.add_argument("--to", dest="date_to", type=_day, default=None, help="Verdicts on or before.")
+        parser.add_argument(
+            "--unresolved",
+            choices=quality.CONVENTIONS,
+            default="excluded",
+            help="excluded (default): unresolved answers are left out; wrong: counted wrong in a fixed "
+            "denominator (EVA's convention). Both accuracies are in the JSON either way.",
+        )
         parser.add_argument("--json", action="store_true", help="Print JSON.")
         parser.add_argument("--bootstrap", type=int, default=DEFAULT_BOOTSTRAP, help="Bootstrap resamples.")
 
@@ -55,8 +93,19 @@ class Command(BaseCommand):
                 raise CommandError(f"{judge.slug} has no version {options['version']!r} (known: {known}).")
         elif not versions:
             raise CommandError(f"{judge.slug} has no version yet.")
+        try:
+            slice = quality.slice_for(
+                datasets=options["dataset"],
+                sweep_id=options["sweep"],
+                language=options["language"],
+                date_from=options["date_from"],
+                date_to=options["date_to"],
+                unresolved=options["unresolved"],
+            )
+        except quality.SliceError as error:
+            raise CommandError(str(error)) from None
         report = quality.judge_quality(
-            judge=judge, version=version, language=options["language"], n_boot=options["bootstrap"], versions=versions
+            judge=judge, version=version, n_boot=options["bootstrap"], versions=versions, slice=slice
         )
         selected = report.selected
         assert selected is not None
@@ -68,24 +117,54 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str))
             return
+        self._text(selected, report, options)
+
+    def _text(self, selected: quality.VersionQuality, report: quality.JudgeQuality, options) -> None:
         out = self.stdout.write
+        judge = report.judge
         out(f"{judge.slug}@{selected.version.version}" + (f" in {options['language']}" if options["language"] else ""))
-        out(f"  targets scored {selected.targets}, unresolved {selected.unresolved}, with gold n={selected.overall.n}")
+        out(f"  slice: {selected.slice.describe()}; unresolved {selected.slice.unresolved}")
+        scored = selected.scored
+        out(
+            f"  targets scored {scored.targets}, unresolved {scored.unresolved}, failed {scored.failed}, "
+            f"with gold n={selected.overall.n}"
+        )
+        for reason, n in scored.refused.items():
+            out(f"  refused {n}: {reason}")
+        for rule, n in scored.conversions.items():
+            out(f"  converted {n}: {rule}")
         out(f"  gold sources: {', '.join(f'{k} {v}' for k, v in selected.gold_sources.items()) or 'none'}")
-        for name, r in (
-            ("all gold", selected.overall),
-            ("QA sample, weighted", selected.qa_weighted),
-            ("disputed items", selected.disputed),
-        ):
+        for name, r in (("all gold", selected.overall), ("disputed items", selected.disputed)):
             if r is None:
                 continue
             out(
                 f"  {name:<20} n={r.n:<5} accuracy {_estimate(r.accuracy)}  macro-F1 {_estimate(r.macro_f1)}"
                 f"  kappa {_estimate(r.kappa)}"
             )
+        for convention, (n, e) in selected.accuracy.items():
+            out(f"  accuracy, unresolved {convention:<8} n={n:<5} {_estimate(e)}")
+        if selected.qa is not None:
+            qa = selected.qa
+            out(
+                f"  QA sample ({qa.estimator}): accuracy {_estimate(qa.estimate)}; "
+                f"{qa.missing} of {qa.sampled} sampled still need gold"
+            )
         for lang, r in selected.by_language.items():
             out(f"  {lang:<20} n={r.n:<5} accuracy {_estimate(r.accuracy)}  macro-F1 {_estimate(r.macro_f1)}")
-        spread = selected.runs_accuracy
-        if spread and spread.mean is not None:
-            std = f" +- {spread.std:.3f}" if spread.std is not None else ""
-            out(f"  over {spread.runs} run(s): accuracy {spread.mean:.3f}{std}")
+        for row in selected.pass_rates:
+            corrected = f"PPI {_estimate(row.ppi)}" if row.ppi else row.note
+            human = f"humans {_estimate(row.human)}  " if row.human else ""
+            out(f"  pass rate {row.language:<10} judge {_estimate(row.raw)}  {human}{corrected}")
+        if selected.pass_rates_note:
+            out(f"  pass rate: {selected.pass_rates_note}")
+        runs = selected.runs
+        if runs is not None and runs.rows:
+            spread = runs.spread(selected.slice.unresolved)
+            std = f" +- {spread.std:.4f}" if spread.std is not None else ""
+            mean = f"{spread.mean:.4f}" if spread.mean is not None else "-"
+            out(f"  over {spread.runs} run(s) of sweep {runs.sweep_id}: accuracy {mean}{std}")
+            for row in runs.rows:
+                out(
+                    f"    run {row.run_index}: n={row.n} right {row.right} unresolved {row.unresolved} "
+                    f"failed {row.failed}"
+                )

@@ -1,0 +1,88 @@
+"""The QA-sample and prediction-powered figures of the quality selectors, checked against ppi-python and
+statsmodels directly on the arrays the test wrote."""
+
+import random
+
+import numpy as np
+import pytest
+from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+from statsmodels.stats.proportion import proportion_confint
+
+from reviewapp.models import GoldLabel
+from reviewapp.selectors import quality
+
+from . import quality_data as data
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def sampled():
+    """60 French turns a binary judge scored; a random 20 of them are the QA sample with gold (weight 3)."""
+    rng = random.Random(4)
+    judge = data.binary_judge()
+    turns = data.agent_turns("calls", 60)
+    truth = [rng.random() < 0.7 for _ in turns]
+    judged = [t if rng.random() < 0.8 else not t for t in truth]
+    data.verdicts(data.sweep_for(turns), data.version(judge, "v1"), turns, judged)
+    qa = sorted(rng.sample(range(60), 20))
+    data.gold(judge, [turns[i] for i in qa], [truth[i] for i in qa])
+    for i in qa:
+        data.item(judge, turns[i], status="closed", reasons=["qa_sample"], weight=3.0)
+    # Two more QA items still wait for gold.
+    rest = [i for i in range(60) if i not in qa]
+    for i in rest[:2]:
+        data.item(judge, turns[i], status="open", reasons=["qa_sample"], weight=3.0)
+    return judge, truth, judged, qa, rest[:2]
+
+
+def test_qa_estimate_is_hajek_and_counts_the_missing_gold(sampled):
+    judge, truth, judged, qa, _ = sampled
+    selected = quality.judge_quality(judge=judge, n_boot=0).selected
+    right = [truth[i] == judged[i] for i in qa]
+    assert selected.qa.sampled == 22 and selected.qa.with_gold == 20 and selected.qa.missing == 2
+    # Equal weights in one language: the Hajek estimate is the labelled items' share right.
+    assert selected.qa.accuracy.value == pytest.approx(sum(right) / 20)
+    assert selected.qa.accuracy.low < sum(right) / 20 < selected.qa.accuracy.high
+    assert selected.as_dict()["qa_sample"]["missing"] == 2
+
+
+def test_prediction_powered_pass_rate_equals_ppi_python(sampled):
+    judge, truth, judged, qa, _ = sampled
+    (row,) = quality.judge_quality(judge=judge, n_boot=0).selected.pass_rates
+    y = np.array([truth[i] for i in qa], dtype=float)
+    yhat = np.array([judged[i] for i in qa], dtype=float)
+    unlabelled = np.array([judged[i] for i in range(60) if i not in qa], dtype=float)
+    low, high = ppi_mean_ci(y, yhat, unlabelled, alpha=0.05)
+    assert row.language == "fr" and row.n_judged == 60 and row.n_labelled == 20
+    assert row.ppi.value == pytest.approx(float(np.ravel(ppi_mean_pointestimate(y, yhat, unlabelled))[0]))
+    assert row.ppi.low == pytest.approx(max(0.0, float(np.ravel(low)[0])), abs=1e-9)
+    assert row.ppi.high == pytest.approx(min(1.0, float(np.ravel(high)[0])), abs=1e-9)
+    raw_low, raw_high = proportion_confint(sum(judged), 60, method="wilson")
+    assert (row.raw.value, row.raw.low, row.raw.high) == pytest.approx((sum(judged) / 60, raw_low, raw_high))
+    human_low, human_high = proportion_confint(int(y.sum()), 20, method="wilson")
+    assert (row.human.value, row.human.low, row.human.high) == pytest.approx((y.mean(), human_low, human_high))
+
+
+def test_an_ordinal_version_without_a_pass_threshold_has_no_pass_rate_and_says_why(sampled):
+    judge, *_ = sampled
+    GoldLabel.objects.all().delete()
+    judge.scale, judge.scale_min, judge.scale_max = "ordinal", 1, 3
+    judge.save()
+    selected = quality.judge_quality(judge=judge, n_boot=0).selected
+    assert selected.pass_rates == [] and "pass threshold" in selected.pass_rates_note
+
+
+def test_an_all_correct_slice_of_twelve_gets_an_interval_well_below_one():
+    from statsmodels.stats.proportion import proportion_confint
+
+    judge = data.binary_judge()
+    turns = data.agent_turns("perfect", 12)
+    values = [i % 3 != 0 for i in range(12)]
+    data.verdicts(data.sweep_for(turns), data.version(judge, "v1"), turns, values)
+    data.gold(judge, turns, values)
+    accuracy = quality.judge_quality(judge=judge, n_boot=200).selected.overall.accuracy
+    # One conversation of twelve turns: its effective size is below 12, so the interval is wider still.
+    low_at_12, _ = proportion_confint(12, 12, method="wilson")
+    assert accuracy.value == 1.0 and accuracy.high == 1.0
+    assert accuracy.low <= low_at_12 < 0.8
