@@ -85,7 +85,17 @@ def test_eva_conciseness_over_its_validation_set_on_a_worker(eva_worker, wait_un
                 predicted.append(str(given[(first, turn["position"] // 2)]))
     out = StringIO()
     call_command(
-        "judge_report", "--judge", "conciseness", "--version", "eva-997ae97", "--json", "--bootstrap", "0", stdout=out
+        "judge_report",
+        "--judge",
+        "conciseness",
+        "--version",
+        "eva-997ae97",
+        "--dataset",
+        "eva-conciseness",
+        "--json",
+        "--bootstrap",
+        "0",
+        stdout=out,
     )
     report = json.loads(out.getvalue())
     assert report["n"] == 479

@@ -109,7 +109,17 @@ def test_conciseness_sweep_stores_one_turn_verdict_per_gold_turn_with_the_rating
 
     out = StringIO()
     call_command(
-        "judge_report", "--judge", "conciseness", "--version", "eva-997ae97", "--json", "--bootstrap", "0", stdout=out
+        "judge_report",
+        "--judge",
+        "conciseness",
+        "--version",
+        "eva-997ae97",
+        "--dataset",
+        "eva-conciseness",
+        "--json",
+        "--bootstrap",
+        "0",
+        stdout=out,
     )
     report = json.loads(out.getvalue())
     assert report["n"] == 479
