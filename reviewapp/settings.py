@@ -192,6 +192,10 @@ LLM_RATE_LIMIT_PER_SECOND = env.float("LLM_RATE_LIMIT_PER_SECOND", default=20.0)
 LLM_RATE_LIMITS = {k: float(v) for k, v in env.dict("LLM_RATE_LIMITS", default={}).items()}  # "model=rate,..."
 LLM_RATE_LIMIT_MAX_WAIT_SECONDS = env.float("LLM_RATE_LIMIT_MAX_WAIT_SECONDS", default=120.0)
 LLM_MAX_ATTEMPTS = env.int("LLM_MAX_ATTEMPTS", default=4)
+# The call archive keeps the first this-many bytes of every answer or HTTP body (with its full size
+# and sha256); a verdict keeps at most VERDICT_RAW_TEXT_MAX_CHARS of it, the archived call the rest.
+JUDGE_CALL_BODY_CAP_BYTES = env.int("JUDGE_CALL_BODY_CAP_BYTES", default=256 * 1024)
+VERDICT_RAW_TEXT_MAX_CHARS = env.int("VERDICT_RAW_TEXT_MAX_CHARS", default=4000)
 
 # --- Tribunal ---------------------------------------------------------------------------------
 # Sweeps: targets per Celery task, concurrent LLM calls inside one task, an optional dedicated queue

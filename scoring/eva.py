@@ -654,19 +654,29 @@ def _turn_result(profile: EvaProfile, turn_id: int, entry: Mapping[str, Any]) ->
             return _entity_result(profile, turn_id, entry)
         explanation = _explanation(entry)
         if "rating" not in entry:
-            return TurnAnswer(turn_id, unresolved(f"{where}: the entry has no rating", explanation=explanation))
+            return TurnAnswer(
+                turn_id, unresolved(f"{where}: the entry has no rating", explanation=explanation, code="missing_key")
+            )
         value = entry["rating"]
         if value is None:
             return TurnAnswer(
                 turn_id,
                 JudgeResult(
-                    status="unresolved", problem=f"{where}: not rated (rating is null)", explanation=explanation
+                    status="unresolved",
+                    problem=f"{where}: not rated (rating is null)",
+                    explanation=explanation,
+                    problem_code="uncertain",
                 ),
                 not_rated=True,
             )
         if not _is_number(value) or not float(value).is_integer():
             return TurnAnswer(
-                turn_id, unresolved(f"{where}: rating {value!r} is not a whole scale point", explanation=explanation)
+                turn_id,
+                unresolved(
+                    f"{where}: rating {value!r} is not a whole scale point",
+                    explanation=explanation,
+                    code="out_of_range" if _is_number(value) else "bad_type",
+                ),
             )
         rating = float(value)
         if not profile.scale_min <= rating <= profile.scale_max:
@@ -675,6 +685,7 @@ def _turn_result(profile: EvaProfile, turn_id: int, entry: Mapping[str, Any]) ->
                 unresolved(
                     f"{where}: rating {value!r} is outside the scale {profile.scale_min}..{profile.scale_max}",
                     explanation=explanation,
+                    code="out_of_range",
                 ),
             )
         flags: list[str] = []
@@ -705,7 +716,7 @@ def _turn_result(profile: EvaProfile, turn_id: int, entry: Mapping[str, Any]) ->
             ),
         )
     except _AnswerProblem as exc:
-        return TurnAnswer(turn_id, unresolved(f"{where}: {exc}"))
+        return TurnAnswer(turn_id, unresolved(f"{where}: {exc}", code=exc.code))
 
 
 def _entity_result(profile: EvaProfile, turn_id: int, entry: Mapping[str, Any]) -> TurnAnswer:
@@ -786,15 +797,17 @@ def parse_per_turn(
                 )
             by_id.setdefault(turn_id, []).append(entry)
     except _AnswerProblem as exc:
-        return {turn_id: TurnAnswer(turn_id, unresolved(str(exc))) for turn_id in rated}
+        return {turn_id: TurnAnswer(turn_id, unresolved(str(exc), code=exc.code)) for turn_id in rated}
     answers: dict[int, TurnAnswer] = {}
     for turn_id in rated:
         found = by_id.get(turn_id, [])
         if not found:
-            answers[turn_id] = TurnAnswer(turn_id, unresolved(f"turn {turn_id}: the answer has no entry for it"))
+            answers[turn_id] = TurnAnswer(
+                turn_id, unresolved(f"turn {turn_id}: the answer has no entry for it", code="missing_key")
+            )
         elif len(found) > 1:
             answers[turn_id] = TurnAnswer(
-                turn_id, unresolved(f"turn {turn_id}: the answer has {len(found)} entries for it")
+                turn_id, unresolved(f"turn {turn_id}: the answer has {len(found)} entries for it", code="duplicate_key")
             )
         else:
             answers[turn_id] = _turn_result(profile, turn_id, found[0])
@@ -811,12 +824,14 @@ def parse_conversation(profile: EvaProfile, raw_text: str) -> JudgeResult:
             raise _AnswerProblem("missing required key(s): rating")
         value = data["rating"]
         if value is None:
-            raise _AnswerProblem("the judge gave no rating (rating is null)")
+            raise _AnswerProblem("the judge gave no rating (rating is null)", "uncertain")
         if not _is_number(value) or not float(value).is_integer():
-            raise _AnswerProblem(f"rating {value!r} is not a whole point of the {profile.scale} scale")
+            raise _AnswerProblem(f"rating {value!r} is not a whole point of the {profile.scale} scale", "out_of_range")
         rating = float(value)
         if not profile.scale_min <= rating <= profile.scale_max:
-            raise _AnswerProblem(f"rating {value!r} is outside the scale {profile.scale_min}..{profile.scale_max}")
+            raise _AnswerProblem(
+                f"rating {value!r} is outside the scale {profile.scale_min}..{profile.scale_max}", "out_of_range"
+            )
         flags: list[str] = []
         sub_scores: dict[str, float] = {}
         details: list[str] = []
@@ -859,7 +874,7 @@ def parse_conversation(profile: EvaProfile, raw_text: str) -> JudgeResult:
             explanation=explanation,
         )
     except _AnswerProblem as exc:
-        return unresolved(str(exc), explanation=explanation)
+        return unresolved(str(exc), explanation=explanation, code=exc.code)
 
 
 def agent_variables(config: Mapping[str, Any]) -> dict[str, str]:

@@ -57,6 +57,9 @@ class LLMReply:
     latency_ms: int
     attempts: int
     error: str = ""  # "" on success
+    # The HTTP body as received when it held no answer text (not JSON, no choices, a 4xx/5xx page):
+    # archived so a failure can be read later. "" when `text` is the answer.
+    body: str = ""
 
     @property
     def ok(self) -> bool:
@@ -223,8 +226,22 @@ class LLMClient:
             message = describe_error(error)
             if attempts > 1:
                 message = f"{message} (after {attempts} attempts)"
-            return LLMReply("", None, None, elapsed_ms(), attempts, message)
+            return LLMReply("", None, None, elapsed_ms(), attempts, message, body=error_body(error))
         return reply_from_completion(content, latency_ms=elapsed_ms(), attempts=attempts)
+
+
+def error_body(error: BaseException) -> str:
+    """The body of a failed HTTP response (a 4xx/5xx page), or "" when no response came back."""
+    if isinstance(error, openai.APIStatusError):
+        try:
+            return error.response.text
+        except Exception:  # a streamed or closed response: nothing more to keep
+            return ""
+    return ""
+
+
+def _body_text(content: bytes | str) -> str:
+    return content if isinstance(content, str) else content.decode("utf-8", errors="replace")
 
 
 def _token_count(usage: Any, name: str) -> int | None:
@@ -241,9 +258,10 @@ def reply_from_completion(content: bytes | str, *, latency_ms: int, attempts: in
     try:
         completion = json.loads(content)
     except ValueError:
-        return LLMReply("", None, None, latency_ms, attempts, "the response is not JSON")
+        return LLMReply("", None, None, latency_ms, attempts, "the response is not JSON", body=_body_text(content))
     if not isinstance(completion, dict):
-        return LLMReply("", None, None, latency_ms, attempts, "the response is not a chat completion")
+        problem = "the response is not a chat completion"
+        return LLMReply("", None, None, latency_ms, attempts, problem, body=_body_text(content))
     usage = completion.get("usage")
     prompt_tokens = _token_count(usage, "prompt_tokens")
     completion_tokens = _token_count(usage, "completion_tokens")
@@ -254,5 +272,5 @@ def reply_from_completion(content: bytes | str, *, latency_ms: int, attempts: in
     if not isinstance(text, str):
         refusal = message.get("refusal") if isinstance(message, dict) else None
         problem = f"refused: {refusal}" if refusal else "the response has no message text"
-        return LLMReply("", prompt_tokens, completion_tokens, latency_ms, attempts, problem)
+        return LLMReply("", prompt_tokens, completion_tokens, latency_ms, attempts, problem, body=_body_text(content))
     return LLMReply(text, prompt_tokens, completion_tokens, latency_ms, attempts, "")

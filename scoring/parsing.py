@@ -5,9 +5,15 @@ The answer must be one JSON object: the whole reply, or the whole reply wrapped 
 Anything else is ``unresolved`` with the problem named; an unresolved result never carries a
 rating or a pass/fail, and it is never 0.
 
+Every unresolved result carries a ``problem_code`` (ProblemCode below) for triage and pages, beside
+the ``problem`` in words for people (docs/answers.md).
+
 Unresolved when:
-* the text is not a JSON object (or several fences, or text around the fence);
-* ``"uncertain": true``, or a rating of null (the judge declined to decide, whatever it explains);
+* the text is not a JSON object (or several fences, or text around the fence), or is not strict JSON
+  (scoring.strictjson: a key given twice, NaN/Infinity, NUL, a lone surrogate, deep nesting);
+* the answer flags itself uncertain, whatever the JSON type (``uncertain_flag``), or gives a rating
+  of null (the judge declined to decide, whatever it explains);
+* its explanation hedges about the rating ("I'm not sure, maybe 2?": scoring.hedges);
 * a required key of the spec is missing;
 * a rating is not a number (strings and booleans included), not a whole scale point for
   binary/ordinal judges, or outside the scale;
@@ -22,18 +28,44 @@ Likewise failure modes on a top rating are flagged ``failure_modes_on_top_rating
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+from .hedges import hedge_in
 from .rubric import rubric_aggregate, weighted_aggregate
 from .specs import JudgeSpec
+from .strictjson import StrictJSONError, strict_loads
 
 RESOLVED = "resolved"
 UNRESOLVED = "unresolved"
+
+# Why an answer is unresolved, as a code that triage and pages read (the prose is for people).
+ProblemCode = Literal[
+    "",  # resolved
+    "empty",  # no answer text
+    "bad_json",  # not one JSON object (prose, several fences, syntax error)
+    "duplicate_key",  # the same key twice: which value did the judge mean?
+    "non_finite",  # NaN, Infinity or a number too large
+    "bad_char",  # NUL or a lone surrogate in a string
+    "too_deep",  # nesting deeper than scoring.strictjson.MAX_DEPTH
+    "not_object",  # JSON, but not an object
+    "uncertain",  # the judge flagged itself uncertain, or gave a null rating
+    "hedged",  # the explanation hedges about the rating ("maybe 2?", "hard to say")
+    "missing_key",  # a required key, sub-metric or criterion is missing
+    "bad_type",  # a value of the wrong type (a string rating, a non-list of failure modes)
+    "out_of_range",  # a rating or score outside the scale, or not a whole scale point
+    "contradiction",  # a rubric criterion whose passed contradicts its score
+    "invalid",  # any other refusal
+]
+# Codes that mean "the judge itself would not decide": triage sends these to people as uncertain.
+UNCERTAIN_CODES: frozenset[str] = frozenset({"uncertain", "hedged"})
+# Where else a judge explains itself: a hedge there counts as much as in `explanation`.
+REASONING_KEYS = ("reasoning", "rationale", "justification", "analysis")
+# `uncertain` values that mean "no": anything else (true, 1, "true", "yes", "maybe", 0.5 ...) is uncertain.
+CERTAIN_VALUES = (False, 0, None, "", "false", "no", "0", "n", "f")
 
 _FENCE = re.compile(r"^```[ \t]*(?:json|JSON)?[ \t]*\n(?P<body>.*?)\n?```$", re.DOTALL)
 
@@ -48,48 +80,74 @@ class JudgeResult:
     sub_scores: Mapping[str, float] = field(default_factory=dict)
     explanation: str = ""
     problem: str = ""
+    problem_code: ProblemCode = ""
 
     @property
     def resolved(self) -> bool:
         return self.status == RESOLVED
 
+    @property
+    def uncertain(self) -> bool:
+        return self.problem_code in UNCERTAIN_CODES
 
-def unresolved(problem: str, *, explanation: str = "", flags: tuple[str, ...] = ()) -> JudgeResult:
-    return JudgeResult(status=UNRESOLVED, problem=problem, explanation=explanation, flags=flags)
+
+def unresolved(
+    problem: str, *, explanation: str = "", flags: tuple[str, ...] = (), code: ProblemCode = "invalid"
+) -> JudgeResult:
+    return JudgeResult(status=UNRESOLVED, problem=problem, explanation=explanation, flags=flags, problem_code=code)
 
 
 class _AnswerProblem(Exception):
-    pass
-
-
-def _reject_constant(name: str) -> Any:
-    raise _AnswerProblem(f"{name} is not a JSON number")
+    def __init__(self, message: str, code: ProblemCode = "invalid"):
+        super().__init__(message)
+        self.code: ProblemCode = code
 
 
 def extract_json_object(raw_text: str) -> dict[str, Any]:
     """The answer's JSON object. Raises _AnswerProblem naming what is wrong."""
     data = extract_json_value(raw_text)
     if not isinstance(data, dict):
-        raise _AnswerProblem(f"expected a JSON object, got a JSON {type(data).__name__}")
+        raise _AnswerProblem(f"expected a JSON object, got a JSON {type(data).__name__}", "not_object")
     return data
 
 
 def extract_json_value(raw_text: str) -> Any:
-    """The answer's JSON value (the whole reply, or one ``` fence). Raises _AnswerProblem."""
+    """The answer's JSON value (whole reply, or one ``` fence), read strictly (scoring.strictjson):
+    duplicate keys, NaN/Infinity, NUL, lone surrogates and deep nesting are refused with their code."""
     text = (raw_text or "").strip()
     if not text:
-        raise _AnswerProblem("empty answer")
+        raise _AnswerProblem("empty answer", "empty")
     if text.startswith("```"):
         match = _FENCE.match(text)
         if match is None:
-            raise _AnswerProblem("the ``` fence is not closed, or text follows it")
+            raise _AnswerProblem("the ``` fence is not closed, or text follows it", "bad_json")
         text = match.group("body").strip()
         if "```" in text:
-            raise _AnswerProblem("more than one fenced block")
+            raise _AnswerProblem("more than one fenced block", "bad_json")
     try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise _AnswerProblem(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
+        return strict_loads(text)
+    except StrictJSONError as exc:
+        at = f" at {exc.path}" if exc.path and exc.code != "duplicate_key" else ""
+        raise _AnswerProblem(f"{exc.message}{at}", exc.code) from exc  # type: ignore[arg-type]
+
+
+def uncertain_flag(data: Mapping[str, Any]) -> bool:
+    """True when the answer flags itself uncertain, whatever the JSON type (`uncertain` or `unsure`):
+    false, 0, null, "" and the strings false/no/0/n/f (any case) mean certain; every other value -
+    true, 1, "true", "yes", "maybe", 0.5, a list - is a judge unsure of its answer."""
+    for key in ("uncertain", "unsure"):
+        if key not in data:
+            continue
+        value = data[key]
+        if isinstance(value, str):
+            value = value.strip().lower()
+        if isinstance(value, bool) or value is None:
+            if value:
+                return True
+            continue
+        if value not in CERTAIN_VALUES:
+            return True
+    return False
 
 
 def _is_number(value: Any) -> bool:
@@ -101,7 +159,7 @@ def _string_list(data: Mapping[str, Any], key: str) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _AnswerProblem(f"{key!r} must be a list of strings")
+        raise _AnswerProblem(f"{key!r} must be a list of strings", "bad_type")
     return [v.strip() for v in value if v.strip()]
 
 
@@ -110,7 +168,7 @@ def _explanation(data: Mapping[str, Any]) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise _AnswerProblem("'explanation' must be a string")
+        raise _AnswerProblem("'explanation' must be a string", "bad_type")
     return value.strip()
 
 
@@ -124,11 +182,22 @@ def parse_answer(spec: JudgeSpec, raw_text: str) -> JudgeResult:
     try:
         data = extract_json_object(raw_text)
         explanation = _explanation(data)
-        if data.get("uncertain") is True:
-            return unresolved(f"the judge said it is uncertain: {_shorten(explanation)}", explanation=explanation)
+        if uncertain_flag(data):
+            return unresolved(
+                f"the judge said it is uncertain: {_shorten(explanation)}", explanation=explanation, code="uncertain"
+            )
+        hedge = hedge_in("\n".join([explanation, *(data[k] for k in REASONING_KEYS if isinstance(data.get(k), str))]))
+        if hedge:
+            return unresolved(
+                f"the explanation hedges about the answer ({hedge!r}): {_shorten(explanation)}",
+                explanation=explanation,
+                code="hedged",
+            )
         missing = [key for key in spec.required_keys if key not in data]
         if missing:
-            return unresolved(f"missing required key(s): {', '.join(missing)}", explanation=explanation)
+            return unresolved(
+                f"missing required key(s): {', '.join(missing)}", explanation=explanation, code="missing_key"
+            )
         flags = _flags(spec, data)
         if spec.scale == "weighted":
             return _weighted(spec, data, explanation, flags)
@@ -136,7 +205,7 @@ def parse_answer(spec: JudgeSpec, raw_text: str) -> JudgeResult:
             return _rubric(spec, data, explanation, flags)
         return _rated(spec, data, explanation, flags)
     except _AnswerProblem as exc:
-        return unresolved(str(exc), explanation=explanation)
+        return unresolved(str(exc), explanation=explanation, code=exc.code)
 
 
 def _flags(spec: JudgeSpec, data: Mapping[str, Any]) -> list[str]:
@@ -155,20 +224,20 @@ def _flags(spec: JudgeSpec, data: Mapping[str, Any]) -> list[str]:
 
 def _rating(spec: JudgeSpec, data: Mapping[str, Any], explanation: str) -> float:
     if "rating" not in data:
-        raise _AnswerProblem("missing required key(s): rating")
+        raise _AnswerProblem("missing required key(s): rating", "missing_key")
     value = data["rating"]
     if value is None:
         said = f": {_shorten(explanation)}" if explanation else ""
-        raise _AnswerProblem(f"the judge gave no rating (rating is null){said}")
+        raise _AnswerProblem(f"the judge gave no rating (rating is null){said}", "uncertain")
     if not _is_number(value):
-        raise _AnswerProblem(f"rating {value!r} is not a number")
+        raise _AnswerProblem(f"rating {value!r} is not a number", "bad_type")
     rating = float(value)
     if spec.scale in ("binary", "ordinal") and not rating.is_integer():
-        raise _AnswerProblem(f"rating {value!r} is not a whole point of the {spec.scale} scale")
+        raise _AnswerProblem(f"rating {value!r} is not a whole point of the {spec.scale} scale", "out_of_range")
     low = 0.0 if spec.scale == "binary" and spec.scale_min is None else spec.scale_min
     high = 1.0 if spec.scale == "binary" and spec.scale_max is None else spec.scale_max
     if (low is not None and rating < low) or (high is not None and rating > high):
-        raise _AnswerProblem(f"rating {value!r} is outside the scale {low:g}..{high:g}")
+        raise _AnswerProblem(f"rating {value!r} is outside the scale {low:g}..{high:g}", "out_of_range")
     return rating
 
 
@@ -192,19 +261,19 @@ def _rated(spec: JudgeSpec, data: Mapping[str, Any], explanation: str, flags: li
 def _weighted(spec: JudgeSpec, data: Mapping[str, Any], explanation: str, flags: list[str]) -> JudgeResult:
     raw = data.get("sub_scores")
     if not isinstance(raw, dict):
-        raise _AnswerProblem("'sub_scores' must be an object of sub-metric scores")
+        raise _AnswerProblem("'sub_scores' must be an object of sub-metric scores", "bad_type")
     missing = [name for name in spec.sub_metrics if name not in raw]
     if missing:
-        raise _AnswerProblem(f"missing sub-metric(s): {', '.join(missing)}")
+        raise _AnswerProblem(f"missing sub-metric(s): {', '.join(missing)}", "missing_key")
     scores: dict[str, float] = {}
     for name in spec.sub_metrics:
         value = raw[name]
         if value is None:
-            raise _AnswerProblem(f"sub-metric {name} has no score (null)")
+            raise _AnswerProblem(f"sub-metric {name} has no score (null)", "uncertain")
         if not _is_number(value):
-            raise _AnswerProblem(f"sub-metric {name} score {value!r} is not a number")
+            raise _AnswerProblem(f"sub-metric {name} score {value!r} is not a number", "bad_type")
         if not 0 <= value <= 100:
-            raise _AnswerProblem(f"sub-metric {name} score {value!r} is outside 0..100")
+            raise _AnswerProblem(f"sub-metric {name} score {value!r} is outside 0..100", "out_of_range")
         scores[name] = float(value)
     flags.extend(f"unknown_sub_metric:{name}" for name in raw if name not in spec.sub_metrics)
     outcome = weighted_aggregate(
@@ -235,28 +304,30 @@ def _criterion_score(name: str, threshold: float, value: Any) -> float:
     if _is_number(value):
         return float(value)
     if not isinstance(value, dict):
-        raise _AnswerProblem(f"criterion {name} must be an object with 'score' and/or 'passed'")
+        raise _AnswerProblem(f"criterion {name} must be an object with 'score' and/or 'passed'", "bad_type")
     score, said = value.get("score"), value.get("passed")
     if score is None and said is None:
-        raise _AnswerProblem(f"criterion {name} has neither a score nor passed")
+        raise _AnswerProblem(f"criterion {name} has neither a score nor passed", "missing_key")
     if said is not None and not isinstance(said, bool):
-        raise _AnswerProblem(f"criterion {name} 'passed' must be true or false")
+        raise _AnswerProblem(f"criterion {name} 'passed' must be true or false", "bad_type")
     if score is None:
         return 1.0 if said else 0.0
     if not _is_number(score):
-        raise _AnswerProblem(f"criterion {name} score {score!r} is not a number")
+        raise _AnswerProblem(f"criterion {name} score {score!r} is not a number", "bad_type")
     if said is not None and said != (float(score) >= threshold):
-        raise _AnswerProblem(f"criterion {name}: passed={str(said).lower()} contradicts score {score!r}")
+        raise _AnswerProblem(
+            f"criterion {name}: passed={str(said).lower()} contradicts score {score!r}", "contradiction"
+        )
     return float(score)
 
 
 def _rubric(spec: JudgeSpec, data: Mapping[str, Any], explanation: str, flags: list[str]) -> JudgeResult:
     raw = data.get("criteria")
     if not isinstance(raw, dict):
-        raise _AnswerProblem("'criteria' must be an object of criterion results")
+        raise _AnswerProblem("'criteria' must be an object of criterion results", "bad_type")
     missing = [c.name for c in spec.criteria if c.name not in raw]
     if missing:
-        raise _AnswerProblem(f"missing criterion result(s): {', '.join(missing)}")
+        raise _AnswerProblem(f"missing criterion result(s): {', '.join(missing)}", "missing_key")
     scores = {c.name: _criterion_score(c.name, c.threshold, raw[c.name]) for c in spec.criteria}
     flags.extend(f"unknown_criterion:{name}" for name in raw if name not in scores)
     outcome = rubric_aggregate(spec.criteria, scores)

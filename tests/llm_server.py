@@ -2,7 +2,9 @@
 
 It speaks just enough of the chat completions API for the real `openai` client to talk to it over
 HTTP, and answers the way real judge models misbehave: well, with broken JSON, with keys missing,
-out of range, unsure, slowly, with 429 or 500, or not at all.
+out of range, unsure, slowly, with 429 or 500, or not at all; and in the ways that must never be
+scored: a duplicated key, NaN, `"uncertain": "true"`, a hedging explanation, a 5 MB answer, an HTML
+page with status 200.
 
     with run_llm_server(behaviour="good", latency_s=0.0) as server:
         client = LLMClient(base_url=server.base_url, api_key="test")
@@ -43,7 +45,15 @@ BEHAVIOURS = (
     "always_500",
     "bad_request",
     "hang",
+    "duplicate_key",
+    "nan_rating",
+    "uncertain_string",
+    "hedged",
+    "huge",
+    "html_200",
 )
+HUGE_ANSWER_BYTES = 5 * 1024 * 1024
+HTML_BODY = "<html><body><h1>502 Bad Gateway</h1><p>upstream judge unavailable</p></body></html>"
 MARKER = re.compile(r"\[\[llm:([a-z0-9_]+)\]\]")
 MODEL_ID = "tribunal-test-judge"
 # How long a "hang" request waits at most when nobody closes it (the server stopping ends it at once).
@@ -288,6 +298,16 @@ class LLMTestServer:
             return json.dumps({"rating": None, "uncertain": True, "explanation": "I'm not sure how to rate this turn."})
         if behaviour == "unsure_text":
             return "I'm not sure. The transcript could be read either way."
+        if behaviour == "duplicate_key":
+            return '{"rating": 1, "rating": 3, "explanation": "Two ratings.", "failure_modes": []}'
+        if behaviour == "nan_rating":
+            return '{"rating": NaN, "explanation": "No number.", "failure_modes": []}'
+        if behaviour == "uncertain_string":
+            return json.dumps({"rating": 2, "uncertain": "true", "explanation": "Adequate.", "failure_modes": []})
+        if behaviour == "hedged":
+            return json.dumps({"rating": 2, "explanation": "I'm not sure, maybe 2?", "failure_modes": []})
+        if behaviour == "huge":
+            return "x" * HUGE_ANSWER_BYTES
         if self.responder is not None:
             return self.responder(body)
         return good_answer(body)
@@ -395,6 +415,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(500, _error_json("scripted server error, once", "server_error"))
             return
 
+        if behaviour == "html_200":
+            data = HTML_BODY.encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
         text = state.answer_text(behaviour, body)
         with state._lock:
             state.responses.append((body, text))

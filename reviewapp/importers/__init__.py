@@ -7,10 +7,10 @@ anything is written; `reviewapp.services.imports.dataset_import` then writes it 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
-from . import eva_run, eva_validation, tribunal_csv, tribunal_jsonl
+from . import eva_run, eva_validation, strict, tribunal_csv, tribunal_jsonl
+from .limits import language_problem
 from .records import ParsedImport, RecordError
 
 FORMATS = ("auto", "jsonl", "csv", "eva-run", "eva-validation")
@@ -30,25 +30,21 @@ def detect_format(path: Path) -> str:
         return "eva-run"
     if path.suffix.lower() == ".csv":
         return "csv"
-    with path.open(encoding="utf-8-sig") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise RecordError(path.name, number, "(line)", f"not valid JSON ({exc.msg})") from exc
-            if isinstance(record, dict) and "turns" in record:
-                return "jsonl"
-            if eva_validation.looks_like_validation(record):
-                return "eva-validation"
-            raise RecordError(
-                path.name,
-                number,
-                "(record)",
-                "cannot tell the format: expected `turns` (Tribunal JSONL) or conv_turns / trace / "
-                "intended_turns / user_tts (EVA validation set); pass --format",
-            )
+    for number, raw in strict.text_lines(path, path.name):
+        if not raw.strip():
+            continue
+        record = strict.json_value(raw, path.name, number)
+        if isinstance(record, dict) and "turns" in record:
+            return "jsonl"
+        if eva_validation.looks_like_validation(record):
+            return "eva-validation"
+        raise RecordError(
+            path.name,
+            number,
+            "(record)",
+            "cannot tell the format: expected `turns` (Tribunal JSONL) or conv_turns / trace / "
+            "intended_turns / user_tts (EVA validation set); pass --format",
+        )
     raise RecordError(path.name, None, "(file)", "the file is empty")
 
 
@@ -63,6 +59,10 @@ def parse_path(path: Path, *, fmt: str = "auto", language: str | None = None) ->
         raise RecordError(str(path), None, "--format", f"expected one of {', '.join(FORMATS)}, got {fmt!r}")
     if not path.exists():
         raise RecordError(str(path), None, "PATH", "no such file or folder")
+    if language:
+        problem = language_problem(language)
+        if problem:
+            raise RecordError(str(path), None, "--language", problem)
     if fmt == "auto":
         fmt = detect_format(path)
     if fmt == "eva-run" and not path.is_dir():

@@ -11,12 +11,13 @@ per line.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from . import strict
+from .limits import INT32_MAX
 from .records import FieldReader, ParsedConversation, ParsedImport, ParsedTurn, RecordError, compact_json, describe
 
 CONTEXT_NAMES = ("processed_context.json", "expected_processor_context.json")
@@ -55,6 +56,8 @@ def _natural_key(path: Path) -> list[Any]:
 
 def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
     parsed = ParsedImport(fmt="eva-run", source=display, dataset_kind="run")
+    # Links are refused before anything is read: nothing outside the folder may come in.
+    strict.check_folder(path, display)
     folders = record_folders(path)
     if not folders:
         parsed.errors.append(
@@ -72,10 +75,7 @@ def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
 
 
 def _load_json(file: Path, base: Path) -> Any:
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RecordError(_display(file, base), exc.lineno, "(file)", f"not valid JSON ({exc.msg})") from exc
+    return strict.json_file(file, _display(file, base))
 
 
 def _display(file: Path, base: Path) -> str:
@@ -95,12 +95,15 @@ def parse_record(folder: Path, *, base: Path, language: str | None) -> ParsedCon
                 _display(result_file, base), 1, "(file)", f"expected a JSON object, got {describe(loaded)}"
             )
         result = loaded
-    record_id = str(result.get("record_id") or folder.name)
+    read_result = FieldReader(_display(result_file, base), None)
+    record_id = read_result.string(result.get("record_id"), "record_id", limit="external_id") or folder.name
+    if not result.get("record_id"):
+        read_result.string(folder.name, "(folder name)", limit="external_id")
     metadata: dict[str, Any] = dict(result)
     metadata["source_files"] = sorted(p.name for p in folder.iterdir() if p.is_file())
     conversation = ParsedConversation(
         external_id=record_id,
-        language=str(result.get("language") or language or "en"),
+        language=read_result.language(result.get("language"), "language", language),
         metadata=metadata,
     )
     context_file = _context_file(folder)
@@ -182,7 +185,10 @@ def turns_from_context(context: dict[str, Any], read: FieldReader) -> list[Parse
         if transcribed is None and kind == "transcribed":
             transcribed = trace_content
         segments = texts[("audio_timestamps", role)].get(key) or []
-        segments_ms = [[_ms(start, origin), _ms(end, origin)] for start, end in _pairs(segments, read, role, key)]
+        segments_ms = [
+            [_ms(start, origin, read, role, key), _ms(end, origin, read, role, key)]
+            for start, end in _pairs(segments, read, role, key)
+        ]
         metadata: dict[str, Any] = {"eva_turn_id": turn_id}
         if kind:
             metadata["trace_type"] = kind
@@ -218,37 +224,40 @@ def turns_from_context(context: dict[str, Any], read: FieldReader) -> list[Parse
 def turns_from_transcript(file: Path, display: str) -> list[ParsedTurn]:
     turns: list[ParsedTurn] = []
     origin: datetime | None = None
-    with file.open(encoding="utf-8") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            read = FieldReader(display, number)
+    for item in strict.json_lines(file, display):
+        if isinstance(item, RecordError):
+            raise item
+        number, line = item
+        read = FieldReader(display, number)
+        if not isinstance(line, dict):
+            raise read.fail("(line)", f"expected a JSON object, got {describe(line)}")
+        role = read.role(line.get("role"), "role")
+        start_ms = None
+        stamp = line.get("timestamp")
+        if stamp:
             try:
-                line = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise read.fail("(line)", f"not valid JSON ({exc.msg})") from exc
-            if not isinstance(line, dict):
-                raise read.fail("(line)", f"expected a JSON object, got {describe(line)}")
-            role = read.role(line.get("role"), "role")
-            start_ms = None
-            stamp = line.get("timestamp")
-            if stamp:
-                try:
-                    moment = datetime.fromisoformat(str(stamp))
-                except ValueError as exc:
-                    raise read.fail("timestamp", f"expected an ISO 8601 time, got {describe(stamp)}") from exc
-                origin = origin or moment
+                moment = datetime.fromisoformat(str(stamp))
+            except ValueError as exc:
+                raise read.fail("timestamp", f"expected an ISO 8601 time, got {describe(stamp)}") from exc
+            origin = origin or moment
+            try:
                 start_ms = round((moment - origin).total_seconds() * 1000)
-            extra = {key: value for key, value in line.items() if key not in ("role", "content")}
-            turns.append(
-                ParsedTurn(
-                    position=len(turns),
-                    role=role,
-                    text=read.string(line.get("content"), "content").strip(),
-                    audio_start_ms=start_ms,
-                    metadata=extra,
+            except TypeError as exc:
+                raise read.fail("timestamp", "mixes times with and without a time zone") from exc
+            if not 0 <= start_ms <= INT32_MAX:
+                raise read.fail(
+                    "timestamp", f"{describe(stamp)} is {start_ms} ms from the first line: outside 0-{INT32_MAX}"
                 )
+        extra = {key: value for key, value in line.items() if key not in ("role", "content")}
+        turns.append(
+            ParsedTurn(
+                position=len(turns),
+                role=role,
+                text=read.string(line.get("content"), "content").strip(),
+                audio_start_ms=start_ms,
+                metadata=extra,
             )
+        )
     return turns
 
 
@@ -268,7 +277,10 @@ def _pairs(segments: Any, read: FieldReader, role: str, key: str) -> list[tuple[
     for segment in segments:
         if not (isinstance(segment, list) and len(segment) == 2 and all(isinstance(v, int | float) for v in segment)):
             raise read.fail(field_name, f"expected [start, end] pairs of epoch seconds, got {describe(segment)}")
-        pairs.append((float(segment[0]), float(segment[1])))
+        try:
+            pairs.append((float(segment[0]), float(segment[1])))
+        except OverflowError as exc:
+            raise read.fail(field_name, f"a time is too large: {describe(segment)}") from exc
     return pairs
 
 
@@ -280,5 +292,10 @@ def _first_timestamp(texts: dict[tuple[str, str], dict[str, Any]], read: FieldRe
     return min(starts, default=0.0)
 
 
-def _ms(seconds: float, origin: float) -> int:
-    return round((seconds - origin) * 1000)
+def _ms(seconds: float, origin: float, read: FieldReader, role: str, key: str) -> int:
+    """Milliseconds from the conversation's first timestamp, within the Turn column's range."""
+    ms = round((seconds - origin) * 1000)
+    if not 0 <= ms <= INT32_MAX:
+        field_name = f"audio_timestamps_{'assistant' if role == 'agent' else 'user'}_turns.{key}"
+        raise read.fail(field_name, f"a time {ms} ms from the first one is outside 0-{INT32_MAX} ms")
+    return ms

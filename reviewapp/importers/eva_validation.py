@@ -18,6 +18,7 @@ from django.utils.text import slugify
 
 from scoring.eva import VALIDATION_SET_JUDGES
 
+from .limits import slug_problem
 from .records import (
     FieldReader,
     JudgeDefaults,
@@ -38,6 +39,11 @@ SHAPES = {
     "entity_transcription": JudgeDefaults(slug="", level="turn", scale="binary", scale_min=0, scale_max=1),
 }
 VALIDATION_FLAGS = ("invalid", "validated")
+# Lossless round trips: the values this importer reads into columns are also kept as they came in,
+# under RAW_KEY in the conversation's, turn's or label's metadata, with the record's key order, so
+# an EVA-format export gives every field back exactly (see services/exports.py).
+RAW_KEY = "eva_raw"
+ORDER_KEY = "eva_key_order"
 
 
 def judge_slug_for(path: Path) -> str:
@@ -65,6 +71,9 @@ def looks_like_validation(record: Any) -> bool:
 def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
     parsed = ParsedImport(fmt="eva-validation", source=display, dataset_kind="validation")
     judge = judge_slug_for(path)
+    problem = slug_problem(judge)
+    if problem:
+        raise RecordError(display, None, "(file name)", f"the judge is named after the file, and its slug {problem}")
     seen: dict[str, int] = {}
     for item in json_lines(path, display):
         if isinstance(item, RecordError):
@@ -108,18 +117,30 @@ def _conversation(
 ) -> ParsedConversation:
     external_id = ""
     for key in id_keys:
-        external_id = read.string(record.get(key), key)
+        external_id = read.string(record.get(key), key, limit="external_id")
         if external_id:
             break
     if not external_id:
         external_id = f"line-{read.line}"
     metadata = {key: value for key, value in record.items() if key not in known}
+    metadata[RAW_KEY] = {key: record[key] for key in (*id_keys, "language", *VALIDATION_FLAGS) if key in record}
+    metadata[ORDER_KEY] = list(record)
     return ParsedConversation(
         external_id=external_id,
-        language=read.string(record.get("language"), "language") or language or "en",
+        language=read.language(record.get("language"), "language", language),
         line=read.line,
         metadata=metadata,
     )
+
+
+def _keep_raw(turn: ParsedTurn, raw: dict[str, Any], read_as: dict[str, Any], standard: list[str]) -> None:
+    """Keep in the turn's metadata what the columns changed ("assistant" read as agent ...) and, unless
+    it starts with the `standard` keys in order, the turn's key order, so an export writes it back."""
+    changed = {key: raw[key] for key, value in read_as.items() if key in raw and raw[key] != value}
+    if changed:
+        turn.metadata[RAW_KEY] = changed
+    if list(raw)[: len(standard)] != standard:
+        turn.metadata[ORDER_KEY] = list(raw)
 
 
 def _flags(record: dict[str, Any], read: FieldReader) -> tuple[bool, dict[str, Any]]:
@@ -162,6 +183,7 @@ def parse_trace(record: dict[str, Any], read: FieldReader, judge: str, language:
     metadata = dict(flags)
     if "description" in record:
         metadata["description"] = record["description"]
+    metadata[RAW_KEY] = {key: record[key] for key in ("expected_rating", "failure_mode") if key in record}
     conversation.labels.append(
         ParsedLabel(
             judge=judge,
@@ -180,14 +202,23 @@ def parse_conv_turns(record: dict[str, Any], read: FieldReader, judge: str, lang
     invalid, flags = _flags(record, read)
     for prefix, position, raw in read.turn_objects(record.get("conv_turns"), "conv_turns"):
         turn_known = {"position", "role", "content", "expected_rating", "failure_modes"}
-        conversation.turns.append(
-            ParsedTurn(
-                position=position,
-                role=read.role(raw.get("role"), f"{prefix}.role"),
-                text=read.string(raw.get("content"), f"{prefix}.content"),
-                metadata={key: value for key, value in raw.items() if key not in turn_known},
-            )
+        turn = ParsedTurn(
+            position=position,
+            role=read.role(raw.get("role"), f"{prefix}.role"),
+            text=read.string(raw.get("content"), f"{prefix}.content"),
+            metadata={key: value for key, value in raw.items() if key not in turn_known},
         )
+        # Only what the columns changed ("assistant" read as agent, a position given as "2" ...) is kept.
+        changed = {
+            key: raw[key]
+            for key, value in (("position", turn.position), ("role", turn.role), ("content", turn.text))
+            if key in raw and raw[key] != value
+        }
+        if changed:
+            turn.metadata[RAW_KEY] = changed
+        if list(raw) != ["position", "role", "content", "expected_rating", "failure_modes"][: len(raw)]:
+            turn.metadata[ORDER_KEY] = list(raw)
+        conversation.turns.append(turn)
         if "expected_rating" in raw or "failure_modes" in raw:
             rating = read.integer(raw.get("expected_rating"), f"{prefix}.expected_rating", low=1, high=3, required=True)
             conversation.labels.append(
@@ -197,7 +228,10 @@ def parse_conv_turns(record: dict[str, Any], read: FieldReader, judge: str, lang
                     rating=rating,
                     failure_modes=read.failure_modes(raw.get("failure_modes"), f"{prefix}.failure_modes"),
                     excluded=invalid,
-                    metadata=dict(flags),
+                    metadata={
+                        **flags,
+                        RAW_KEY: {key: raw[key] for key in ("expected_rating", "failure_modes") if key in raw},
+                    },
                 )
             )
     return conversation
@@ -221,16 +255,26 @@ def parse_intended_turns(
         }
         if perturbed_index is not None and position == perturbed_index:
             metadata["perturbation"] = perturbation
-        conversation.turns.append(
-            ParsedTurn(
-                position=position,
-                role=read.role(raw.get("role"), f"{prefix}.role"),
-                # Only the TTS input is known: no transcript of what was heard, so text stays empty.
-                intended_text=read.string(raw.get("text"), f"{prefix}.text"),
-                entities=read.items(raw.get("tts_critical_entities"), f"{prefix}.tts_critical_entities"),
-                metadata=metadata,
-            )
+        turn = ParsedTurn(
+            position=position,
+            role=read.role(raw.get("role"), f"{prefix}.role"),
+            # Only the TTS input is known: no transcript of what was heard, so text stays empty.
+            intended_text=read.string(raw.get("text"), f"{prefix}.text"),
+            entities=read.items(raw.get("tts_critical_entities"), f"{prefix}.tts_critical_entities"),
+            metadata=metadata,
         )
+        _keep_raw(
+            turn,
+            raw,
+            # what an export writes by default: EVA's intended turns say "assistant"
+            {
+                "turn_index": turn.position,
+                "role": "assistant" if turn.role == "agent" else turn.role,
+                "text": turn.intended_text,
+            },
+            standard=["turn_index", "role", "text", "tts_critical_entities"],
+        )
+        conversation.turns.append(turn)
     if perturbed_index is not None and perturbed_index not in {turn.position for turn in conversation.turns}:
         raise read.fail("perturbation_metadata.turn_index", f"no intended turn has turn_index {perturbed_index}")
     invalid, flags = _flags(record, read)
@@ -243,6 +287,7 @@ def parse_intended_turns(
     # turn is marked in its metadata (and named here) so reviewers can find the altered entity.
     if perturbed_index is not None:
         metadata["perturbed_turn_position"] = perturbed_index
+    metadata[RAW_KEY] = {key: record[key] for key in ("expected_rating",) if key in record}
     conversation.labels.append(
         ParsedLabel(
             judge=judge,
@@ -262,6 +307,11 @@ def parse_entity_transcription(
     conversation = _conversation(record, read, language, ("id", "transcript_id", "conversation_id"), known)
     said = read.items(record.get("user_tts"), "user_tts")
     heard = read.items(record.get("transcription"), "transcription")
+    if len(said) != len(heard) or not all(isinstance(text, str) for text in [*said, *heard]):
+        # The turns pair them up (padding with ""): keep the lists as they came in.
+        conversation.metadata[RAW_KEY].update(
+            {key: record[key] for key in ("user_tts", "transcription") if key in record}
+        )
     for position in range(max(len(said), len(heard))):
         conversation.turns.append(
             ParsedTurn(
@@ -300,6 +350,7 @@ def parse_entity_transcription(
         conversation.turns[turn_id].entities = entities
         label_metadata = {key: value for key, value in raw.items() if key not in ("turn_id",)}
         label_metadata.update(flags)
+        label_metadata[RAW_KEY] = {"label": raw}
         conversation.labels.append(
             ParsedLabel(
                 judge=judge,

@@ -8,10 +8,16 @@ a bad line can fail the import (or be skipped with --skip-invalid) before anythi
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from scoring.hedges import hedge_in
+from scoring.strictjson import StrictJSONError, strict_loads
+
+from .limits import INT32_MAX, language_problem, length_problem, slug_problem
 
 ROLE_ALIASES = {
     "user": "user",
@@ -88,6 +94,11 @@ class ParsedVerdict:
     sub_scores: dict[str, Any] = field(default_factory=dict)
     explanation: str = ""
     raw_text: str = ""
+    problem_code: str = ""  # scoring.parsing.ProblemCode: "hedged" when an unresolved answer hedges
+
+    def __post_init__(self) -> None:
+        if self.status == "unresolved" and not self.problem_code and hedge_in(f"{self.explanation}\n{self.raw_text}"):
+            self.problem_code = "hedged"
 
 
 @dataclass
@@ -134,7 +145,10 @@ class ParsedImport:
 
 def describe(value: Any) -> str:
     """A value as it appears in an error message: JSON, shortened."""
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except ValueError:  # an integer too long to print
+        text = "a very long integer"
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -148,14 +162,35 @@ class FieldReader:
     def fail(self, field_name: str, message: str) -> RecordError:
         return RecordError(self.file, self.line, field_name, message)
 
-    def string(self, value: Any, field_name: str, *, required: bool = False) -> str:
+    def string(self, value: Any, field_name: str, *, required: bool = False, limit: str | None = None) -> str:
+        """A string (numbers are taken as their text); `limit` names a column length in LIMITS."""
         if value is None or value == "":
             if required:
                 raise self.fail(field_name, "is required")
             return ""
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise self.fail(field_name, f"expected a string, got {describe(value)}")
-        return str(value)
+        text = str(value)
+        if limit is not None:
+            problem = length_problem(text, limit)
+            if problem:
+                raise self.fail(field_name, problem)
+        return text
+
+    def language(self, value: Any, field_name: str, default: str | None) -> str:
+        """A BCP 47 code from the record, else the import's default (itself checked), else en."""
+        code = self.string(value, field_name).strip() or default or "en"
+        problem = language_problem(code)
+        if problem:
+            raise self.fail(field_name if value not in (None, "") else "--language", problem)
+        return code
+
+    def judge(self, value: Any, field_name: str) -> str:
+        slug = self.string(value, field_name, required=True).strip()
+        problem = slug_problem(slug)
+        if problem:
+            raise self.fail(field_name, problem)
+        return slug
 
     def integer(
         self, value: Any, field_name: str, *, low: int | None = None, high: int | None = None, required: bool = False
@@ -170,7 +205,7 @@ class FieldReader:
         elif isinstance(value, int):
             number = value
         elif (isinstance(value, float) and value.is_integer()) or (
-            isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value)
+            isinstance(value, str) and re.fullmatch(r"\s*-?\d{1,4000}\s*", value)
         ):
             number = int(value)
         if number is None or (low is not None and number < low) or (high is not None and number > high):
@@ -182,14 +217,17 @@ class FieldReader:
             return None
         if isinstance(value, bool):
             raise self.fail(field_name, f"expected a number, got {describe(value)}")
-        if isinstance(value, int | float):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                pass
-        raise self.fail(field_name, f"expected a number, got {describe(value)}")
+        number: float | None = None
+        try:
+            if isinstance(value, int | float | str):
+                number = float(value)
+        except (ValueError, OverflowError):
+            number = None
+        if number is not None and not math.isfinite(number):
+            raise self.fail(field_name, f"expected a finite number, got {describe(value)}")
+        if number is None:
+            raise self.fail(field_name, f"expected a number, got {describe(value)}")
+        return number
 
     def boolean(self, value: Any, field_name: str) -> bool | None:
         if value is None or value == "":
@@ -230,7 +268,7 @@ class FieldReader:
             prefix = f"{field_name}[{index}]"
             if not isinstance(raw, dict):
                 raise self.fail(prefix, f"expected an object, got {describe(raw)}")
-            position = self.integer(raw.get(position_key), f"{prefix}.{position_key}", low=0)
+            position = self.integer(raw.get(position_key), f"{prefix}.{position_key}", low=0, high=INT32_MAX)
             position = index if position is None else position
             if position in positions:
                 raise self.fail(f"{prefix}.{position_key}", f"{position_key} {position} appears twice in {where}")
@@ -239,9 +277,10 @@ class FieldReader:
 
     def json_text(self, text: str, field_name: str) -> Any:
         try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise self.fail(field_name, f"not valid JSON ({exc.msg})") from exc
+            return strict_loads(text)
+        except StrictJSONError as exc:
+            inner = "" if not exc.path else exc.path if exc.path.startswith("[") else f".{exc.path}"
+            raise self.fail(f"{field_name}{inner}", exc.message) from exc
 
     def role(self, value: Any, field_name: str) -> str:
         text = self.string(value, field_name, required=True).strip().lower()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from . import strict
+from .limits import INT32_MAX, SMALLINT_MAX
 from .records import (
     FieldReader,
     JudgeDefaults,
@@ -50,15 +51,9 @@ VERDICT_STATUSES = ("resolved", "unresolved", "error")
 
 
 def json_lines(path: Path, display: str) -> Iterator[tuple[int, Any] | RecordError]:
-    """Yield (line number, decoded object) per non-blank line, or a RecordError for a line that is not JSON."""
-    with path.open(encoding="utf-8-sig") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                yield number, json.loads(raw)
-            except json.JSONDecodeError as exc:
-                yield RecordError(display, number, "(line)", f"not valid JSON ({exc.msg} at column {exc.colno})")
+    """Yield (line number, decoded object) per non-blank line, or a RecordError for a line that is refused
+    (not UTF-8, not strict JSON: see importers.strict)."""
+    return strict.json_lines(path, display)
 
 
 def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
@@ -100,8 +95,8 @@ def parse_conversation(
         if key not in CONVERSATION_KEYS:
             metadata[key] = value
     conversation = ParsedConversation(
-        external_id=read.string(record.get("external_id"), "external_id", required=True),
-        language=read.string(record.get("language"), "language") or language or "en",
+        external_id=read.string(record.get("external_id"), "external_id", required=True, limit="external_id"),
+        language=read.language(record.get("language"), "language", language),
         line=read.line,
         metadata=metadata,
     )
@@ -114,8 +109,12 @@ def parse_conversation(
                 role=read.role(raw_turn.get("role"), f"{prefix}.role"),
                 text=read.string(raw_turn.get("text"), f"{prefix}.text"),
                 intended_text=read.string(raw_turn.get("intended_text"), f"{prefix}.intended_text"),
-                audio_start_ms=read.integer(raw_turn.get("audio_start_ms"), f"{prefix}.audio_start_ms"),
-                audio_end_ms=read.integer(raw_turn.get("audio_end_ms"), f"{prefix}.audio_end_ms"),
+                audio_start_ms=read.integer(
+                    raw_turn.get("audio_start_ms"), f"{prefix}.audio_start_ms", low=0, high=INT32_MAX
+                ),
+                audio_end_ms=read.integer(
+                    raw_turn.get("audio_end_ms"), f"{prefix}.audio_end_ms", low=0, high=INT32_MAX
+                ),
                 entities=read.items(raw_turn.get("entities"), f"{prefix}.entities"),
                 metadata=turn_metadata,
             )
@@ -144,10 +143,10 @@ def parse_label(raw: Any, read: FieldReader, prefix: str, turn_position: int | N
     if not isinstance(raw, dict):
         raise read.fail(prefix, f"expected an object, got {describe(raw)}")
     label = ParsedLabel(
-        judge=read.string(raw.get("judge"), f"{prefix}.judge", required=True),
+        judge=read.judge(raw.get("judge"), f"{prefix}.judge"),
         turn_position=turn_position,
         rating=read.number(raw.get("rating"), f"{prefix}.rating"),
-        label=read.string(raw.get("label"), f"{prefix}.label"),
+        label=read.string(raw.get("label"), f"{prefix}.label", limit="label"),
         passed=read.boolean(raw.get("passed"), f"{prefix}.passed"),
         failure_modes=read.failure_modes(raw.get("failure_modes"), f"{prefix}.failure_modes"),
         excluded=bool(read.boolean(raw.get("excluded"), f"{prefix}.excluded")),
@@ -166,13 +165,13 @@ def parse_verdict(raw: Any, read: FieldReader, prefix: str, turn_position: int |
     if status not in VERDICT_STATUSES:
         raise read.fail(f"{prefix}.status", f"expected one of resolved, unresolved, error, got {describe(status)}")
     verdict = ParsedVerdict(
-        judge=read.string(raw.get("judge"), f"{prefix}.judge", required=True),
-        version=read.string(raw.get("version"), f"{prefix}.version") or "imported",
+        judge=read.judge(raw.get("judge"), f"{prefix}.judge"),
+        version=read.string(raw.get("version"), f"{prefix}.version", limit="version") or "imported",
         turn_position=turn_position,
-        run_index=read.integer(raw.get("run_index"), f"{prefix}.run_index", low=0, high=32767) or 0,
+        run_index=read.integer(raw.get("run_index"), f"{prefix}.run_index", low=0, high=SMALLINT_MAX) or 0,
         status=status,
         rating=read.number(raw.get("rating"), f"{prefix}.rating"),
-        label=read.string(raw.get("label"), f"{prefix}.label"),
+        label=read.string(raw.get("label"), f"{prefix}.label", limit="label"),
         passed=read.boolean(raw.get("passed"), f"{prefix}.passed"),
         flags=read.items(raw.get("flags"), f"{prefix}.flags"),
         sub_scores=read.mapping(raw.get("sub_scores"), f"{prefix}.sub_scores"),

@@ -5,7 +5,8 @@ written with `bulk_create(ignore_conflicts=True)` in batches and its ids re-read
 number of queries does not grow with the number of rows (up to `batch_size` rows per model) and a
 second import of the same file inserts nothing: every row has a unique key (conversation per
 dataset, turn per position, gold label per judge and target, verdict per sweep, version, target and
-run). Rows that already exist are never overwritten.
+run). Rows that already exist are never overwritten. Nothing is cut to fit a column here: the
+parsers have refused whatever would not fit (importers/limits.py).
 """
 
 from __future__ import annotations
@@ -52,9 +53,7 @@ def write_parsed(
     _bulk(
         Conversation,
         (
-            Conversation(
-                dataset=dataset, external_id=c.external_id[:200], language=c.language[:35], metadata=c.metadata
-            )
+            Conversation(dataset=dataset, external_id=c.external_id, language=c.language, metadata=c.metadata)
             for c in conversations
         ),
         batch_size,
@@ -65,7 +64,7 @@ def write_parsed(
         Turn,
         (
             Turn(
-                conversation_id=conversation_ids[c.external_id[:200]],
+                conversation_id=conversation_ids[c.external_id],
                 position=t.position,
                 role=t.role,
                 text=t.text,
@@ -91,7 +90,7 @@ def write_parsed(
         }
 
     def target(conversation_external_id: str, position: int | None) -> tuple[int, int | None]:
-        conversation_id = conversation_ids[conversation_external_id[:200]]
+        conversation_id = conversation_ids[conversation_external_id]
         return conversation_id, None if position is None else turn_ids[(conversation_id, position)]
 
     gold: list[GoldLabel] = []
@@ -105,7 +104,7 @@ def write_parsed(
                     turn_id=turn_id,
                     source=GoldLabel.Source.IMPORTED,
                     rating=label.rating,
-                    label=label.label[:100],
+                    label=label.label,
                     passed=label.passed,
                     failure_modes=label.failure_modes,
                     excluded=label.excluded,
@@ -133,12 +132,13 @@ def write_parsed(
                         tier=Verdict.Tier.IMPORTED,
                         status=v.status,
                         rating=v.rating,
-                        label=v.label[:100],
+                        label=v.label,
                         passed=v.passed,
                         flags=v.flags,
                         sub_scores=v.sub_scores,
                         explanation=v.explanation,
                         raw_text=v.raw_text,
+                        problem_code=v.problem_code,
                     )
                 )
         _bulk(Verdict, verdicts, batch_size)
@@ -209,7 +209,7 @@ def _ensure_versions(
         spec = imported_spec(slug, version)
         rows.append(
             JudgeVersion(
-                judge_id=judges[slug], version=version[:64], spec=spec, spec_hash=spec_hash(spec), source=source[:500]
+                judge_id=judges[slug], version=version, spec=spec, spec_hash=spec_hash(spec), source=source[:500]
             )
         )
     # A version label that already exists (imported earlier or defined in Tribunal) is reused as is.
@@ -220,7 +220,7 @@ def _ensure_versions(
             "judge_id", "version", "id"
         )
     }
-    return {key: found[(key[0], key[1][:64])] for key in wanted}, len(found) - before
+    return {key: found[key] for key in wanted}, len(found) - before
 
 
 def _import_sweep(

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reviewapp', '0004_tier1_signature_versions_token_scopes'),
+        ('reviewapp', '0005_input_merge_tier1'),
     ]
 
     operations = [

@@ -153,7 +153,13 @@ class JudgeCall(models.Model):
     user_prompt = models.ForeignKey(PromptText, on_delete=models.PROTECT, related_name="+")
     model = models.CharField(max_length=200)
     params = models.JSONField(default=dict, blank=True)
-    raw_response = models.TextField(blank=True)
+    raw_response = models.TextField(
+        blank=True,
+        help_text="The answer text, or the whole HTTP body when it held no answer; cut at JUDGE_CALL_BODY_CAP_BYTES.",
+    )
+    response_bytes = models.PositiveBigIntegerField(null=True, blank=True, help_text="Full size of what was received.")
+    response_sha256 = models.CharField(max_length=64, blank=True, help_text="sha256 of the full text received.")
+    response_truncated = models.BooleanField(default=False, help_text="raw_response holds only the first part.")
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
@@ -193,6 +199,9 @@ class Verdict(models.Model):
     sub_scores = models.JSONField(default=dict, blank=True)
     explanation = models.TextField(blank=True)
     raw_text = models.TextField(blank=True, help_text="The judge's answer as received, kept when unresolved.")
+    problem_code = models.CharField(
+        max_length=32, blank=True, help_text="Why an answer is unresolved (scoring.parsing.ProblemCode); '' if resolved."
+    )
     metadata = models.JSONField(default=dict, blank=True, help_text="Imported fields Tribunal has no column for.")
     signature = models.ForeignKey(Signature, null=True, blank=True, on_delete=models.SET_NULL, related_name="verdicts")
     call = models.ForeignKey(JudgeCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="verdicts")

@@ -1,8 +1,11 @@
 """The LLM call archive and the client built from settings.
 
 Every tier-2 call is archived as a JudgeCall: the exact rendered prompts (stored once per distinct
-text, keyed by sha256, in PromptText), the model and parameters, the raw answer, tokens, latency,
-attempts and error. That is enough to replay the call later and see whether the endpoint still
+text, keyed by sha256, in PromptText), the model and parameters, the raw answer (or, when the
+endpoint sent no answer, the HTTP body it did send: a non-JSON 200, a 500 page), tokens, latency,
+attempts and error. What was received is kept up to JUDGE_CALL_BODY_CAP_BYTES with its full size
+and sha256, so a 5 MB answer costs 256 KB here and a verdict keeps only its first few thousand
+characters. That is enough to replay the call later and see whether the endpoint still
 answers the same way.
 """
 
@@ -49,6 +52,46 @@ def prompt_texts_store(*, texts: Iterable[str]) -> dict[str, PromptText]:
     return {by_hash[digest]: row for digest, row in rows.items()}
 
 
+def storable_text(text: str) -> str:
+    """`text` as a database column can hold it: NUL written as \\u0000 and a lone surrogate as its
+    \\udXXX escape (PostgreSQL refuses both); every other character is kept."""
+    if "\x00" in text:
+        text = text.replace("\x00", "\\u0000")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", errors="backslashreplace").decode("utf-8")
+    return text
+
+
+def received_fields(reply: LLMReply) -> dict[str, Any]:
+    """The JudgeCall fields for what came back: the answer text, or the whole HTTP body when it held
+    no answer, cut at JUDGE_CALL_BODY_CAP_BYTES (on a character boundary), with the full size and sha256."""
+    received = reply.text or reply.body
+    encoded = received.encode("utf-8", errors="surrogatepass")
+    cap = int(getattr(settings, "JUDGE_CALL_BODY_CAP_BYTES", 256 * 1024))
+    kept = encoded[:cap].decode("utf-8", errors="ignore") if len(encoded) > cap else received
+    return {
+        "raw_response": storable_text(kept),
+        "response_bytes": len(encoded),
+        "response_sha256": hashlib.sha256(encoded).hexdigest() if encoded else "",
+        "response_truncated": len(encoded) > cap,
+    }
+
+
+def verdict_raw_text(text: str, *, archived: bool) -> str:
+    """What a verdict keeps of an answer (or of its explanation). With an archived call, a long text
+    lives there once: the verdict keeps its first VERDICT_RAW_TEXT_MAX_CHARS characters and says so
+    at the end, so pages, exports and people never take the excerpt for the whole answer."""
+    limit = int(getattr(settings, "VERDICT_RAW_TEXT_MAX_CHARS", 4000))
+    if archived and len(text) > limit:
+        text = text[:limit] + CUT_NOTE.format(total=len(text), limit=limit)
+    return storable_text(text)
+
+
+CUT_NOTE = "\n[cut: the first {limit:,} of {total:,} characters; the archived call keeps the answer]"
+
+
 def call_archive(
     *,
     judge_version: JudgeVersion,
@@ -69,7 +112,7 @@ def call_archive(
             user_prompt=prompts[user],
             model=model,
             params=dict(params or {}),
-            raw_response=reply.text,
+            **received_fields(reply),
             prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens,
             latency_ms=max(0, reply.latency_ms),

@@ -17,6 +17,7 @@ import csv
 import hashlib
 import json
 import logging
+import math
 import os
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -30,7 +31,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from reviewapp.models import ExportSnapshot, Judge, JudgeVersion
+from reviewapp.importers.eva_validation import ORDER_KEY, RAW_KEY
+from reviewapp.models import ExportSnapshot, GoldLabel, Judge, JudgeVersion
 from reviewapp.selectors import exports as export_selectors
 from reviewapp.selectors.exports import ExportFilters, ExportRow
 from reviewapp.services.audit import audit_record
@@ -210,15 +212,37 @@ def flat_row(row: ExportRow, judge: Judge) -> dict[str, Any]:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    # allow_nan=False: a literal NaN or Infinity is not JSON, and strict parsers refuse the file.
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+class NonFinite:
+    """Writes NaN and ±Infinity (from rows stored before imports refused them) as null, and counts
+    them for the datasheet: every export format says "no value" the same way."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def clean(self, value: Any) -> Any:
+        if isinstance(value, float):
+            if math.isfinite(value):
+                return value
+            self.count += 1
+            return None
+        if isinstance(value, dict):
+            return {key: self.clean(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.clean(item) for item in value]
+        return value
 
 
 class _JsonlWriter:
     def __init__(self, handle: IO[str], judge: Judge):
         self.handle, self.judge = handle, judge
+        self.finite = NonFinite()
 
     def write(self, row: ExportRow) -> None:
-        self.handle.write(_json(flat_row(row, self.judge)) + "\n")
+        self.handle.write(_json(self.finite.clean(flat_row(row, self.judge))) + "\n")
 
     def close(self) -> None:
         pass
@@ -227,11 +251,12 @@ class _JsonlWriter:
 class _CsvWriter:
     def __init__(self, handle: IO[str], judge: Judge):
         self.judge = judge
+        self.finite = NonFinite()
         self.writer = csv.writer(handle, lineterminator="\n")
         self.writer.writerow(COLUMN_NAMES)
 
     def write(self, row: ExportRow) -> None:
-        values = flat_row(row, self.judge)
+        values = self.finite.clean(flat_row(row, self.judge))
         cells = []
         for name, kind in COLUMNS:
             value = values[name]
@@ -263,9 +288,10 @@ class _ParquetWriter:
         self.writer = pq.ParquetWriter(str(path), self.schema, compression="zstd")
         self.buffer: dict[str, list] = {name: [] for name in COLUMN_NAMES}
         self.buffered = 0
+        self.finite = NonFinite()
 
     def write(self, row: ExportRow) -> None:
-        values = flat_row(row, self.judge)
+        values = self.finite.clean(flat_row(row, self.judge))
         for name, kind in COLUMNS:
             value = values[name]
             self.buffer[name].append(_json(value) if kind == "json" and value is not None else value)
@@ -295,6 +321,7 @@ class _EvaWriter:
     def __init__(self, handle: IO[str], judge: Judge):
         self.handle, self.judge = handle, judge
         self.rows: list[ExportRow] = []
+        self.finite = NonFinite()
 
     def write(self, row: ExportRow) -> None:
         if self.rows and self.rows[0].conversation.pk != row.conversation.pk:
@@ -305,23 +332,57 @@ class _EvaWriter:
         if not self.rows:
             return
         first = self.rows[0]
-        if self.judge.level == Judge.Level.CONVERSATION or first.turn is None:
+        shape = (first.conversation.metadata or {}).get("eva_shape")
+        if shape == "intended_turns" and first.turn is None:
+            record = eva_intended_turns_record(first)
+        elif shape == "entity_transcription" and first.turn is not None:
+            record = eva_entity_record(first.conversation, first.turns, self.rows)
+        elif self.judge.level == Judge.Level.CONVERSATION or first.turn is None:
             record = eva_trace_record(first)
         else:
             record = eva_conv_turns_record(first.conversation, first.turns, self.rows)
-        self.handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.handle.write(json.dumps(self.finite.clean(record), ensure_ascii=False, allow_nan=False) + "\n")
         self.rows = []
 
     def close(self) -> None:
         self._flush()
 
 
+def _without_bookkeeping(metadata: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in metadata.items() if key not in ("eva_shape", RAW_KEY, ORDER_KEY)}
+
+
+def _in_order(
+    record: dict[str, Any], order: Sequence[str] | None, optional: Sequence[str] = ("position",)
+) -> dict[str, Any]:
+    """The record's keys in the order they came in (new keys after them); the `optional` keys, which
+    the writer fills in by default, only if they came in."""
+    if not order:
+        return record
+    ordered = {key: record[key] for key in order if key in record}
+    ordered.update((key, value) for key, value in record.items() if key not in ordered and key not in optional)
+    return ordered
+
+
+def _gold_fields(gold, normalized: dict[str, Any]) -> dict[str, Any]:
+    """The gold label's EVA fields: as they came in while the imported label still holds, else Tribunal's."""
+    raw = (gold.metadata or {}).get(RAW_KEY)
+    if gold.source == GoldLabel.Source.IMPORTED and isinstance(raw, dict):
+        return dict(raw)
+    return normalized
+
+
 def _record_head(conversation, id_key: str) -> dict[str, Any]:
-    """The conversation's own fields back at the top of the record, with its id and (if not en) language."""
-    record = {key: value for key, value in conversation.metadata.items() if key != "eva_shape"}
-    if record.get(id_key) != conversation.external_id and record.get("id") != conversation.external_id:
+    """The conversation's own fields back at the top of the record: what came in as it came in, its id
+    and (if not en) its language."""
+    metadata = conversation.metadata or {}
+    record = _without_bookkeeping(metadata)
+    raw = metadata.get(RAW_KEY)
+    if isinstance(raw, dict):
+        record.update(raw)
+    if not any(str(record[key]) == conversation.external_id for key in (id_key, "id") if key in record):
         record[id_key] = conversation.external_id
-    if conversation.language != "en":
+    if conversation.language != "en" and "language" not in record:
         record["language"] = conversation.language
     return record
 
@@ -330,15 +391,23 @@ def eva_conv_turns_record(conversation, turns, rows: Sequence[ExportRow]) -> dic
     labels = {row.turn.position: row.gold for row in rows if row.turn is not None}
     conv_turns = []
     for turn in turns:
-        entry: dict[str, Any] = {"position": turn.position, "role": turn.role, "content": turn.text, **turn.metadata}
+        metadata = turn.metadata or {}
+        entry: dict[str, Any] = {
+            "position": turn.position,
+            "role": turn.role,
+            "content": turn.text,
+            **_without_bookkeeping(metadata),
+        }
+        if isinstance(metadata.get(RAW_KEY), dict):
+            entry.update(metadata[RAW_KEY])
         gold = labels.get(turn.position)
         if gold is not None:
-            entry["expected_rating"] = _number(gold.rating)
-            entry["failure_modes"] = list(gold.failure_modes or [])
-        conv_turns.append(entry)
+            normalized = {"expected_rating": _number(gold.rating), "failure_modes": list(gold.failure_modes or [])}
+            entry.update(_gold_fields(gold, normalized))
+        conv_turns.append(_in_order(entry, metadata.get(ORDER_KEY)))
     record = _record_head(conversation, "conversation_id")
     record["conv_turns"] = conv_turns
-    return record
+    return _in_order(record, (conversation.metadata or {}).get(ORDER_KEY))
 
 
 def _trace_event(turn) -> dict[str, Any] | None:
@@ -360,12 +429,57 @@ def eva_trace_record(row: ExportRow) -> dict[str, Any]:
     record: dict[str, Any] = {"id": conversation.external_id}
     record.update(_record_head(conversation, "id"))
     record["trace"] = [event for event in map(_trace_event, row.turns) if event is not None]
-    record["expected_rating"] = _number(row.gold.rating)
-    record["failure_mode"] = list(row.gold.failure_modes or [])
+    normalized = {"expected_rating": _number(row.gold.rating), "failure_mode": list(row.gold.failure_modes or [])}
+    record.update(_gold_fields(row.gold, normalized))
     for key, value in (row.gold.metadata or {}).items():
         if key in ("validated", "invalid", "description"):
             record[key] = value
-    return record
+    return _in_order(record, (conversation.metadata or {}).get(ORDER_KEY))
+
+
+def eva_intended_turns_record(row: ExportRow) -> dict[str, Any]:
+    """EVA's TTS-fidelity shape: the intended turns and a conversation-level 0/1 rating."""
+    conversation = row.conversation
+    record = _record_head(conversation, "id")
+    turns = []
+    for turn in row.turns:
+        metadata = turn.metadata or {}
+        entry: dict[str, Any] = {
+            "turn_index": turn.position,
+            "role": "assistant" if turn.role == "agent" else turn.role,
+            "text": turn.intended_text,
+            "tts_critical_entities": list(turn.entities or []),
+            **{key: value for key, value in _without_bookkeeping(metadata).items() if key != "perturbation"},
+        }
+        if isinstance(metadata.get(RAW_KEY), dict):
+            entry.update(metadata[RAW_KEY])
+        turns.append(_in_order(entry, metadata.get(ORDER_KEY), optional=("turn_index", "tts_critical_entities")))
+    record["intended_turns"] = turns
+    gold = row.gold
+    rating = gold.rating if gold.rating is not None else (None if gold.passed is None else float(gold.passed))
+    record.update(_gold_fields(gold, {"expected_rating": _number(rating)}))
+    return _in_order(record, (conversation.metadata or {}).get(ORDER_KEY))
+
+
+def eva_entity_record(conversation, turns, rows: Sequence[ExportRow]) -> dict[str, Any]:
+    """EVA's entity-transcription shape: what TTS said and STT heard per turn, labels per entity."""
+    record = _record_head(conversation, "id")
+    record.setdefault("user_tts", [turn.intended_text for turn in turns])
+    record.setdefault("transcription", [turn.text for turn in turns])
+    labels = []
+    for row in sorted((r for r in rows if r.turn is not None), key=lambda r: r.turn.position):
+        gold = row.gold
+        normalized = {
+            "label": {
+                "turn_id": row.turn.position,
+                "entities": list(row.turn.entities or []),
+                "passed": gold.passed,
+                "failure_modes": list(gold.failure_modes or []),
+            }
+        }
+        labels.append(_gold_fields(gold, normalized)["label"])
+    record["labels"] = labels
+    return _in_order(record, (conversation.metadata or {}).get(ORDER_KEY))
 
 
 # --- the datasheet ------------------------------------------------------------------------------------
@@ -393,6 +507,7 @@ class _Tally:
     versions: Counter = field(default_factory=Counter)
     reviews: int = 0
     comments: int = 0
+    non_finite: int = 0
 
     def add(self, row: ExportRow) -> None:
         label = class_of(row)
@@ -432,6 +547,7 @@ def _datasheet(snapshot: ExportSnapshot, judge: Judge, tally: _Tally, sha256: st
             "reviews": tally.reviews,
             "comments": tally.comments,
         },
+        "non_finite_values_written_as_null": tally.non_finite,
         "judge_versions": [
             {
                 "version": jv.version,
@@ -504,6 +620,7 @@ def snapshot_write(*, snapshot_id: int, chunk_size: int = export_selectors.CHUNK
                     _progress(snapshot_id, tally.rows, total)
                     next_progress = tally.rows + PROGRESS_EVERY_ROWS
             writer.close()
+            tally.non_finite = writer.finite.count
         finally:
             if handle is not None:
                 handle.close()
@@ -513,7 +630,9 @@ def snapshot_write(*, snapshot_id: int, chunk_size: int = export_selectors.CHUNK
         datasheet = _datasheet(snapshot, judge, tally, sha256, size)
         sheet_path = final.with_name(datasheet_name(snapshot))
         sheet_partial = sheet_path.with_name(sheet_path.name + ".partial")
-        sheet_partial.write_text(json.dumps(datasheet, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        sheet_partial.write_text(
+            json.dumps(datasheet, ensure_ascii=False, indent=2, allow_nan=False) + "\n", encoding="utf-8"
+        )
         os.replace(sheet_partial, sheet_path)
     except Exception as exc:
         partial.unlink(missing_ok=True)

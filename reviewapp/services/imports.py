@@ -14,6 +14,7 @@ from typing import Any
 from django.db import transaction
 
 from reviewapp.importers import default_dataset_name, parse_path
+from reviewapp.importers.limits import length_problem
 from reviewapp.importers.records import ParsedImport, RecordError
 from reviewapp.importers.writer import write_parsed
 
@@ -88,6 +89,10 @@ def dataset_import(
     if parsed.errors and not skip_invalid:
         raise ImportFailed(summary)
     name = dataset_name or default_dataset_name(path, parsed.fmt)
+    problem = length_problem(name, "dataset_name")
+    if problem:
+        failure = RecordError(path.name, None, "--dataset", f"the dataset name {problem}")
+        raise ImportFailed(ImportSummary(dataset=None, format=parsed.fmt, errors=[failure.as_dict()]))
     with transaction.atomic():
         dataset, created = write_parsed(parsed, dataset_name=name, source=f"{parsed.fmt}:{path}")
     summary.dataset = dataset.name

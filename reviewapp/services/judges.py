@@ -17,6 +17,7 @@ from scoring import eva
 from scoring.signatures import SignatureRule
 from scoring.specs import JudgeSpec, spec_from_dict, spec_hash, spec_to_dict, validate_spec
 
+from ..importers.limits import spec_columns_check
 from ..models import Judge, JudgeVersion, Signature
 
 
@@ -51,6 +52,7 @@ class StoredVersion:
 def judge_version_ensure(*, spec: JudgeSpec) -> StoredVersion:
     """Store ``spec`` unless it is already stored; say which happened."""
     validate_spec(spec)
+    spec_columns_check(spec)
     digest = spec_hash(spec)
     with transaction.atomic():
         existing = JudgeVersion.objects.select_related("judge").filter(spec_hash=digest).first()

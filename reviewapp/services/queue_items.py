@@ -23,14 +23,16 @@ from typing import Any
 
 from django.db import transaction
 
+from scoring.hedges import hedge_in
+from scoring.parsing import UNCERTAIN_CODES
+
 from ..models import Dataset, Judge, ReviewItem, Verdict
 from ..selectors import outcomes
 from ..selectors.gold import winning_gold
-from .triage import UNCERTAIN_MARKERS, qa_pick, review_items_merge
+from .triage import qa_pick, review_items_merge
 
 Reason = ReviewItem.Reason
 DEFAULT_QA_RATE = 0.1
-UNCERTAIN_TEXT = ("not sure", "uncertain", *UNCERTAIN_MARKERS)
 TargetKey = tuple[int, int | None]
 
 
@@ -79,6 +81,7 @@ def items_from_imports(
             "label",
             "explanation",
             "raw_text",
+            "problem_code",
         )
         .order_by("pk")
         .iterator(chunk_size=2000)
@@ -107,8 +110,8 @@ def items_from_imports(
             for row in rows:
                 if row["status"] != Verdict.Status.RESOLVED:
                     reasons[key].add(Reason.UNRESOLVED)
-                    said = f"{row['explanation']} {row['raw_text']}".lower()
-                    if any(marker in said for marker in UNCERTAIN_TEXT):
+                    # The parser's code when there is one; an imported answer is read for hedges the same way.
+                    if row["problem_code"] in UNCERTAIN_CODES or hedge_in(f"{row['explanation']}\n{row['raw_text']}"):
                         reasons[key].add(Reason.UNCERTAIN)
                     continue
                 judged = outcomes.outcome_for(this, rating=row["rating"], passed=row["passed"], label=row["label"])

@@ -414,7 +414,12 @@ def _write(verdicts: list[Verdict]) -> int:
 
 
 def verdict_fields_from_result(result: JudgeResult, raw_text: str) -> dict[str, Any]:
-    """Verdict fields for a parsed LLM answer; an unresolved answer keeps its raw text and says why."""
+    """Verdict fields for a parsed LLM answer; an unresolved answer keeps its raw text and says why.
+
+    The answer itself is in the archived call: a long raw text or explanation is kept here only as a
+    marked excerpt (calls.verdict_raw_text), so a 5 MB answer is not stored twice.
+    """
+    raw_text = calls_service.verdict_raw_text(raw_text, archived=True)
     if result.status == "resolved":
         return {
             "status": Verdict.Status.RESOLVED,
@@ -423,8 +428,9 @@ def verdict_fields_from_result(result: JudgeResult, raw_text: str) -> dict[str, 
             "passed": result.passed,
             "flags": list(result.flags),
             "sub_scores": dict(result.sub_scores),
-            "explanation": result.explanation,
+            "explanation": calls_service.verdict_raw_text(result.explanation, archived=True),
             "raw_text": raw_text,
+            "problem_code": "",
         }
     return {
         "status": Verdict.Status.UNRESOLVED,
@@ -435,6 +441,7 @@ def verdict_fields_from_result(result: JudgeResult, raw_text: str) -> dict[str, 
         "sub_scores": {},
         "explanation": result.problem or "unresolved",
         "raw_text": raw_text,
+        "problem_code": result.problem_code or "invalid",
     }
 
 
@@ -750,7 +757,7 @@ def _archive_and_write(sweep, jv, spec, model, sent_params, answered: list) -> i
                     user_prompt=prompts[prompt.user],
                     model=model,
                     params=sent_params,
-                    raw_response=reply.text,
+                    **calls_service.received_fields(reply),
                     prompt_tokens=reply.prompt_tokens,
                     completion_tokens=reply.completion_tokens,
                     latency_ms=max(0, reply.latency_ms),
@@ -828,7 +835,7 @@ def _verdict_from_reply(sweep, jv, spec, target, run, reply, judge_call) -> Verd
             tier=Verdict.Tier.LLM,
             status=Verdict.Status.ERROR,
             explanation=f"LLM call failed after {reply.attempts} attempt(s): {reply.error}",
-            raw_text=reply.text,
+            raw_text=calls_service.verdict_raw_text(reply.text or reply.body, archived=judge_call is not None),
             call=judge_call,
         )
     profile = eva.profile_for(spec.eva_profile) if spec.eva_profile else None

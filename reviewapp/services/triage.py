@@ -21,6 +21,7 @@ from django.utils import timezone
 from reviewapp.models import Conversation, JudgeVersion, ReviewItem, Sweep, Verdict
 from reviewapp.services import judges
 from scoring import estimates
+from scoring.parsing import UNCERTAIN_CODES
 from scoring.specs import JudgeSpec
 
 DEFAULT_VARIANCE_THRESHOLD = 0.15
@@ -37,7 +38,8 @@ PRIORITY = {
 # A QA-sample item estimates judge accuracy without bias, so it needs two independent labels at least.
 QA_REVIEWS_REQUIRED = 2
 REASON_ORDER = [str(r) for r in sorted(PRIORITY, key=lambda r: (-PRIORITY[r], list(PRIORITY).index(r)))]
-# What parsing says when the judge declined to decide (scoring/parsing.py).
+# Triage reads Verdict.problem_code (scoring.parsing.UNCERTAIN_CODES), never these words; they stay
+# only for code that still matches the parser's old prose, until it reads the code too.
 UNCERTAIN_MARKERS = ("said it is uncertain", "gave no rating")
 BATCH = 500
 
@@ -124,6 +126,7 @@ def _verdict_rows(sweep: Sweep) -> Iterable[dict[str, Any]]:
             "flags",
             "sub_scores",
             "explanation",
+            "problem_code",
             "conversation__language",
         )
         .order_by("judge_version_id", "conversation_id", "turn_id", "run_index")
@@ -206,7 +209,7 @@ def triage_run(*, sweep: Sweep, variance_threshold: float | None = None, qa_rate
             key = (jv.judge_id, target)
             if any(r["status"] != Verdict.Status.RESOLVED for r in rows):
                 reasons[key].add(Reason.UNRESOLVED)
-                if any(m in (r["explanation"] or "") for r in rows for m in UNCERTAIN_MARKERS):
+                if any(r["problem_code"] in UNCERTAIN_CODES for r in rows):
                     reasons[key].add(Reason.UNCERTAIN)
             resolved = [criterion_values(spec, r) for r in rows if r["status"] == Verdict.Status.RESOLVED]
             if len(resolved) >= 2:

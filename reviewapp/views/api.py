@@ -11,7 +11,6 @@ for 400, 401, 403, 404 (an unknown URL too), 405, 409 and 500.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 from collections.abc import Callable
 
@@ -22,6 +21,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 
 from scoring.specs import SpecError
+from scoring.strictjson import strict_loads
 
 from .. import access
 from ..models import Dataset, ExportSnapshot, Sweep
@@ -117,7 +117,7 @@ def _check_token_languages(request, *languages: str) -> None:
 
 def _json_body(request: HttpRequest) -> dict:
     try:
-        body = json.loads(request.body or b"{}")
+        body = strict_loads(request.body or b"{}")  # no NaN/Infinity, no duplicate keys
     except (ValueError, UnicodeDecodeError) as exc:
         raise ApiError(400, f"The body is not valid JSON: {exc}") from exc
     if not isinstance(body, dict):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_server import BEHAVIOURS, good_rating, run_llm_server
+from tests.llm_server import BEHAVIOURS, HTML_BODY, good_rating, run_llm_server
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -27,7 +27,10 @@ def _post(base_url: str, body: dict, timeout: float = 5.0) -> tuple[int, dict, d
     )
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.status, dict(response.headers), json.loads(response.read())
+            data = response.read()
+            if response.headers.get("Content-Type") != "application/json":  # the html_200 behaviour
+                return response.status, dict(response.headers), {"body": data.decode()}
+            return response.status, dict(response.headers), json.loads(data)
     except urllib.error.HTTPError as error:
         return error.code, dict(error.headers), json.loads(error.read())
 
@@ -127,8 +130,10 @@ def test_every_behaviour_answers_or_fails_in_its_own_way():
         for behaviour in BEHAVIOURS:
             if behaviour == "hang":
                 continue
-            status, _, _ = _post(server.base_url, _body(f"[[llm:{behaviour}]]"))
+            status, headers, payload = _post(server.base_url, _body(f"[[llm:{behaviour}]]"))
             assert status == expected_status.get(behaviour, 200), behaviour
+            if behaviour == "html_200":
+                assert headers["Content-Type"] == "text/html" and payload["body"] == HTML_BODY
 
 
 def test_runs_as_a_module_with_port_and_latency():

@@ -1,0 +1,136 @@
+"""Reading outside files strictly: encodings, strict JSON, column limits, language codes, folders.
+
+Every importer reads through these helpers, so a bad input is refused the same way everywhere, with
+the file, the line and the field in the message (`RecordError`), before anything is written:
+
+* text must be UTF-8 (a UTF-8 byte order mark is skipped); a UTF-16 or UTF-32 file (with or without
+  a byte order mark), a Latin-1 byte, or a NUL byte is refused with its line number;
+* JSON is `scoring.strictjson.strict_loads`: no NaN/Infinity, no duplicate keys, no NUL or lone
+  surrogate, no nesting deeper than 64 levels;
+* strings that go to a column are checked against the column's length (`LIMITS`), integers against
+  the column's range: nothing is ever truncated or wrapped;
+* a language must be a BCP 47 tag (language[-script][-region][-variant...]);
+* an import folder must not contain a symbolic link, and nothing outside it is read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from scoring.strictjson import StrictJSONError, strict_loads
+
+from .records import RecordError
+
+UTF16_BOMS = {b"\xff\xfe": "UTF-16 (little-endian)", b"\xfe\xff": "UTF-16 (big-endian)"}
+UTF32_BOMS = {b"\xff\xfe\x00\x00": "UTF-32 (little-endian)", b"\x00\x00\xfe\xff": "UTF-32 (big-endian)"}
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+# --- text files -----------------------------------------------------------------------------------
+
+
+def _encoding_refusal(head: bytes) -> str:
+    for bom, name in UTF32_BOMS.items():
+        if head.startswith(bom):
+            return f"the file is {name} (byte order mark): save it as UTF-8"
+    for bom, name in UTF16_BOMS.items():
+        if head.startswith(bom):
+            return f"the file is {name} (byte order mark): save it as UTF-8"
+    pairs = head[:64]
+    if len(pairs) >= 4 and (pairs[1::2].count(0) >= len(pairs) // 4 or pairs[0::2].count(0) >= len(pairs) // 4):
+        return "the file looks like UTF-16 (every other byte is NUL): save it as UTF-8"
+    return ""
+
+
+def text_lines(path: Path, display: str) -> Iterator[tuple[int, str]]:
+    """(line number, text with its line ending) of a UTF-8 file; RecordError at the first bad line."""
+    with path.open("rb") as handle:
+        head = handle.read(64)
+        handle.seek(0)
+        refusal = _encoding_refusal(head)
+        if refusal:
+            raise RecordError(display, 1, "(file)", refusal)
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(UTF8_BOM):
+                raw = raw[len(UTF8_BOM) :]
+            yield number, decode_line(raw, display, number)
+
+
+def decode_line(raw: bytes, display: str, number: int) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        byte = raw[exc.start]
+        guess = " (Latin-1 or Windows-1252?)" if byte >= 0x80 else ""
+        raise RecordError(
+            display,
+            number,
+            "(line)",
+            f"not UTF-8: byte 0x{byte:02x} at column {exc.start + 1}{guess}; save the file as UTF-8",
+        ) from exc
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise RecordError(display, number, "(line)", f"contains a NUL byte at column {nul + 1}")
+    return text
+
+
+def json_lines(path: Path, display: str) -> Iterator[tuple[int, Any] | RecordError]:
+    """(line number, decoded value) per non-blank line, or the RecordError of a line that is refused.
+
+    A file that is not UTF-8 at all (UTF-16, UTF-32) raises at once: no line of it can be read.
+    """
+    with path.open("rb") as handle:
+        refusal = _encoding_refusal(handle.read(64))
+        if refusal:
+            raise RecordError(display, 1, "(file)", refusal)
+        handle.seek(0)
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(UTF8_BOM):
+                raw = raw[len(UTF8_BOM) :]
+            try:
+                text = decode_line(raw, display, number)
+                if not text.strip():
+                    continue
+                yield number, json_value(text, display, number)
+            except RecordError as error:
+                yield error
+
+
+def read_text(path: Path, display: str) -> str:
+    return "".join(text for _, text in text_lines(path, display))
+
+
+def json_value(text: str, display: str, line: int | None) -> Any:
+    """Decode a JSON document (a whole file when line is None, else one line), naming file and line."""
+    try:
+        return strict_loads(text)
+    except StrictJSONError as exc:
+        where = line if line is not None else exc.line
+        raise RecordError(display, where, exc.path or "(line)", exc.message) from exc
+
+
+def json_file(path: Path, display: str) -> Any:
+    return json_value(read_text(path, display), display, None)
+
+
+# --- folders --------------------------------------------------------------------------------------
+
+
+def check_folder(root: Path, display: str) -> None:
+    """Refuse a folder with a symbolic link anywhere inside it (or being one): nothing outside is read."""
+    if root.is_symlink():
+        raise RecordError(display, None, "PATH", "is a symbolic link: import the folder it points to instead")
+    base = root.resolve()
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in [*dirs, *files]:
+            entry = Path(folder) / name
+            relative = entry.relative_to(root)
+            if entry.is_symlink():
+                raise RecordError(
+                    str(relative), None, "(file)", "is a symbolic link: an import folder may hold only real files"
+                )
+            if not entry.resolve().is_relative_to(base):
+                raise RecordError(str(relative), None, "(file)", "lies outside the import folder")
