@@ -217,3 +217,6 @@ class ReviewSkipAdmin(admin.ModelAdmin):
     list_display = ("item", "reviewer", "reason", "created_at")
     search_fields = ("reason",)
     raw_id_fields = ("item",)
+
+
+from . import admin_loop  # noqa: E402,F401  (edge cases, provenance, proofs)

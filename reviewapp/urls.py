@@ -20,6 +20,7 @@ urlpatterns = [
     ),
     path("", include("reviewapp.urls_signatures")),
     path("", include("reviewapp.urls_sweeps")),
+    path("", include("reviewapp.urls_loop")),
     path("", include("reviewapp.urls_quality")),
     path("", include("reviewapp.urls_review")),
     path("", include("reviewapp.urls_exports")),

@@ -278,6 +278,14 @@ def _label_number(label: str) -> float | None:
 
 
 def _pass_fail(rule: OutcomeRule, rating: float | None, passed: bool | None, label: str, source: str) -> Outcome:
+    outcome = _pass_fail_value(rule, rating, passed, label, source)
+    said = label.lower()
+    if outcome.value is not None and outcome.field != "label" and said in (PASS, FAIL) and said != outcome.value:
+        return _refuse(source, f"label {label!r} contradicts its {outcome.field}, which gives {outcome.value}")
+    return outcome
+
+
+def _pass_fail_value(rule: OutcomeRule, rating: float | None, passed: bool | None, label: str, source: str) -> Outcome:
     threshold = rule.threshold()
     from_rating = None if rating is None else _passed_from_rating(rule, rating)
     if rule.kind == "binary" and rule.derived_from != "ordinal" and rating is not None and not rating.is_integer():

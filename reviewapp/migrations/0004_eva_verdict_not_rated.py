@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('reviewapp', '0005_input_merge_tier1'),
+        ('reviewapp', '0006_loop_merge_main'),
     ]
 
     operations = [

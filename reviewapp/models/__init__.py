@@ -3,6 +3,7 @@
 from .audit import AuditEvent, ExportSnapshot
 from .corpus import Conversation, Dataset, Turn
 from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
+from .loop import EdgeCase, EdgeCaseTag, ProofRun, VersionProvenance
 from .people import ApiToken, Profile, Role
 from .recovery import SweepChunkLease
 from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem, ReviewSkip
@@ -16,6 +17,8 @@ __all__ = [
     "Comment",
     "Conversation",
     "Dataset",
+    "EdgeCase",
+    "EdgeCaseTag",
     "ExportSnapshot",
     "GoldLabel",
     "Judge",
@@ -23,6 +26,7 @@ __all__ = [
     "JudgeVersion",
     "Profile",
     "PromptText",
+    "ProofRun",
     "Review",
     "ReviewItem",
     "ReviewSkip",
@@ -33,4 +37,5 @@ __all__ = [
     "SweepChunkLease",
     "Turn",
     "Verdict",
+    "VersionProvenance",
 ]

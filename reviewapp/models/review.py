@@ -91,6 +91,9 @@ class ReviewItem(models.Model):
     language = models.CharField(max_length=35)
     reasons = models.JSONField(default=list)
     priority = models.IntegerField(default=0)
+    plan_term = models.SmallIntegerField(
+        default=0, help_text="The label planner's share of `priority` (services/label_plan.py), replaced on each apply."
+    )
     sample_weight = models.FloatField(default=1.0, help_text="1 / sampling probability, for QA-sample estimates.")
     status = models.CharField(max_length=32, choices=Status.choices, default=Status.OPEN)
     reviews_required = models.PositiveSmallIntegerField(default=1)

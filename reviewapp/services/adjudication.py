@@ -15,6 +15,7 @@ from django.db import transaction
 from .. import access
 from ..models import Adjudication, Category, GoldLabel, Judge, ReviewItem
 from .audit import audit_record
+from .signatures import signatures_after_gold
 
 Status = ReviewItem.Status
 
@@ -123,6 +124,7 @@ def adjudication_decide(
     gold.excluded = False
     gold.metadata = {**gold.metadata, "adjudication_id": adjudication.pk, "item_id": item.pk, "lead": lead.pk}
     gold.save()
+    signatures_after_gold(judge_id=item.judge_id)
     if gold_before != _gold_state(gold):
         audit_record(
             actor=lead,

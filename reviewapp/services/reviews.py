@@ -37,6 +37,7 @@ from ..selectors.queue import (
     review_languages,
 )
 from .audit import audit_record
+from .signatures import signatures_after_gold
 
 __all__ = [
     "LEASE",
@@ -386,6 +387,7 @@ def _unanimous_gold(item: ReviewItem, reviews: list[Review]) -> None:
             "metadata": {"review_item": item.pk, "reviews": [r.pk for r in reviews]},
         },
     )
+    signatures_after_gold(judge_id=item.judge_id)
 
 
 def item_skip(*, item: ReviewItem, user, reason: str, now: datetime | None = None) -> ReviewSkip:

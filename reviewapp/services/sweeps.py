@@ -48,6 +48,7 @@ from reviewapp.services import calls as calls_service
 from reviewapp.services import judge_inputs, judges
 from reviewapp.services import signatures as signatures_service
 from reviewapp.services import sweep_scope as scopes
+from reviewapp.services.rubrics import variance_check_params
 from reviewapp.versioning import code_version
 from scoring import eva
 from scoring import signatures as signature_engine
@@ -254,7 +255,13 @@ def sweep_start(
     }
     for jv_id, ids in targets_by_version.items():
         plan[jv_id]["sampled"] = len(set(samples[plan[jv_id]["level"]]) & set(ids))
-    sweep.params = {**sweep.params, "plan": plan, "variance_sample": samples, "chunk_size": CHUNK_SIZE}
+    sweep.params = {
+        **sweep.params,
+        "plan": plan,
+        "variance_sample": samples,
+        "chunk_size": CHUNK_SIZE,
+        **variance_check_params(judge_versions),
+    }
     if scope.kind != "all":
         sweep.params["scope_targets"] = targets_by_version
     # Tier 1: the signature versions this sweep uses, rechecked on gold first (a suspended one is left out).

@@ -31,6 +31,7 @@ from django.db import close_old_connections, connection
 from reviewapp.models import Dataset, Sweep
 from reviewapp.services import judge_inputs, judges, sweep_scope
 from reviewapp.services import sweeps as sweeps_service
+from reviewapp.services.rubrics import variance_check_params
 from scoring import eva
 
 BAR_WIDTH = 30
@@ -59,8 +60,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--judge", action="append", required=True, dest="judges", help="SLUG or SLUG@VERSION; repeatable."
         )
-        parser.add_argument("--repeats", type=int, default=1, help="LLM runs per sampled target (default 1).")
-        parser.add_argument("--variance-sample", type=float, default=0.1, help="Share of targets run `repeats` times.")
+        parser.add_argument(
+            "--repeats", type=int, default=None, help="LLM runs per sampled target (default 1, or the rubric's check)."
+        )
+        parser.add_argument(
+            "--variance-sample", type=float, default=None, help="Share of targets run `repeats` times (default 0.1)."
+        )
         parser.add_argument("--qa-sample", type=float, default=0.05, help="Share of resolved items sent to QA review.")
         parser.add_argument("--language", default="", help="Only conversations in this language (fr covers fr-CA).")
         parser.add_argument("--wait", action="store_true", default=True, help="Follow the sweep until done (default).")
@@ -92,12 +97,16 @@ class Command(BaseCommand):
         if options["eva_dataset"]:
             variables[judge_inputs.BY_RECORD] = _dataset_variables(options["eva_dataset"])
         eager = options["eager"]
+        check = variance_check_params(versions).get("variance_check", {})
+        repeats = options["repeats"] if options["repeats"] is not None else int(check.get("repeats", 1))
+        sample = options["variance_sample"]
+        sample = sample if sample is not None else float(check.get("sample_rate", 0.1))
         try:
             sweep = sweeps_service.sweep_start(
                 dataset=dataset,
                 judge_versions=versions,
-                repeats=options["repeats"],
-                variance_sample=options["variance_sample"],
+                repeats=repeats,
+                variance_sample=sample,
                 qa_sample=options["qa_sample"],
                 language=options["language"],
                 dispatch=not eager,
