@@ -184,6 +184,9 @@ class Verdict(models.Model):
         RESOLVED = "resolved", "Resolved"
         UNRESOLVED = "unresolved", "Unresolved"
         ERROR = "error", "Error"
+        # A per-turn judge that gave this turn a null rating (EVA: "not applicable"): not a decision,
+        # not a failure to decide; left out of every figure and of triage.
+        NOT_RATED = "not_rated", "Not rated"
 
     sweep = models.ForeignKey(Sweep, on_delete=models.CASCADE, related_name="verdicts")
     judge_version = models.ForeignKey(JudgeVersion, on_delete=models.CASCADE, related_name="verdicts")

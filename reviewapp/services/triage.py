@@ -114,6 +114,7 @@ TargetKey = tuple[int, int | None]  # (conversation id, turn id or None)
 def _verdict_rows(sweep: Sweep) -> Iterable[dict[str, Any]]:
     return (
         Verdict.objects.filter(sweep=sweep)
+        .exclude(status=Verdict.Status.NOT_RATED)
         .values(
             "judge_version_id",
             "conversation_id",
