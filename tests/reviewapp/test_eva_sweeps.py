@@ -493,10 +493,8 @@ def test_an_eva_audio_judge_cannot_run_without_the_audio_its_answer_rates():
     version = JudgeVersion.objects.get(judge__slug="tts_fidelity", version="eva-997ae97")
     assert version.spec["needs_audio"] is True
 
-    # Loaded from judge.yaml it listens, but it rates every turn in one call per conversation, and that
-    # call carries no audio: refused rather than rating audio it never heard.
-    with pytest.raises(judges_service.JudgeNotRunnable, match="per-conversation calls do not carry audio"):
-        judges_service.runnable_spec(version)
+    # Loaded from judge.yaml it listens, so it runs (its calls carry the audio: test_audio_judges).
+    assert judges_service.runnable_spec(version).needs_audio
 
     # The same spec told it sends no audio at all is refused for that reason.
     deaf = dict(version.spec)
