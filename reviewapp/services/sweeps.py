@@ -613,31 +613,19 @@ def _run_llm(
                 )
             except judge_audio.NoAudio as no_audio:
                 if 0 in runs:
-                    buffer.append(
-                        _new_verdict(
-                            sweep,
-                            jv,
-                            target,
-                            0,
-                            tier=Verdict.Tier.LLM,
-                            status=Verdict.Status.UNRESOLVED,
-                            explanation=str(no_audio),
-                        )
-                    )
+                    buffer.append(_unsent(sweep, jv, target, Verdict.Status.UNRESOLVED, str(no_audio)))
                 continue
         try:
             prompt = render(spec, _variables(spec, target, turns_by_conversation, extra), language=target.language)
         except (MissingVariable, KeyError, ValueError, IndexError) as exc:
             if 0 in runs:
                 buffer.append(
-                    _new_verdict(
+                    _unsent(
                         sweep,
                         jv,
                         target,
-                        0,
-                        tier=Verdict.Tier.LLM,
-                        status=Verdict.Status.ERROR,
-                        explanation=f"Prompt could not be rendered: {type(exc).__name__}: {exc}",
+                        Verdict.Status.ERROR,
+                        f"Prompt could not be rendered: {type(exc).__name__}: {exc}",
                     )
                 )
             outcome.errors.append(f"render {target_id}: {exc}")
@@ -693,6 +681,11 @@ def _run_llm(
     return outcome
 
 
+def _unsent(sweep: Sweep, jv: JudgeVersion, target, status: str, explanation: str) -> Verdict:
+    """Run 0's verdict for a target whose call was never sent (no prompt, no audio), with the reason."""
+    return _new_verdict(sweep, jv, target, 0, tier=Verdict.Tier.LLM, status=status, explanation=explanation)
+
+
 def _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra, buffer, outcome, clips) -> list:
     """One job per (conversation, run) for a per-turn EVA judge: EVA rates every turn in one call.
 
@@ -716,14 +709,12 @@ def _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra
             for target in group:
                 if 0 in llm_runs[target.id]:
                     buffer.append(
-                        _new_verdict(
+                        _unsent(
                             sweep,
                             jv,
                             target,
-                            0,
-                            tier=Verdict.Tier.LLM,
-                            status=Verdict.Status.ERROR,
-                            explanation=f"Prompt could not be rendered: {type(exc).__name__}: {exc}",
+                            Verdict.Status.ERROR,
+                            f"Prompt could not be rendered: {type(exc).__name__}: {exc}",
                         )
                     )
             outcome.errors.append(f"render conversation {conversation_id}: {exc}")
@@ -740,15 +731,7 @@ def _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra
                 )
             except judge_audio.NoAudio as no_audio:
                 buffer.extend(
-                    _new_verdict(
-                        sweep,
-                        jv,
-                        target,
-                        0,
-                        tier=Verdict.Tier.LLM,
-                        status=Verdict.Status.UNRESOLVED,
-                        explanation=str(no_audio),
-                    )
+                    _unsent(sweep, jv, target, Verdict.Status.UNRESOLVED, str(no_audio))
                     for target in group
                     if 0 in llm_runs[target.id]
                 )
