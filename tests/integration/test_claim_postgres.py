@@ -143,10 +143,10 @@ def queue_at_scale(size: int) -> None:
         cursor.execute(
             """
             INSERT INTO reviewapp_reviewitem (judge_id, conversation_id, turn_id, dataset_id, language, reasons,
-                priority, sample_weight, status, reviews_required, lead_note, created_at, updated_at)
+                priority, plan_term, sample_weight, status, reviews_required, lead_note, created_at, updated_at)
             SELECT %s, t.conversation_id, t.id, %s, c.language,
                 (ARRAY['["unresolved"]', '["qa_sample"]', '["runs_disagree", "qa_sample"]'])[1 + t.id %% 3]::jsonb,
-                (ARRAY[100, 200, 250, 300])[1 + t.id %% 4], 1.0, 'open', 1, '', now(), now()
+                (ARRAY[100, 200, 250, 300])[1 + t.id %% 4], 0, 1.0, 'open', 1, '', now(), now()
             FROM reviewapp_turn t JOIN reviewapp_conversation c ON c.id = t.conversation_id
             WHERE c.dataset_id = %s
             """,
