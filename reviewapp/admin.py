@@ -217,3 +217,23 @@ class ReviewSkipAdmin(admin.ModelAdmin):
     list_display = ("item", "reviewer", "reason", "created_at")
     search_fields = ("reason",)
     raw_id_fields = ("item",)
+
+
+@admin.register(models.ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ("id", "source_kind", "source", "fmt", "status", "progress", "dataset", "created_by", "created_at")
+    list_filter = ("status", "source_kind", "fmt")
+    search_fields = ("source", "path", "dataset_name")
+    list_select_related = ("dataset", "created_by")
+    raw_id_fields = ("dataset", "created_by")
+
+
+@admin.register(models.CallReplay)
+class CallReplayAdmin(admin.ModelAdmin):
+    list_display = ("id", "call", "status", "model", "latency_ms", "attempts", "requested_by", "created_at")
+    list_filter = ("status", "model")
+    search_fields = ("raw_response", "error")
+    raw_id_fields = ("call", "requested_by")
+
+
+from . import admin_loop  # noqa: E402,F401  (edge cases, provenance, proofs)

@@ -1,8 +1,7 @@
 from django.conf import settings
 from django.urls import reverse
 
-from .access import is_lead, profile_of
-from .models import Role
+from . import access
 
 # (label, url name, url names that mark it current, who sees it)
 _NAV = (
@@ -24,16 +23,11 @@ _NAV = (
 )
 
 
-def _is_admin(user) -> bool:
-    profile = profile_of(user)
-    return user.is_superuser or bool(profile and profile.role == Role.ADMIN)
-
-
 def nav_items(request) -> list[dict]:
     user = request.user
     if not user.is_authenticated:
         return []
-    lead, admin = is_lead(user), _is_admin(user)
+    lead, admin = access.is_lead(user), access.is_admin(user)
     current = request.resolver_match.url_name if request.resolver_match else None
     items = []
     for label, name, names, audience in _NAV:
@@ -48,5 +42,22 @@ def nav_items(request) -> list[dict]:
     return items
 
 
+def viewer(user) -> dict:
+    """What templates may know about the person looking: answers from the access layer, never rules."""
+    if not user.is_authenticated:
+        return {"is_lead": False, "is_admin": False, "sees_all_languages": False, "role": "", "languages": []}
+    return {
+        "is_lead": access.is_lead(user),
+        "is_admin": access.is_admin(user),
+        "sees_all_languages": access.sees_all_languages(user),
+        "role": access.role_display(user),
+        "languages": access.assigned_languages(user),
+    }
+
+
 def tribunal(request):
-    return {"llm_tier_enabled": settings.LLM_TIER_ENABLED, "nav_items": nav_items(request)}
+    return {
+        "llm_tier_enabled": settings.LLM_TIER_ENABLED,
+        "nav_items": nav_items(request),
+        "viewer": viewer(request.user),
+    }

@@ -68,7 +68,10 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.csp",
                 "reviewapp.context_processors.tribunal",
+                "reviewapp.context_lead_tools.lead_tools",
             ],
+            # `|bidi` on every transcript: bidirectional controls shown, never obeyed.
+            "builtins": ["reviewapp.templatetags.text_safety"],
         },
     },
 ]
@@ -232,6 +235,11 @@ TRIBUNAL_SIGNATURE_PRECISION_FLOOR = env.float("TRIBUNAL_SIGNATURE_PRECISION_FLO
 TRIBUNAL_SIGNATURE_MIN_GOLD = env.int("TRIBUNAL_SIGNATURE_MIN_GOLD", default=5)
 TRIBUNAL_SIGNATURE_RECHECK_SECONDS = env.int("TRIBUNAL_SIGNATURE_RECHECK_SECONDS", default=300)
 JUDGE_CALL_RETENTION_DAYS = env.int("JUDGE_CALL_RETENTION_DAYS", default=90)
+# Imports started from the browser: server paths must lie under this folder, and an upload (or the
+# file or folder a path names) may not be larger than this many bytes.
+TRIBUNAL_IMPORT_ROOT = Path(env.str("TRIBUNAL_IMPORT_ROOT", default=str(VAR_DIR / "imports")))
+TRIBUNAL_IMPORT_MAX_BYTES = env.int("TRIBUNAL_IMPORT_MAX_BYTES", default=500 * 1024 * 1024)
+TRIBUNAL_UPLOAD_DIR = Path(env.str("TRIBUNAL_UPLOAD_DIR", default=str(VAR_DIR / "uploads")))
 
 LOGGING = {
     "version": 1,

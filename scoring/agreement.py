@@ -13,10 +13,12 @@ Every interval is a 95% interval that means it:
   size n_eff = p(1-p) / v, v the cluster-robust linearised variance of the (weighted) proportion, never
   above n; when v is 0 (all right or all wrong) n_eff is the Kish size of the cluster totals, which is
   the number of conversations for unweighted turns. An all-correct slice of 12 is [0.76, 1], not [1, 1].
-* macro-F1, kappa, quadratic kappa: a percentile bootstrap that resamples clusters (conversations), not
-  pairs; without clusters each pair is its own cluster. When every replicate gives the same value
-  (a degenerate distribution) or more than 5% of replicates leave the figure undefined, no interval
-  is reported (low and high None) rather than a collapsed [1, 1].
+* macro-F1, kappa, quadratic kappa: a bootstrap that resamples clusters (conversations), not pairs;
+  without clusters each pair is its own cluster. The interval is Wilson at the effective size the
+  bootstrap variance gives (n_eff = p(1-p) / var, kappa on the (k + 1) / 2 scale), which holds its
+  coverage near 1 better than the replicates' percentiles (`bootstrap_interval="percentile"` gives
+  those). When every replicate gives the same value (a degenerate distribution) or more than 5% of
+  replicates leave the figure undefined, no interval is reported (low and high None), never [1, 1].
 
 Macro-F1 is over the classes present in the slice's gold and predictions (scikit-learn's default and
 EVA's); per-class F1 is still listed for every label passed in `labels` (the judge's full scale).
@@ -30,9 +32,10 @@ Runs: `run_accuracy` / `runs_accuracy` under two conventions, "excluded" (unreso
 left out of the denominator) and "wrong" (EVA's: a fixed denominator of every gold target of the run,
 unresolved and failed counted wrong); `mean_std` is mean and sample std (ddof=1) over runs.
 
-API used by the app: classification_report(gold, judge, labels=, weights=, clusters=, n_boot=, seed=)
--> ClassificationReport (accuracy/macro_f1/kappa/kappa_quadratic as Estimate {value, low, high},
-evidence, per_class_f1, support, confusion); proportion_interval(k, n); evidence(n, k);
+API used by the app: classification_report(gold, judge, labels=, weights=, clusters=, n_boot=, seed=,
+bootstrap_interval=) -> ClassificationReport (accuracy/macro_f1/kappa/kappa_quadratic as Estimate
+{value, low, high}, evidence, per_class_f1, support, confusion, macro_f1_labels, clusters,
+effective_n); proportion_interval(k, n, method=); evidence(n, k, effective_n=); effective_size;
 labels_needed(p_hat, half_width); weighted_accuracy; mean_std; RunCounts, run_accuracy, runs_accuracy;
 krippendorff_alpha(units, level=); pairwise_agreement; movement_matrix; movement_vs_noise; mcnemar_exact.
 
@@ -47,14 +50,11 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import krippendorff
 import numpy as np
-from scipy.stats import binomtest, norm
-from sklearn.metrics import confusion_matrix
-from statsmodels.stats.proportion import proportion_confint
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 IntervalMethod = Literal["wilson", "clopper-pearson"]
+BootstrapInterval = Literal["wilson", "percentile"]
 UnresolvedConvention = Literal["excluded", "wrong"]
 DEFAULT_BOOTSTRAP = 1000
 CONFIDENCE = 0.95
@@ -102,10 +102,27 @@ def proportion_interval(
     name = {"wilson": "wilson", "clopper-pearson": "beta"}.get(method)
     if name is None:
         raise ValueError(f"unknown interval method {method!r}: expected wilson or clopper-pearson")
+    from statsmodels.stats.proportion import proportion_confint
+
     low, high = proportion_confint(k, n, alpha=1 - confidence, method=name)
     p = k / n
     # Rounding leaves Wilson's bound at 0.9999999999999999 for an all-correct slice: hold p inside.
     return Estimate(p, min(p, max(0.0, float(low))), max(p, min(1.0, float(high))))
+
+
+def effective_size(p: float, variance: float, fallback: float) -> float:
+    """The sample size at which a proportion p would have this variance: p(1-p) / variance.
+
+    With no variance, `fallback` (e.g. the labelled count). At p = 0 or 1 with some variance (a
+    weighted estimate can sit on the edge and still be uncertain), p(1-p) is 0 and says nothing:
+    the size a p = 1/2 proportion would have, 1/4 / variance, capped at `fallback`. Never below 1.
+    """
+    if not variance > 1e-15:
+        return max(1.0, float(fallback))
+    spread = p * (1 - p)
+    if spread <= 0:
+        return max(1.0, min(float(fallback), 0.25 / variance))
+    return max(1.0, spread / variance)
 
 
 def _wilson_half_width(p: float, n: float, z: float) -> float:
@@ -122,6 +139,8 @@ def labels_needed(p_hat: float, half_width: float = 0.05, *, confidence: float =
         raise ValueError(f"rate {p_hat!r} is not a proportion")
     if not 0 < half_width < 0.5:
         raise ValueError(f"half-width {half_width!r} must be between 0 and 0.5")
+    from scipy.stats import norm
+
     z = float(norm.ppf(0.5 + confidence / 2))
     # The Wilson half-width falls as n grows whatever p is: search for the first n under the target.
     low, high = 1, 2
@@ -181,9 +200,7 @@ def evidence(
     """
     if n <= 0:
         return Evidence(n, k, Estimate(None), False, "no pairs", None, None, None, None)
-    n_eff = float(n) if effective_n is None else float(effective_n)
-    if n_eff <= 0:
-        raise ValueError(f"effective size {effective_n!r} must be positive")
+    n_eff = float(n) if effective_n is None or not effective_n > 0 else float(effective_n)
     p = k / n
     estimate = proportion_interval(p * n_eff, n_eff, confidence=confidence)
     design_effect = n / n_eff
@@ -372,16 +389,40 @@ def _bootstrap_confusions(
     return out.reshape(n_boot, k, k)
 
 
-def _interval(values: np.ndarray, confidence: float) -> tuple[float | None, float | None]:
-    """Percentile interval of the replicates, or none when they are degenerate or too often undefined."""
+def _interval(
+    values: np.ndarray,
+    confidence: float,
+    *,
+    point: float = math.nan,
+    method: BootstrapInterval = "wilson",
+    signed: bool = False,
+) -> tuple[float | None, float | None]:
+    """The interval from bootstrap replicates, or none when they are degenerate or too often undefined.
+
+    "percentile": the replicates' quantiles. "wilson": Wilson at the effective size p(1-p) / the
+    replicates' variance around the point estimate `point` (a figure in [0, 1]; `signed` figures in
+    [-1, 1] such as kappa are mapped to (x + 1) / 2 and back), which keeps its coverage near 0 and 1
+    where the percentile interval falls short (0.81 against 0.87 for macro-F1 at 0.97 on 15
+    conversations, 0.89 against 0.94 at 0.95 on 20).
+    """
     finite = values[~np.isnan(values)]
-    if finite.size == 0 or finite.size < (1 - MAX_UNDEFINED_SHARE) * values.size:
+    if finite.size < 2 or finite.size < (1 - MAX_UNDEFINED_SHARE) * values.size:
         return None, None
     if float(np.ptp(finite)) <= 1e-12:
         return None, None
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(finite, [tail, 100 - tail])
-    return float(low), float(high)
+    if method == "percentile" or math.isnan(point):
+        tail = (1 - confidence) / 2 * 100
+        low, high = np.percentile(finite, [tail, 100 - tail])
+        return float(low), float(high)
+    scale = 2.0 if signed else 1.0
+    p = min(1.0, max(0.0, (point + 1) / 2 if signed else point))
+    sd = float(np.std(finite, ddof=1)) / scale
+    n_eff = effective_size(p, sd**2, finite.size)
+    interval = proportion_interval(p * n_eff, n_eff, confidence=confidence)
+    assert interval.low is not None and interval.high is not None
+    if signed:
+        return 2 * interval.low - 1, 2 * interval.high - 1
+    return interval.low, interval.high
 
 
 def _accuracy_interval(
@@ -402,8 +443,7 @@ def _accuracy_interval(
     np.add.at(cluster_weight, cluster, w)
     variance = n_clusters / (n_clusters - 1) * float((residual**2).sum()) / total**2 if n_clusters > 1 else 0.0
     kish = float(cluster_weight.sum() ** 2 / (cluster_weight**2).sum())
-    n_eff = p * (1 - p) / variance if variance > 1e-15 else kish
-    n_eff = max(1.0, min(float(n), n_eff))
+    n_eff = min(float(n), effective_size(p, variance, kish))
     estimate = proportion_interval(p * n_eff, n_eff, confidence=confidence)
     return Estimate(p, estimate.low, estimate.high), n_eff, "wilson, effective n"
 
@@ -418,9 +458,11 @@ def classification_report(
     n_boot: int = DEFAULT_BOOTSTRAP,
     confidence: float = CONFIDENCE,
     seed: int = 0,
+    bootstrap_interval: BootstrapInterval = "wilson",
 ) -> ClassificationReport:
     """How well `judge` matches `gold`: accuracy with a Wilson interval, macro-F1 and kappa with a
-    cluster bootstrap, quadratic kappa when every label is a number, and the evidence verdict.
+    cluster bootstrap (Wilson at its effective size, or its percentiles), quadratic kappa when every
+    label is a number, and the evidence verdict.
 
     `labels` is the judge's full label set (its scale): per-class F1, support and the confusion matrix
     follow it, and quadratic kappa weighs by positions in it; macro-F1 averages only the classes present.
@@ -476,7 +518,14 @@ def classification_report(
             _bootstrap_confusions(gold_index, judge_index, w, len(labels), n_boot, seed, cluster, n_clusters),
             quadratic=quadratic,
         )
-        intervals = {name: _interval(values, confidence) for name, values in replicates.items() if name != "accuracy"}
+        points = {"macro_f1": macro_f1, "kappa": kappa, "kappa_quadratic": kappa_q}
+        intervals = {
+            name: _interval(
+                replicates[name], confidence, point=point, method=bootstrap_interval, signed=name != "macro_f1"
+            )
+            for name, point in points.items()
+            if name in replicates
+        }
 
     def estimate(name: str, value: float) -> Estimate:
         low, high = intervals.get(name, (None, None))
@@ -628,6 +677,8 @@ def krippendorff_alpha(units: Sequence[Sequence[str | float]], *, level: Level =
     for column, unit in enumerate(pairable):
         for row, value in enumerate(unit):
             data[row, column] = code[value]
+    import krippendorff
+
     alpha = float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
     return None if math.isnan(alpha) else alpha
 
@@ -680,6 +731,8 @@ def movement_matrix(before: Sequence[str], after: Sequence[str], *, labels: Sequ
     if len(before) != len(after):
         raise ValueError(f"{len(before)} labels before and {len(after)} after")
     labels = list(labels) if labels is not None else label_order(before, after)
+    from sklearn.metrics import confusion_matrix
+
     matrix = confusion_matrix(list(before), list(after), labels=labels) if before else np.zeros((len(labels),) * 2)
     moves = {
         (a, b): int(matrix[i][j]) for i, a in enumerate(labels) for j, b in enumerate(labels) if i != j and matrix[i][j]
@@ -757,6 +810,8 @@ def movement_vs_noise(
     only_version = sum(1 for v, r in zip(version_moved, noise_moved, strict=True) if v and not r)
     only_noise = sum(1 for v, r in zip(version_moved, noise_moved, strict=True) if r and not v)
     discordant = only_version + only_noise
+    from scipy.stats import binomtest
+
     p_value = float(binomtest(only_version, discordant, 0.5, alternative="greater").pvalue) if discordant else 1.0
     return NoiseComparison(
         n=len(version_moved),
@@ -774,4 +829,6 @@ def mcnemar_exact(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value for b and c discordant pairs (e.g. pass->fail vs fail->pass)."""
     if b + c == 0:
         return 1.0
+    from scipy.stats import binomtest
+
     return float(binomtest(b, b + c, 0.5, alternative="two-sided").pvalue)

@@ -23,6 +23,7 @@ from typing import Any
 import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
+from scoring.audio import AudioClip, input_audio_part
 from scoring.ratelimit import ModelRateLimits, RateLimiter, RateLimitTimeout
 
 # Request parameters passed on to chat.completions.create; anything else in a spec's params
@@ -191,11 +192,19 @@ class LLMClient:
         # CPU as the rest of a sweep's work around the call, and four fields are all we read.
         return self._openai.post(CHAT_COMPLETIONS_PATH, body=body, cast_to=bytes)
 
-    def complete(self, *, model: str, system: str, user: str, params: Mapping[str, Any] | None = None) -> LLMReply:
+    def complete(
+        self,
+        *,
+        model: str,
+        system: str,
+        user: str,
+        params: Mapping[str, Any] | None = None,
+        audio: AudioClip | None = None,
+    ) -> LLMReply:
         messages: list[Any] = []
         if system:
             messages.append({"role": "system", "content": system})
-        messages.append({"role": "user", "content": user})
+        messages.append({"role": "user", "content": user_content(user, audio)})
         body: dict[str, Any] = {"model": model, "messages": messages}
         body.update(
             (name, value) for name, value in (params or {}).items() if name in CHAT_PARAMS and value is not None
@@ -228,6 +237,14 @@ class LLMClient:
                 message = f"{message} (after {attempts} attempts)"
             return LLMReply("", None, None, elapsed_ms(), attempts, message, body=error_body(error))
         return reply_from_completion(content, latency_ms=elapsed_ms(), attempts=attempts)
+
+
+def user_content(user: str, audio: AudioClip | None) -> str | list[dict[str, Any]]:
+    """The user message's content: the prompt text, or (for a judge that listens) the audio part
+    followed by the text, the order EVA's audio judges send them in."""
+    if audio is None:
+        return user
+    return [input_audio_part(audio), {"type": "text", "text": user}]
 
 
 def error_body(error: BaseException) -> str:

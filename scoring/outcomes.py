@@ -47,8 +47,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
-from scipy import stats
-
 Kind = Literal["ordinal", "binary", "weighted", "label"]
 KINDS: tuple[Kind, ...] = ("ordinal", "binary", "weighted", "label")
 PASS, FAIL = "pass", "fail"
@@ -278,6 +276,14 @@ def _label_number(label: str) -> float | None:
 
 
 def _pass_fail(rule: OutcomeRule, rating: float | None, passed: bool | None, label: str, source: str) -> Outcome:
+    outcome = _pass_fail_value(rule, rating, passed, label, source)
+    said = label.lower()
+    if outcome.value is not None and outcome.field != "label" and said in (PASS, FAIL) and said != outcome.value:
+        return _refuse(source, f"label {label!r} contradicts its {outcome.field}, which gives {outcome.value}")
+    return outcome
+
+
+def _pass_fail_value(rule: OutcomeRule, rating: float | None, passed: bool | None, label: str, source: str) -> Outcome:
     threshold = rule.threshold()
     from_rating = None if rating is None else _passed_from_rating(rule, rating)
     if rule.kind == "binary" and rule.derived_from != "ordinal" and rating is not None and not rating.is_integer():
@@ -443,6 +449,8 @@ def sub_score_differences(
         if n > 1:
             sd = math.sqrt(math.fsum((d - mae) ** 2 for d in diffs) / (n - 1))
             if sd > 0:
+                from scipy import stats
+
                 half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
                 lo, hi = max(0.0, mae - half), mae + half
         out[name] = SubScoreDifference(name, n, mae, lo, hi, refused)

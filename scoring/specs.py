@@ -25,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from scoring.audio import EVA_AUDIO_JUDGES, EVA_AUDIO_ROLES
+
 LEVELS = ("turn", "conversation")
 SCALES = ("binary", "ordinal", "weighted", "rubric")
 TEMPLATE_SYNTAXES = ("tribunal", "format")
@@ -69,6 +71,13 @@ class JudgeSpec:
     sub_metric_thresholds: Mapping[str, float] = field(default_factory=dict)
     pass_threshold: float | None = None
     rating_labels: Mapping[str, str] = field(default_factory=dict)
+    # The judge listens: each call carries the target's audio (a turn's segment, or the recording).
+    needs_audio: bool = False
+    # A conversation-level listening judge that hears one speaker ("agent" or "user"): that speaker's
+    # turns, cut from the recording and joined; "" hears the whole recording.
+    audio_role: str = ""
+    # The EVA judge key whose profile (scoring.eva) says how this judge is called and answers.
+    eva_profile: str = ""
 
     @property
     def key(self) -> str:
@@ -102,7 +111,7 @@ class RenderedPrompt:
 
 
 def spec_to_dict(spec: JudgeSpec) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "slug": spec.slug,
         "version": spec.version,
         "name": spec.name,
@@ -130,7 +139,13 @@ def spec_to_dict(spec: JudgeSpec) -> dict[str, Any]:
         "sub_metric_thresholds": dict(spec.sub_metric_thresholds),
         "pass_threshold": spec.pass_threshold,
         "rating_labels": dict(spec.rating_labels),
+        # Only when set, so the hash of every judge that reads text stays what it was.
+        **({"needs_audio": True} if spec.needs_audio else {}),
+        **({"audio_role": spec.audio_role} if spec.audio_role else {}),
     }
+    if spec.eva_profile:  # only EVA specs carry it, so every other spec keeps its hash
+        data["eva_profile"] = spec.eva_profile
+    return data
 
 
 def _float_or_none(value: Any) -> float | None:
@@ -172,6 +187,9 @@ def spec_from_dict(d: Mapping[str, Any]) -> JudgeSpec:
             sub_metric_thresholds={str(k): float(v) for k, v in (d.get("sub_metric_thresholds") or {}).items()},
             pass_threshold=_float_or_none(d.get("pass_threshold")),
             rating_labels={str(k): str(v) for k, v in (d.get("rating_labels") or {}).items()},
+            needs_audio=bool(d.get("needs_audio")),
+            audio_role=str(d.get("audio_role") or ""),
+            eva_profile=str(d.get("eva_profile") or ""),
         )
     except KeyError as exc:
         raise SpecError(f"judge spec is missing the key {exc.args[0]!r}") from exc
@@ -220,6 +238,10 @@ def validate_spec(spec: JudgeSpec) -> None:
         raise SpecError(f"{label}: scale_min must be below scale_max")
     if spec.scale == "binary" and (spec.scale_min, spec.scale_max) not in ((0.0, 1.0), (None, None)):
         raise SpecError(f"{label}: a binary judge rates 0 or 1")
+    if spec.audio_role not in ("", "agent", "user"):
+        raise SpecError(f"{label}: audio_role must be agent or user, not {spec.audio_role!r}")
+    if spec.audio_role and not spec.needs_audio:
+        raise SpecError(f"{label}: audio_role needs needs_audio: true")
     if spec.scale == "weighted":
         if not spec.sub_metrics:
             raise SpecError(f"{label}: a weighted judge needs sub_metrics")
@@ -287,6 +309,8 @@ def _tribunal_spec(data: Mapping[str, Any], source: str) -> JudgeSpec:
             "sub_metric_thresholds": thresholds,
             "pass_threshold": scale_info.get("pass_threshold"),
             "rating_labels": {str(k): v for k, v in (scale_info.get("labels") or {}).items()},
+            "needs_audio": data.get("needs_audio"),
+            "audio_role": data.get("audio_role"),
         }
     )
     if data.get("slug") is None or data.get("version") is None:
@@ -300,6 +324,8 @@ _USER_KEYS = ("user", "user_prompt")
 
 
 def _eva_specs(data: Mapping[str, Any], source: str) -> list[JudgeSpec]:
+    from .eva import profile_for  # scoring.eva reads answers with scoring.parsing, which imports this module
+
     shared = {str(k): str(v) for k, v in (data.get("_shared") or {}).items()}
     specs: list[JudgeSpec] = []
     for name, prompts in (data.get("judge") or {}).items():
@@ -317,23 +343,32 @@ def _eva_specs(data: Mapping[str, Any], source: str) -> list[JudgeSpec]:
         if not variants:
             raise SpecError(f"{source}: judge.{name} has no user prompt")
         for slug, user in variants:
-            body = {"system": system, "user": user, "shared": shared}
+            profile = profile_for(slug)
+            body: dict[str, Any] = {"system": system, "user": user, "shared": shared}
+            if profile is not None:
+                body["profile"] = [profile.key, profile.level, profile.scale, profile.scale_min, profile.scale_max]
             digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode("utf-8")).hexdigest()
             spec = JudgeSpec(
                 slug=slug,
                 version=f"eva-{digest[:12]}",
                 name=slug.replace("_", " "),
-                description=f"EVA-style prompt judge.{name} from {Path(source).name}",
-                level="conversation",
-                scale="ordinal",
-                scale_min=None,
-                scale_max=None,
-                failure_modes=(),
+                description=(profile.description if profile else "EVA-style prompt")
+                + f" (judge.{name} from {Path(source).name})",
+                # A judge EVA's code does not describe keeps no scale: it cannot be swept until
+                # one is added (a rating outside an unknown scale would otherwise pass as resolved).
+                level=profile.level if profile else "conversation",
+                scale=profile.scale if profile else "ordinal",
+                scale_min=float(profile.scale_min) if profile else None,
+                scale_max=float(profile.scale_max) if profile else None,
+                failure_modes=profile.failure_modes if profile else (),
                 system_template=system,
                 user_template=user,
                 template_syntax="format",
                 source=source,
                 shared_variables={k: v for k, v in shared.items() if k in _all_variables(system, user)},
+                needs_audio=str(name) in EVA_AUDIO_JUDGES,
+                audio_role=EVA_AUDIO_ROLES.get(str(name), ""),
+                eva_profile=profile.key if profile else "",
             )
             validate_spec(spec)
             specs.append(spec)

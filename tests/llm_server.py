@@ -19,6 +19,8 @@ Run it by hand (benchmarks, manual checks):
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import contextlib
 import hashlib
 import json
@@ -56,6 +58,8 @@ HUGE_ANSWER_BYTES = 5 * 1024 * 1024
 HTML_BODY = "<html><body><h1>502 Bad Gateway</h1><p>upstream judge unavailable</p></body></html>"
 MARKER = re.compile(r"\[\[llm:([a-z0-9_]+)\]\]")
 MODEL_ID = "tribunal-test-judge"
+# Audio formats an audio-capable chat model takes in an `input_audio` content part.
+AUDIO_FORMATS = ("wav", "mp3")
 # How long a "hang" request waits at most when nobody closes it (the server stopping ends it at once).
 HANG_LIMIT_S = 600.0
 
@@ -79,6 +83,32 @@ def _user_text(body: dict[str, Any]) -> str:
             elif isinstance(content, list):
                 parts.extend(str(chunk.get("text", "")) for chunk in content if isinstance(chunk, dict))
     return "\n".join(parts)
+
+
+def audio_parts(body: dict[str, Any]) -> list[tuple[str, bytes]] | str:
+    """(format, decoded bytes) of every `input_audio` part of the messages, or the reason the request
+    is malformed (a real endpoint answers 400 to those): no data, not base64, an unknown format."""
+    found: list[tuple[str, bytes]] = []
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        for part in content:
+            if not isinstance(part, dict) or part.get("type") != "input_audio":
+                continue
+            if message.get("role") != "user":
+                return "input_audio is only accepted in user messages"
+            audio = part.get("input_audio")
+            if not isinstance(audio, dict) or not isinstance(audio.get("data"), str) or not audio["data"]:
+                return "input_audio.data must be a non-empty base64 string"
+            if audio.get("format") not in AUDIO_FORMATS:
+                return f"input_audio.format must be one of {', '.join(AUDIO_FORMATS)}"
+            try:
+                data = base64.b64decode(audio["data"], validate=True)
+            except (binascii.Error, ValueError):
+                return "input_audio.data is not valid base64"
+            found.append((audio["format"], data))
+    return found
 
 
 def _count_tokens(text: str) -> int:
@@ -111,9 +141,111 @@ def good_rating(body: dict[str, Any]) -> int:
     return choices[int(_prompt_key(body)[:8], 16) % len(choices)]
 
 
+# --- EVA's judges (configs/prompts/judge.yaml): one entry per turn, or nested dimensions -------------
+
+EVA_RATING = re.compile(r'"rating":\s*<([^>]*)>')
+EVA_BLOCK = re.compile(r"^Turn (\d+):\n((?:  .*\n?)*)", re.MULTILINE)
+EVA_SPEAKABILITY = re.compile(r"^\[Turn (\d+)\]$", re.MULTILINE)
+EVA_LINE = re.compile(r"^Turn (\d+): (.*)$", re.MULTILINE)
+EVA_REDACTED = re.compile(r"^Turn (\d+) - \[Assistant speaks\]$", re.MULTILINE)
+EVA_PAIR = re.compile(r'^Turn (\d+):\nExpected: "(.*)"\nTranscribed: "(.*)"$', re.MULTILINE)
+EVA_DIMENSION = re.compile(r'"(\w+)":\s*\{\s*"(evidence|analysis)"')
+
+
+def is_eva_prompt(text: str) -> bool:
+    rated = bool(EVA_RATING.search(text))
+    per_turn = '"turn_id"' in text and (rated or '"entities"' in text)
+    return per_turn or (rated and ('"dimensions"' in text or "corruption_analysis" in text))
+
+
+def _eva_choices(text: str) -> list[int]:
+    found = EVA_RATING.search(text)
+    digits = sorted({int(d) for d in re.findall(r"\b(\d)\b", found.group(1))}) if found else []
+    return digits or [1, 2, 3]
+
+
+def _pick(choices: list[int], *keys: str) -> int:
+    digest = hashlib.sha256("\x1f".join(keys).encode("utf-8")).hexdigest()
+    return choices[int(digest[:8], 16) % len(choices)]
+
+
+def eva_turn_ids(text: str) -> tuple[list[int], set[int]]:
+    """(every turn id the prompt shows, the ids with content the judge rates)."""
+    pairs = EVA_PAIR.findall(text)
+    if pairs:
+        ids = [int(t) for t, _, _ in pairs]
+        return ids, set(ids)
+    blocks = EVA_BLOCK.findall(text)
+    if blocks:
+        ids = [int(t) for t, _ in blocks]
+        return ids, {int(t) for t, body in blocks if "  assistant:" in body}
+    for pattern in (EVA_SPEAKABILITY, EVA_REDACTED, EVA_LINE):
+        found = [int(m.group(1)) for m in pattern.finditer(text)]
+        if found:
+            ids = list(dict.fromkeys(found))
+            return ids, set(ids)
+    return [], set()
+
+
+def eva_answer(body: dict[str, Any], *, rating: int | None = None) -> str | None:
+    """The answer an EVA judge gives to an EVA prompt, or None when the prompt is not one of EVA's.
+
+    Per-turn prompts get one entry per turn id (null for turns without rated content); the speech
+    judges' entries are wrapped in {"turns": [...]}; faithfulness-style prompts get their nested
+    dimensions. Ratings are picked from the scale the prompt states, by a hash of prompt and turn.
+    `rating` forces every rating (e.g. 42 for an out-of-range answer).
+    """
+    text = _all_text(body)
+    if not is_eva_prompt(text):
+        return None
+    choices = _eva_choices(text)
+    key = _prompt_key(body)
+    if '"turn_id"' in text:
+        ids, rated = eva_turn_ids(text)
+        pairs = {int(t): (said, heard) for t, said, heard in EVA_PAIR.findall(text)}
+        entries: list[dict[str, Any]] = []
+        for turn_id in ids:
+            value = (rating if rating is not None else _pick(choices, key, str(turn_id))) if turn_id in rated else None
+            entry: dict[str, Any] = {"turn_id": turn_id}
+            if turn_id in pairs:
+                said, heard = pairs[turn_id]
+                entry["entities"] = [
+                    {
+                        "type": "utterance",
+                        "value": said,
+                        "transcribed_value": heard,
+                        "analysis": "compared as a whole",
+                        "correct": said.strip().lower() == heard.strip().lower(),
+                        "skipped": False,
+                    }
+                ]
+                entry["summary"] = "One entity checked."
+            else:
+                entry["explanation"] = "" if value is None else f"Turn {turn_id} reads as a {value}."
+                if '"failure_modes"' in text:
+                    entry["failure_modes"] = []
+                entry["rating"] = value
+            entries.append(entry)
+        return json.dumps({"turns": entries} if '"turns": [' in text else entries)
+    overall = rating if rating is not None else _pick(choices, key)
+    field_name = "corruption_analysis" if "corruption_analysis" in text else "dimensions"
+    names = list(dict.fromkeys(name for name, _ in EVA_DIMENSION.findall(text)))
+    dims: dict[str, Any] = {}
+    for name in names:
+        if field_name == "dimensions":
+            dims[name] = {"evidence": f"{name} checked.", "flagged": overall < max(choices), "rating": overall}
+        else:
+            dims[name] = {"analysis": f"{name} checked.", "detected": overall == 0}
+    return json.dumps({field_name: dims, "rating": overall})
+
+
 def good_answer(body: dict[str, Any]) -> str:
     """A well-formed answer in the shape the judge's prompt asks for: a rating, weighted sub-scores
-    (`"name": 0-100`) or rubric criteria (`"name": {"score": 0 | 1 ...}`), deterministic per prompt."""
+    (`"name": 0-100`) or rubric criteria (`"name": {"score": 0 | 1 ...}`), deterministic per prompt;
+    EVA's prompts get EVA's shapes (see eva_answer)."""
+    eva = eva_answer(body)
+    if eva is not None:
+        return eva
     text = _all_text(body)
     seed = int(_prompt_key(body)[8:16], 16)
     answer: dict[str, Any] = {"failure_modes": [], "flags": []}
@@ -151,7 +283,10 @@ class LLMTestServer:
         self.slow_s = slow_s
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
+        self.responses: list[tuple[dict[str, Any], str]] = []  # (request, answer text) of every 200
         self.request_times: list[float] = []
+        # The decoded audio of each request that carried some: (format, bytes) per input_audio part.
+        self.audio_received: list[list[tuple[str, bytes]]] = []
         self.base_url = ""
         self.stopping = threading.Event()
         self._seen: dict[tuple[str, str], int] = {}
@@ -187,6 +322,9 @@ class LLMTestServer:
         if behaviour == "missing_keys":
             return json.dumps({"explanation": "The answer has no rating."})
         if behaviour == "out_of_range":
+            eva = eva_answer(body, rating=42)
+            if eva is not None:
+                return eva
             return json.dumps({"rating": 7, "explanation": "Far above the scale.", "failure_modes": [], "flags": []})
         if behaviour == "unsure":
             return json.dumps({"rating": None, "uncertain": True, "explanation": "I'm not sure how to rate this turn."})
@@ -282,6 +420,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         state = self.state
         state.record(body)
+        audio = audio_parts(body)
+        if isinstance(audio, str):
+            self._send_json(400, _error_json(audio, "invalid_request_error", "invalid_audio"))
+            return
+        if audio:
+            with state._lock:
+                state.audio_received.append(audio)
         behaviour = state.behaviour_for(body)
 
         if behaviour == "hang":
@@ -317,7 +462,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             return
-        self._send_json(200, _completion_json(body, state.answer_text(behaviour, body)))
+        text = state.answer_text(behaviour, body)
+        with state._lock:
+            state.responses.append((body, text))
+        self._send_json(200, _completion_json(body, text))
 
 
 class RunningServer:
@@ -337,8 +485,16 @@ class RunningServer:
         return self._state.requests
 
     @property
+    def responses(self) -> list[tuple[dict[str, Any], str]]:
+        return self._state.responses
+
+    @property
     def request_times(self) -> list[float]:
         return self._state.request_times
+
+    @property
+    def audio_received(self) -> list[list[tuple[str, bytes]]]:
+        return self._state.audio_received
 
     @property
     def state(self) -> LLMTestServer:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from . import eva_run, eva_validation, strict, tribunal_csv, tribunal_jsonl
+from . import audio, eva_run, eva_validation, strict, tribunal_csv, tribunal_jsonl
 from .limits import language_problem
 from .records import ParsedImport, RecordError
 
@@ -71,6 +71,8 @@ def parse_path(path: Path, *, fmt: str = "auto", language: str | None = None) ->
         raise RecordError(str(path), None, "PATH", f"a {fmt} import needs a file, not a folder")
     display = path.name
     parsed = PARSERS[fmt](path, display=display, language=language)
+    if fmt in ("jsonl", "csv"):
+        audio.attach_listed_audio(parsed, root=path.parent, display=display)
     parsed.content_sha256 = content_hash(path)
     return parsed
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import strict
+from .audio import attach_record_audio
 from .limits import INT32_MAX
 from .records import FieldReader, ParsedConversation, ParsedImport, ParsedTurn, RecordError, compact_json, describe
 
@@ -127,6 +128,7 @@ def parse_record(folder: Path, *, base: Path, language: str | None) -> ParsedCon
         raise RecordError(
             _display(folder, base), None, "transcript.jsonl", "record has neither a processed context nor a transcript"
         )
+    attach_record_audio(conversation, folder, display=_display(folder / "audio_mixed.wav", base))
     return conversation
 
 

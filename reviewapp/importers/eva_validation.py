@@ -16,6 +16,8 @@ from typing import Any
 
 from django.utils.text import slugify
 
+from scoring.eva import VALIDATION_SET_JUDGES
+
 from .limits import slug_problem
 from .records import (
     FieldReader,
@@ -45,7 +47,9 @@ ORDER_KEY = "eva_key_order"
 
 
 def judge_slug_for(path: Path) -> str:
-    return slugify(path.stem).replace("-", "_") or "imported"
+    """The judge a set labels: its file stem, under judge.yaml's name where EVA's file calls it otherwise."""
+    slug = slugify(path.stem).replace("-", "_") or "imported"
+    return VALIDATION_SET_JUDGES.get(slug, slug)
 
 
 def detect_shape(record: dict[str, Any]) -> str | None:

@@ -122,6 +122,8 @@ class ParsedConversation:
     turns: list[ParsedTurn] = field(default_factory=list)
     labels: list[ParsedLabel] = field(default_factory=list)
     verdicts: list[ParsedVerdict] = field(default_factory=list)
+    # The checked audio file to copy into media storage (a Path, set by importers.audio), or None.
+    audio_file: Any = None
 
 
 @dataclass

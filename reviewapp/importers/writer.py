@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, JudgeVersion, Sweep, Turn, Verdict
 
+from .audio import store_audio
 from .records import ParsedImport
 
 BATCH_SIZE = 2000
@@ -59,6 +60,7 @@ def write_parsed(
         batch_size,
     )
     conversation_ids = dict(Conversation.objects.filter(dataset=dataset).values_list("external_id", "id"))
+    store_audio(conversations, conversation_ids)
 
     _bulk(
         Turn,

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,427 +14,846 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Category',
+            name="Category",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=100, unique=True)),
-                ('name', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('active', models.BooleanField(default=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(max_length=100, unique=True)),
+                ("name", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                ("active", models.BooleanField(default=True)),
             ],
             options={
-                'verbose_name_plural': 'categories',
-                'ordering': ['name'],
+                "verbose_name_plural": "categories",
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Dataset',
+            name="Dataset",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('kind', models.CharField(choices=[('run', 'Agent run'), ('validation', 'Validation set'), ('review', 'Review set'), ('demo', 'Demo')], default='run', max_length=16)),
-                ('source', models.CharField(blank=True, help_text='Where the data came from (file, format).', max_length=500)),
-                ('description', models.TextField(blank=True)),
-                ('blind_review', models.BooleanField(default=False)),
-                ('reviews_required', models.PositiveSmallIntegerField(default=1)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, unique=True)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("run", "Agent run"),
+                            ("validation", "Validation set"),
+                            ("review", "Review set"),
+                            ("demo", "Demo"),
+                        ],
+                        default="run",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "source",
+                    models.CharField(blank=True, help_text="Where the data came from (file, format).", max_length=500),
+                ),
+                ("description", models.TextField(blank=True)),
+                ("blind_review", models.BooleanField(default=False)),
+                ("reviews_required", models.PositiveSmallIntegerField(default=1)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['-created_at', 'name'],
+                "ordering": ["-created_at", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Judge',
+            name="Judge",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=100, unique=True)),
-                ('name', models.CharField(blank=True, max_length=200)),
-                ('level', models.CharField(choices=[('turn', 'Turn'), ('conversation', 'Conversation')], default='turn', max_length=16)),
-                ('scale', models.CharField(choices=[('binary', 'Binary 0/1'), ('ordinal', 'Ordinal'), ('weighted', 'Weighted sub-metrics 0-100'), ('rubric', 'Rubric criteria')], default='ordinal', max_length=16)),
-                ('scale_min', models.FloatField(blank=True, null=True)),
-                ('scale_max', models.FloatField(blank=True, null=True)),
-                ('description', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slug", models.SlugField(max_length=100, unique=True)),
+                ("name", models.CharField(blank=True, max_length=200)),
+                (
+                    "level",
+                    models.CharField(
+                        choices=[("turn", "Turn"), ("conversation", "Conversation")], default="turn", max_length=16
+                    ),
+                ),
+                (
+                    "scale",
+                    models.CharField(
+                        choices=[
+                            ("binary", "Binary 0/1"),
+                            ("ordinal", "Ordinal"),
+                            ("weighted", "Weighted sub-metrics 0-100"),
+                            ("rubric", "Rubric criteria"),
+                        ],
+                        default="ordinal",
+                        max_length=16,
+                    ),
+                ),
+                ("scale_min", models.FloatField(blank=True, null=True)),
+                ("scale_max", models.FloatField(blank=True, null=True)),
+                ("description", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['slug'],
+                "ordering": ["slug"],
             },
         ),
         migrations.CreateModel(
-            name='PromptText',
+            name="PromptText",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('sha256', models.CharField(max_length=64, unique=True)),
-                ('text', models.TextField()),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("sha256", models.CharField(max_length=64, unique=True)),
+                ("text", models.TextField()),
             ],
         ),
         migrations.CreateModel(
-            name='Conversation',
+            name="Conversation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=200)),
-                ('language', models.CharField(default='en', help_text='BCP 47 code: en, fr, fr-CA, hi, ja ...', max_length=35)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('audio', models.FileField(blank=True, upload_to='audio/')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='conversations', to='reviewapp.dataset')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_id", models.CharField(max_length=200)),
+                (
+                    "language",
+                    models.CharField(default="en", help_text="BCP 47 code: en, fr, fr-CA, hi, ja ...", max_length=35),
+                ),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("audio", models.FileField(blank=True, upload_to="audio/")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="conversations",
+                        to="reviewapp.dataset",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['dataset_id', 'id'],
+                "ordering": ["dataset_id", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ExportSnapshot',
+            name="ExportSnapshot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('version', models.PositiveIntegerField()),
-                ('format', models.CharField(max_length=16)),
-                ('filters', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='pending', max_length=16)),
-                ('progress', models.PositiveIntegerField(default=0)),
-                ('row_count', models.PositiveIntegerField(default=0)),
-                ('sha256', models.CharField(blank=True, max_length=64)),
-                ('file_path', models.CharField(blank=True, max_length=500)),
-                ('datasheet', models.JSONField(blank=True, default=dict)),
-                ('code_version', models.CharField(blank=True, max_length=64)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('judge', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='reviewapp.judge')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200)),
+                ("version", models.PositiveIntegerField()),
+                ("format", models.CharField(max_length=16)),
+                ("filters", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("progress", models.PositiveIntegerField(default=0)),
+                ("row_count", models.PositiveIntegerField(default=0)),
+                ("sha256", models.CharField(blank=True, max_length=64)),
+                ("file_path", models.CharField(blank=True, max_length=500)),
+                ("datasheet", models.JSONField(blank=True, default=dict)),
+                ("code_version", models.CharField(blank=True, max_length=64)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to="reviewapp.judge"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='JudgeVersion',
+            name="JudgeVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.CharField(max_length=64)),
-                ('spec', models.JSONField(blank=True, default=dict)),
-                ('spec_hash', models.CharField(max_length=64, unique=True)),
-                ('source', models.CharField(blank=True, help_text='Where the spec came from.', max_length=500)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='reviewapp.judge')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("version", models.CharField(max_length=64)),
+                ("spec", models.JSONField(blank=True, default=dict)),
+                ("spec_hash", models.CharField(max_length=64, unique=True)),
+                ("source", models.CharField(blank=True, help_text="Where the spec came from.", max_length=500)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="versions", to="reviewapp.judge"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['judge_id', 'created_at'],
+                "ordering": ["judge_id", "created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Profile',
+            name="Profile",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('reviewer', 'Reviewer'), ('lead', 'Lead'), ('admin', 'Admin')], default='reviewer', max_length=16)),
-                ('languages', models.JSONField(blank=True, default=list)),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='profile', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("reviewer", "Reviewer"), ("lead", "Lead"), ("admin", "Admin")],
+                        default="reviewer",
+                        max_length=16,
+                    ),
+                ),
+                ("languages", models.JSONField(blank=True, default=list)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="profile", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ReviewItem',
+            name="ReviewItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('language', models.CharField(max_length=35)),
-                ('reasons', models.JSONField(default=list)),
-                ('priority', models.IntegerField(default=0)),
-                ('sample_weight', models.FloatField(default=1.0, help_text='1 / sampling probability, for QA-sample estimates.')),
-                ('status', models.CharField(choices=[('open', 'Open'), ('in_review', 'In review'), ('awaiting_adjudication', 'Awaiting adjudication'), ('closed', 'Closed')], default='open', max_length=32)),
-                ('reviews_required', models.PositiveSmallIntegerField(default=1)),
-                ('lease_expires_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('claimed_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='claimed_items', to=settings.AUTH_USER_MODEL)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='review_items', to='reviewapp.conversation')),
-                ('dataset', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='review_items', to='reviewapp.dataset')),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='review_items', to='reviewapp.judge')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("language", models.CharField(max_length=35)),
+                ("reasons", models.JSONField(default=list)),
+                ("priority", models.IntegerField(default=0)),
+                (
+                    "sample_weight",
+                    models.FloatField(default=1.0, help_text="1 / sampling probability, for QA-sample estimates."),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("open", "Open"),
+                            ("in_review", "In review"),
+                            ("awaiting_adjudication", "Awaiting adjudication"),
+                            ("closed", "Closed"),
+                        ],
+                        default="open",
+                        max_length=32,
+                    ),
+                ),
+                ("reviews_required", models.PositiveSmallIntegerField(default=1)),
+                ("lease_expires_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "claimed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="claimed_items",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="review_items",
+                        to="reviewapp.conversation",
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="review_items", to="reviewapp.dataset"
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="review_items", to="reviewapp.judge"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Review',
+            name="Review",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('rating', models.FloatField(blank=True, null=True)),
-                ('label', models.CharField(blank=True, max_length=100)),
-                ('passed', models.BooleanField(blank=True, null=True)),
-                ('verdict_agreement', models.JSONField(blank=True, default=dict, help_text="{verdict_id: 'agree' | 'disagree'}")),
-                ('comment', models.TextField(blank=True)),
-                ('quoted_span', models.TextField(blank=True)),
-                ('seconds_spent', models.PositiveIntegerField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('categories', models.ManyToManyField(blank=True, related_name='reviews', to='reviewapp.category')),
-                ('reviewer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reviews', to=settings.AUTH_USER_MODEL)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reviews', to='reviewapp.reviewitem')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("rating", models.FloatField(blank=True, null=True)),
+                ("label", models.CharField(blank=True, max_length=100)),
+                ("passed", models.BooleanField(blank=True, null=True)),
+                (
+                    "verdict_agreement",
+                    models.JSONField(blank=True, default=dict, help_text="{verdict_id: 'agree' | 'disagree'}"),
+                ),
+                ("comment", models.TextField(blank=True)),
+                ("quoted_span", models.TextField(blank=True)),
+                ("seconds_spent", models.PositiveIntegerField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("categories", models.ManyToManyField(blank=True, related_name="reviews", to="reviewapp.category")),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="reviews", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="reviews", to="reviewapp.reviewitem"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Adjudication',
+            name="Adjudication",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('rating', models.FloatField(blank=True, null=True)),
-                ('label', models.CharField(blank=True, max_length=100)),
-                ('passed', models.BooleanField(blank=True, null=True)),
-                ('rationale', models.TextField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('lead', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='adjudications', to=settings.AUTH_USER_MODEL)),
-                ('categories', models.ManyToManyField(blank=True, related_name='adjudications', to='reviewapp.category')),
-                ('item', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='adjudication', to='reviewapp.reviewitem')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("rating", models.FloatField(blank=True, null=True)),
+                ("label", models.CharField(blank=True, max_length=100)),
+                ("passed", models.BooleanField(blank=True, null=True)),
+                ("rationale", models.TextField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "lead",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="adjudications",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "categories",
+                    models.ManyToManyField(blank=True, related_name="adjudications", to="reviewapp.category"),
+                ),
+                (
+                    "item",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="adjudication",
+                        to="reviewapp.reviewitem",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Sweep',
+            name="Sweep",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('sweep', 'Sweep'), ('import', 'Imported verdicts')], default='sweep', max_length=16)),
-                ('name', models.CharField(blank=True, max_length=200)),
-                ('language', models.CharField(blank=True, max_length=35)),
-                ('repeats', models.PositiveSmallIntegerField(default=1)),
-                ('variance_sample_rate', models.FloatField(default=0.0)),
-                ('qa_sample_rate', models.FloatField(default=0.05)),
-                ('params', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='pending', max_length=16)),
-                ('total_targets', models.PositiveIntegerField(default=0)),
-                ('verdicts_written', models.PositiveIntegerField(default=0)),
-                ('tier1_resolved', models.PositiveIntegerField(default=0)),
-                ('escalated', models.PositiveIntegerField(default=0)),
-                ('unresolved', models.PositiveIntegerField(default=0)),
-                ('failed', models.PositiveIntegerField(default=0)),
-                ('code_version', models.CharField(blank=True, max_length=64)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('dataset', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='sweeps', to='reviewapp.dataset')),
-                ('judge_versions', models.ManyToManyField(blank=True, related_name='sweeps', to='reviewapp.judgeversion')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("sweep", "Sweep"), ("import", "Imported verdicts")], default="sweep", max_length=16
+                    ),
+                ),
+                ("name", models.CharField(blank=True, max_length=200)),
+                ("language", models.CharField(blank=True, max_length=35)),
+                ("repeats", models.PositiveSmallIntegerField(default=1)),
+                ("variance_sample_rate", models.FloatField(default=0.0)),
+                ("qa_sample_rate", models.FloatField(default=0.05)),
+                ("params", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("total_targets", models.PositiveIntegerField(default=0)),
+                ("verdicts_written", models.PositiveIntegerField(default=0)),
+                ("tier1_resolved", models.PositiveIntegerField(default=0)),
+                ("escalated", models.PositiveIntegerField(default=0)),
+                ("unresolved", models.PositiveIntegerField(default=0)),
+                ("failed", models.PositiveIntegerField(default=0)),
+                ("code_version", models.CharField(blank=True, max_length=64)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "dataset",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sweeps",
+                        to="reviewapp.dataset",
+                    ),
+                ),
+                (
+                    "judge_versions",
+                    models.ManyToManyField(blank=True, related_name="sweeps", to="reviewapp.judgeversion"),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='JudgeCall',
+            name="JudgeCall",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('model', models.CharField(max_length=200)),
-                ('params', models.JSONField(blank=True, default=dict)),
-                ('raw_response', models.TextField(blank=True)),
-                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('latency_ms', models.PositiveIntegerField(blank=True, null=True)),
-                ('attempts', models.PositiveSmallIntegerField(default=1)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('judge_version', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='calls', to='reviewapp.judgeversion')),
-                ('system_prompt', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='reviewapp.prompttext')),
-                ('user_prompt', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='reviewapp.prompttext')),
-                ('sweep', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='calls', to='reviewapp.sweep')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("model", models.CharField(max_length=200)),
+                ("params", models.JSONField(blank=True, default=dict)),
+                ("raw_response", models.TextField(blank=True)),
+                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("latency_ms", models.PositiveIntegerField(blank=True, null=True)),
+                ("attempts", models.PositiveSmallIntegerField(default=1)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                (
+                    "judge_version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="calls", to="reviewapp.judgeversion"
+                    ),
+                ),
+                (
+                    "system_prompt",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="reviewapp.prompttext",
+                    ),
+                ),
+                (
+                    "user_prompt",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to="reviewapp.prompttext"
+                    ),
+                ),
+                (
+                    "sweep",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="calls",
+                        to="reviewapp.sweep",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Turn',
+            name="Turn",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('role', models.CharField(choices=[('user', 'User'), ('agent', 'Agent'), ('tool_call', 'Tool call'), ('tool_response', 'Tool response'), ('system', 'System')], max_length=16)),
-                ('text', models.TextField(blank=True, help_text='What was said or transcribed.')),
-                ('intended_text', models.TextField(blank=True, help_text='What TTS was asked to say.')),
-                ('audio_start_ms', models.IntegerField(blank=True, null=True)),
-                ('audio_end_ms', models.IntegerField(blank=True, null=True)),
-                ('entities', models.JSONField(blank=True, default=list)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='turns', to='reviewapp.conversation')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveIntegerField()),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("user", "User"),
+                            ("agent", "Agent"),
+                            ("tool_call", "Tool call"),
+                            ("tool_response", "Tool response"),
+                            ("system", "System"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("text", models.TextField(blank=True, help_text="What was said or transcribed.")),
+                ("intended_text", models.TextField(blank=True, help_text="What TTS was asked to say.")),
+                ("audio_start_ms", models.IntegerField(blank=True, null=True)),
+                ("audio_end_ms", models.IntegerField(blank=True, null=True)),
+                ("entities", models.JSONField(blank=True, default=list)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="turns", to="reviewapp.conversation"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['conversation_id', 'position'],
+                "ordering": ["conversation_id", "position"],
             },
         ),
         migrations.CreateModel(
-            name='Signature',
+            name="Signature",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('language', models.CharField(max_length=35)),
-                ('criterion', models.CharField(blank=True, max_length=100)),
-                ('intent', models.CharField(help_text='What the pattern detects: decline, gloss, filler ...', max_length=100)),
-                ('kind', models.CharField(choices=[('substring', 'Substring'), ('stem', 'Stem'), ('regex', 'Regular expression')], default='substring', max_length=16)),
-                ('pattern', models.TextField()),
-                ('negation_guards', models.JSONField(blank=True, default=list)),
-                ('label', models.CharField(blank=True, max_length=100)),
-                ('rating', models.FloatField(blank=True, null=True)),
-                ('passed', models.BooleanField(blank=True, null=True)),
-                ('active', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='signatures', to='reviewapp.judge')),
-                ('evidence', models.ManyToManyField(blank=True, related_name='signature_evidence', to='reviewapp.turn')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("language", models.CharField(max_length=35)),
+                ("criterion", models.CharField(blank=True, max_length=100)),
+                (
+                    "intent",
+                    models.CharField(help_text="What the pattern detects: decline, gloss, filler ...", max_length=100),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("substring", "Substring"), ("stem", "Stem"), ("regex", "Regular expression")],
+                        default="substring",
+                        max_length=16,
+                    ),
+                ),
+                ("pattern", models.TextField()),
+                ("negation_guards", models.JSONField(blank=True, default=list)),
+                ("label", models.CharField(blank=True, max_length=100)),
+                ("rating", models.FloatField(blank=True, null=True)),
+                ("passed", models.BooleanField(blank=True, null=True)),
+                ("active", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="signatures", to="reviewapp.judge"
+                    ),
+                ),
+                (
+                    "evidence",
+                    models.ManyToManyField(blank=True, related_name="signature_evidence", to="reviewapp.turn"),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='reviewitem',
-            name='turn',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='review_items', to='reviewapp.turn'),
+            model_name="reviewitem",
+            name="turn",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="review_items",
+                to="reviewapp.turn",
+            ),
         ),
         migrations.CreateModel(
-            name='GoldLabel',
+            name="GoldLabel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(choices=[('imported', 'Imported human label'), ('adjudicated', 'Adjudicated by a lead'), ('unanimous', 'Unanimous reviews')], max_length=16)),
-                ('rating', models.FloatField(blank=True, null=True)),
-                ('label', models.CharField(blank=True, max_length=100)),
-                ('passed', models.BooleanField(blank=True, null=True)),
-                ('failure_modes', models.JSONField(blank=True, default=list)),
-                ('excluded', models.BooleanField(default=False, help_text='Kept for the record but not gold (e.g. marked invalid).')),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='gold_labels', to='reviewapp.conversation')),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='gold_labels', to='reviewapp.judge')),
-                ('turn', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='gold_labels', to='reviewapp.turn')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("imported", "Imported human label"),
+                            ("adjudicated", "Adjudicated by a lead"),
+                            ("unanimous", "Unanimous reviews"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("rating", models.FloatField(blank=True, null=True)),
+                ("label", models.CharField(blank=True, max_length=100)),
+                ("passed", models.BooleanField(blank=True, null=True)),
+                ("failure_modes", models.JSONField(blank=True, default=list)),
+                (
+                    "excluded",
+                    models.BooleanField(
+                        default=False, help_text="Kept for the record but not gold (e.g. marked invalid)."
+                    ),
+                ),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="gold_labels",
+                        to="reviewapp.conversation",
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="gold_labels", to="reviewapp.judge"
+                    ),
+                ),
+                (
+                    "turn",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="gold_labels",
+                        to="reviewapp.turn",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Comment',
+            name="Comment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('body', models.TextField()),
-                ('quoted_span', models.TextField(blank=True)),
-                ('flagged_for_lead', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('author', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='comments', to=settings.AUTH_USER_MODEL)),
-                ('categories', models.ManyToManyField(blank=True, related_name='comments', to='reviewapp.category')),
-                ('parent', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='replies', to='reviewapp.comment')),
-                ('judge', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='comments', to='reviewapp.judge')),
-                ('turn', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='comments', to='reviewapp.turn')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("body", models.TextField()),
+                ("quoted_span", models.TextField(blank=True)),
+                ("flagged_for_lead", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "author",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="comments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                ("categories", models.ManyToManyField(blank=True, related_name="comments", to="reviewapp.category")),
+                (
+                    "parent",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="replies",
+                        to="reviewapp.comment",
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="comments",
+                        to="reviewapp.judge",
+                    ),
+                ),
+                (
+                    "turn",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="comments", to="reviewapp.turn"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at'],
+                "ordering": ["created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Verdict',
+            name="Verdict",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('run_index', models.PositiveSmallIntegerField(default=0)),
-                ('tier', models.CharField(choices=[('signature', 'Signature (tier 1)'), ('llm', 'LLM (tier 2)'), ('imported', 'Imported')], max_length=16)),
-                ('status', models.CharField(choices=[('resolved', 'Resolved'), ('unresolved', 'Unresolved'), ('error', 'Error')], max_length=16)),
-                ('rating', models.FloatField(blank=True, null=True)),
-                ('label', models.CharField(blank=True, max_length=100)),
-                ('passed', models.BooleanField(blank=True, null=True)),
-                ('flags', models.JSONField(blank=True, default=list)),
-                ('sub_scores', models.JSONField(blank=True, default=dict)),
-                ('explanation', models.TextField(blank=True)),
-                ('raw_text', models.TextField(blank=True, help_text="The judge's answer as received, kept when unresolved.")),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('call', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='verdicts', to='reviewapp.judgecall')),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='reviewapp.conversation')),
-                ('judge_version', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='reviewapp.judgeversion')),
-                ('signature', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='verdicts', to='reviewapp.signature')),
-                ('sweep', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='reviewapp.sweep')),
-                ('turn', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='reviewapp.turn')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("run_index", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "tier",
+                    models.CharField(
+                        choices=[
+                            ("signature", "Signature (tier 1)"),
+                            ("llm", "LLM (tier 2)"),
+                            ("imported", "Imported"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("resolved", "Resolved"), ("unresolved", "Unresolved"), ("error", "Error")],
+                        max_length=16,
+                    ),
+                ),
+                ("rating", models.FloatField(blank=True, null=True)),
+                ("label", models.CharField(blank=True, max_length=100)),
+                ("passed", models.BooleanField(blank=True, null=True)),
+                ("flags", models.JSONField(blank=True, default=list)),
+                ("sub_scores", models.JSONField(blank=True, default=dict)),
+                ("explanation", models.TextField(blank=True)),
+                (
+                    "raw_text",
+                    models.TextField(blank=True, help_text="The judge's answer as received, kept when unresolved."),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "call",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="verdicts",
+                        to="reviewapp.judgecall",
+                    ),
+                ),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="verdicts",
+                        to="reviewapp.conversation",
+                    ),
+                ),
+                (
+                    "judge_version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="verdicts",
+                        to="reviewapp.judgeversion",
+                    ),
+                ),
+                (
+                    "signature",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="verdicts",
+                        to="reviewapp.signature",
+                    ),
+                ),
+                (
+                    "sweep",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="verdicts", to="reviewapp.sweep"
+                    ),
+                ),
+                (
+                    "turn",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="verdicts",
+                        to="reviewapp.turn",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='AuditEvent',
+            name="AuditEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action', models.CharField(max_length=100)),
-                ('object_type', models.CharField(max_length=100)),
-                ('object_id', models.CharField(max_length=64)),
-                ('before', models.JSONField(blank=True, null=True)),
-                ('after', models.JSONField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("action", models.CharField(max_length=100)),
+                ("object_type", models.CharField(max_length=100)),
+                ("object_id", models.CharField(max_length=64)),
+                ("before", models.JSONField(blank=True, null=True)),
+                ("after", models.JSONField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
-                'indexes': [models.Index(fields=['object_type', 'object_id', 'created_at'], name='audit_object')],
+                "ordering": ["-created_at"],
+                "indexes": [models.Index(fields=["object_type", "object_id", "created_at"], name="audit_object")],
             },
         ),
         migrations.AddIndex(
-            model_name='conversation',
-            index=models.Index(fields=['language', 'dataset'], name='conversation_lang_dataset'),
+            model_name="conversation",
+            index=models.Index(fields=["language", "dataset"], name="conversation_lang_dataset"),
         ),
         migrations.AddConstraint(
-            model_name='conversation',
-            constraint=models.UniqueConstraint(fields=('dataset', 'external_id'), name='conversation_unique_per_dataset'),
+            model_name="conversation",
+            constraint=models.UniqueConstraint(
+                fields=("dataset", "external_id"), name="conversation_unique_per_dataset"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='exportsnapshot',
-            constraint=models.UniqueConstraint(fields=('name', 'version'), name='snapshot_unique_version'),
+            model_name="exportsnapshot",
+            constraint=models.UniqueConstraint(fields=("name", "version"), name="snapshot_unique_version"),
         ),
         migrations.AddConstraint(
-            model_name='judgeversion',
-            constraint=models.UniqueConstraint(fields=('judge', 'version'), name='judge_version_unique_label'),
+            model_name="judgeversion",
+            constraint=models.UniqueConstraint(fields=("judge", "version"), name="judge_version_unique_label"),
         ),
         migrations.AddConstraint(
-            model_name='review',
-            constraint=models.UniqueConstraint(fields=('item', 'reviewer'), name='review_one_per_reviewer'),
+            model_name="review",
+            constraint=models.UniqueConstraint(fields=("item", "reviewer"), name="review_one_per_reviewer"),
         ),
         migrations.AddIndex(
-            model_name='sweep',
-            index=models.Index(fields=['status', 'created_at'], name='sweep_status'),
+            model_name="sweep",
+            index=models.Index(fields=["status", "created_at"], name="sweep_status"),
         ),
         migrations.AddConstraint(
-            model_name='turn',
-            constraint=models.UniqueConstraint(fields=('conversation', 'position'), name='turn_unique_position'),
+            model_name="turn",
+            constraint=models.UniqueConstraint(fields=("conversation", "position"), name="turn_unique_position"),
         ),
         migrations.AddIndex(
-            model_name='signature',
-            index=models.Index(fields=['judge', 'language', 'active'], name='signature_lookup'),
+            model_name="signature",
+            index=models.Index(fields=["judge", "language", "active"], name="signature_lookup"),
         ),
         migrations.AddIndex(
-            model_name='reviewitem',
-            index=models.Index(fields=['status', 'language', '-priority', 'id'], name='item_queue'),
+            model_name="reviewitem",
+            index=models.Index(fields=["status", "language", "-priority", "id"], name="item_queue"),
         ),
         migrations.AddIndex(
-            model_name='reviewitem',
-            index=models.Index(fields=['dataset', 'status'], name='item_dataset_status'),
+            model_name="reviewitem",
+            index=models.Index(fields=["dataset", "status"], name="item_dataset_status"),
         ),
         migrations.AddIndex(
-            model_name='reviewitem',
-            index=models.Index(fields=['claimed_by', 'lease_expires_at'], name='item_claims'),
+            model_name="reviewitem",
+            index=models.Index(fields=["claimed_by", "lease_expires_at"], name="item_claims"),
         ),
         migrations.AddConstraint(
-            model_name='reviewitem',
-            constraint=models.UniqueConstraint(condition=models.Q(('turn__isnull', False)), fields=('judge', 'turn'), name='item_unique_turn'),
+            model_name="reviewitem",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("turn__isnull", False)), fields=("judge", "turn"), name="item_unique_turn"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='reviewitem',
-            constraint=models.UniqueConstraint(condition=models.Q(('turn__isnull', True)), fields=('judge', 'conversation'), name='item_unique_conversation'),
+            model_name="reviewitem",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("turn__isnull", True)),
+                fields=("judge", "conversation"),
+                name="item_unique_conversation",
+            ),
         ),
         migrations.AddIndex(
-            model_name='goldlabel',
-            index=models.Index(fields=['judge', 'excluded'], name='gold_judge'),
+            model_name="goldlabel",
+            index=models.Index(fields=["judge", "excluded"], name="gold_judge"),
         ),
         migrations.AddConstraint(
-            model_name='goldlabel',
-            constraint=models.UniqueConstraint(condition=models.Q(('turn__isnull', False)), fields=('judge', 'turn', 'source'), name='gold_unique_turn'),
+            model_name="goldlabel",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("turn__isnull", False)), fields=("judge", "turn", "source"), name="gold_unique_turn"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='goldlabel',
-            constraint=models.UniqueConstraint(condition=models.Q(('turn__isnull', True)), fields=('judge', 'conversation', 'source'), name='gold_unique_conversation'),
+            model_name="goldlabel",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("turn__isnull", True)),
+                fields=("judge", "conversation", "source"),
+                name="gold_unique_conversation",
+            ),
         ),
         migrations.AddIndex(
-            model_name='comment',
-            index=models.Index(fields=['turn', 'created_at'], name='comment_turn'),
+            model_name="comment",
+            index=models.Index(fields=["turn", "created_at"], name="comment_turn"),
         ),
         migrations.AddIndex(
-            model_name='verdict',
-            index=models.Index(fields=['judge_version', 'status'], name='verdict_version_status'),
+            model_name="verdict",
+            index=models.Index(fields=["judge_version", "status"], name="verdict_version_status"),
         ),
         migrations.AddIndex(
-            model_name='verdict',
-            index=models.Index(fields=['turn', 'judge_version'], name='verdict_turn_version'),
+            model_name="verdict",
+            index=models.Index(fields=["turn", "judge_version"], name="verdict_turn_version"),
         ),
         migrations.AddConstraint(
-            model_name='verdict',
-            constraint=models.UniqueConstraint(condition=models.Q(('turn__isnull', False)), fields=('sweep', 'judge_version', 'turn', 'run_index'), name='verdict_unique_turn_run'),
+            model_name="verdict",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("turn__isnull", False)),
+                fields=("sweep", "judge_version", "turn", "run_index"),
+                name="verdict_unique_turn_run",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verdict',
-            constraint=models.UniqueConstraint(condition=models.Q(('turn__isnull', True)), fields=('sweep', 'judge_version', 'conversation', 'run_index'), name='verdict_unique_conversation_run'),
+            model_name="verdict",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("turn__isnull", True)),
+                fields=("sweep", "judge_version", "conversation", "run_index"),
+                name="verdict_unique_conversation_run",
+            ),
         ),
     ]

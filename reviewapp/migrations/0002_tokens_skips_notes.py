@@ -6,47 +6,66 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('reviewapp', '0001_initial'),
+        ("reviewapp", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='reviewitem',
-            name='lead_note',
+            model_name="reviewitem",
+            name="lead_note",
             field=models.TextField(blank=True, help_text="A lead's note when sending the item back to reviewers."),
         ),
         migrations.AddField(
-            model_name='verdict',
-            name='metadata',
-            field=models.JSONField(blank=True, default=dict, help_text='Imported fields Tribunal has no column for.'),
+            model_name="verdict",
+            name="metadata",
+            field=models.JSONField(blank=True, default=dict, help_text="Imported fields Tribunal has no column for."),
         ),
         migrations.CreateModel(
-            name='ApiToken',
+            name="ApiToken",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('key_hash', models.CharField(max_length=64, unique=True)),
-                ('prefix', models.CharField(help_text='The first characters, to recognise a token in lists.', max_length=12)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('last_used_at', models.DateTimeField(blank=True, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='api_tokens', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200)),
+                ("key_hash", models.CharField(max_length=64, unique=True)),
+                (
+                    "prefix",
+                    models.CharField(help_text="The first characters, to recognise a token in lists.", max_length=12),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="api_tokens",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ReviewSkip',
+            name="ReviewSkip",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reason', models.TextField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='skips', to='reviewapp.reviewitem')),
-                ('reviewer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='skips', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("reason", models.TextField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="skips", to="reviewapp.reviewitem"
+                    ),
+                ),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="skips", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('item', 'reviewer'), name='skip_one_per_reviewer')],
+                "constraints": [models.UniqueConstraint(fields=("item", "reviewer"), name="skip_one_per_reviewer")],
             },
         ),
     ]

@@ -5,19 +5,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('reviewapp', '0002_tokens_skips_notes'),
+        ("reviewapp", "0002_tokens_skips_notes"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='reviewitem',
-            index=models.Index(condition=models.Q(('status__in', ['open', 'in_review'])), fields=['language', '-priority', 'id'], name='item_active_queue'),
+            model_name="reviewitem",
+            index=models.Index(
+                condition=models.Q(("status__in", ["open", "in_review"])),
+                fields=["language", "-priority", "id"],
+                name="item_active_queue",
+            ),
         ),
         migrations.AddIndex(
-            model_name='reviewitem',
-            index=models.Index(condition=models.Q(('status__in', ['open', 'in_review'])), fields=['language', 'judge', 'dataset', 'status', 'reasons'], name='item_active_counts'),
+            model_name="reviewitem",
+            index=models.Index(
+                condition=models.Q(("status__in", ["open", "in_review"])),
+                fields=["language", "judge", "dataset", "status", "reasons"],
+                name="item_active_counts",
+            ),
         ),
     ]

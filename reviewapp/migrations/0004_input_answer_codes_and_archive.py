@@ -4,35 +4,41 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('reviewapp', '0003_queue_indexes'),
+        ("reviewapp", "0003_queue_indexes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='judgecall',
-            name='response_bytes',
-            field=models.PositiveBigIntegerField(blank=True, help_text='Full size of what was received.', null=True),
+            model_name="judgecall",
+            name="response_bytes",
+            field=models.PositiveBigIntegerField(blank=True, help_text="Full size of what was received.", null=True),
         ),
         migrations.AddField(
-            model_name='judgecall',
-            name='response_sha256',
-            field=models.CharField(blank=True, help_text='sha256 of the full text received.', max_length=64),
+            model_name="judgecall",
+            name="response_sha256",
+            field=models.CharField(blank=True, help_text="sha256 of the full text received.", max_length=64),
         ),
         migrations.AddField(
-            model_name='judgecall',
-            name='response_truncated',
-            field=models.BooleanField(default=False, help_text='raw_response holds only the first part.'),
+            model_name="judgecall",
+            name="response_truncated",
+            field=models.BooleanField(default=False, help_text="raw_response holds only the first part."),
         ),
         migrations.AddField(
-            model_name='verdict',
-            name='problem_code',
-            field=models.CharField(blank=True, help_text="Why an answer is unresolved (scoring.parsing.ProblemCode); '' if resolved.", max_length=32),
+            model_name="verdict",
+            name="problem_code",
+            field=models.CharField(
+                blank=True,
+                help_text="Why an answer is unresolved (scoring.parsing.ProblemCode); '' if resolved.",
+                max_length=32,
+            ),
         ),
         migrations.AlterField(
-            model_name='judgecall',
-            name='raw_response',
-            field=models.TextField(blank=True, help_text='The answer text, or the whole HTTP body when it held no answer; cut at JUDGE_CALL_BODY_CAP_BYTES.'),
+            model_name="judgecall",
+            name="raw_response",
+            field=models.TextField(
+                blank=True,
+                help_text="The answer text, or the whole HTTP body when it held no answer; cut at JUDGE_CALL_BODY_CAP_BYTES.",
+            ),
         ),
     ]

@@ -117,17 +117,26 @@ class Migration(migrations.Migration):
             },
         ),
         migrations.CreateModel(
-            name='SweepChunkLease',
+            name="SweepChunkLease",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('judge_version_id', models.BigIntegerField()),
-                ('first_target', models.BigIntegerField()),
-                ('holder', models.CharField(max_length=64)),
-                ('expires_at', models.DateTimeField()),
-                ('sweep', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='chunk_leases', to='reviewapp.sweep')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("judge_version_id", models.BigIntegerField()),
+                ("first_target", models.BigIntegerField()),
+                ("holder", models.CharField(max_length=64)),
+                ("expires_at", models.DateTimeField()),
+                (
+                    "sweep",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="chunk_leases", to="reviewapp.sweep"
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('sweep', 'judge_version_id', 'first_target'), name='sweep_chunk_lease_unique')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("sweep", "judge_version_id", "first_target"), name="sweep_chunk_lease_unique"
+                    )
+                ],
             },
         ),
         migrations.RunPython(give_existing_tokens_every_scope, migrations.RunPython.noop),

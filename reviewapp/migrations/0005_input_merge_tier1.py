@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('reviewapp', '0004_input_answer_codes_and_archive'),
-        ('reviewapp', '0004_tier1_signature_versions_token_scopes'),
+        ("reviewapp", "0004_input_answer_codes_and_archive"),
+        ("reviewapp", "0004_tier1_signature_versions_token_scopes"),
     ]
 
-    operations = [
-    ]
+    operations = []

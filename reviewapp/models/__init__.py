@@ -2,7 +2,9 @@
 
 from .audit import AuditEvent, ExportSnapshot
 from .corpus import Conversation, Dataset, Turn
+from .jobs import CallReplay, ImportJob
 from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
+from .loop import EdgeCase, EdgeCaseTag, ProofRun, VersionProvenance
 from .people import ApiToken, Profile, Role
 from .recovery import SweepChunkLease
 from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem, ReviewSkip
@@ -12,17 +14,22 @@ __all__ = [
     "Adjudication",
     "ApiToken",
     "AuditEvent",
+    "CallReplay",
     "Category",
     "Comment",
     "Conversation",
     "Dataset",
+    "EdgeCase",
+    "EdgeCaseTag",
     "ExportSnapshot",
     "GoldLabel",
+    "ImportJob",
     "Judge",
     "JudgeCall",
     "JudgeVersion",
     "Profile",
     "PromptText",
+    "ProofRun",
     "Review",
     "ReviewItem",
     "ReviewSkip",
@@ -33,4 +40,5 @@ __all__ = [
     "SweepChunkLease",
     "Turn",
     "Verdict",
+    "VersionProvenance",
 ]

@@ -14,7 +14,8 @@ class Dataset(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.RUN)
     source = models.CharField(max_length=500, blank=True, help_text="Where the data came from (file, format).")
     description = models.TextField(blank=True)
-    blind_review = models.BooleanField(default=False)
+    # Blind by default: reviewers label before they see what judges or other reviewers said.
+    blind_review = models.BooleanField(default=True)
     reviews_required = models.PositiveSmallIntegerField(default=1)
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -165,6 +165,9 @@ class JudgeCall(models.Model):
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=1)
     error = models.TextField(blank=True)
+    audio = models.JSONField(
+        default=dict, blank=True, help_text="The audio sent (sha256, bytes, duration, source segment), never the bytes."
+    )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     def __str__(self) -> str:
@@ -181,6 +184,9 @@ class Verdict(models.Model):
         RESOLVED = "resolved", "Resolved"
         UNRESOLVED = "unresolved", "Unresolved"
         ERROR = "error", "Error"
+        # A per-turn judge that gave this turn a null rating (EVA: "not applicable"): not a decision,
+        # not a failure to decide; left out of every figure and of triage.
+        NOT_RATED = "not_rated", "Not rated"
 
     sweep = models.ForeignKey(Sweep, on_delete=models.CASCADE, related_name="verdicts")
     judge_version = models.ForeignKey(JudgeVersion, on_delete=models.CASCADE, related_name="verdicts")
@@ -197,7 +203,9 @@ class Verdict(models.Model):
     explanation = models.TextField(blank=True)
     raw_text = models.TextField(blank=True, help_text="The judge's answer as received, kept when unresolved.")
     problem_code = models.CharField(
-        max_length=32, blank=True, help_text="Why an answer is unresolved (scoring.parsing.ProblemCode); '' if resolved."
+        max_length=32,
+        blank=True,
+        help_text="Why an answer is unresolved (scoring.parsing.ProblemCode); '' if resolved.",
     )
     metadata = models.JSONField(default=dict, blank=True, help_text="Imported fields Tribunal has no column for.")
     signature = models.ForeignKey(Signature, null=True, blank=True, on_delete=models.SET_NULL, related_name="verdicts")

@@ -91,6 +91,9 @@ class ReviewItem(models.Model):
     language = models.CharField(max_length=35)
     reasons = models.JSONField(default=list)
     priority = models.IntegerField(default=0)
+    plan_term = models.SmallIntegerField(
+        default=0, help_text="The label planner's share of `priority` (services/label_plan.py), replaced on each apply."
+    )
     sample_weight = models.FloatField(default=1.0, help_text="1 / sampling probability, for QA-sample estimates.")
     status = models.CharField(max_length=32, choices=Status.choices, default=Status.OPEN)
     reviews_required = models.PositiveSmallIntegerField(default=1)
@@ -140,9 +143,17 @@ class Review(models.Model):
     passed = models.BooleanField(null=True, blank=True)
     categories = models.ManyToManyField(Category, blank=True, related_name="reviews")
     verdict_agreement = models.JSONField(default=dict, blank=True, help_text="{verdict_id: 'agree' | 'disagree'}")
+    grain = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Labels at the judge's own grain: sub-metric scores, criteria met, the judge's failure modes.",
+    )
     comment = models.TextField(blank=True)
     quoted_span = models.TextField(blank=True)
     seconds_spent = models.PositiveIntegerField(null=True, blank=True)
+    revision_requested = models.BooleanField(
+        default=False, help_text="A lead sent the item back to its reviewers: this reviewer may revise the label."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q, QuerySet
 from django.utils.http import urlencode
 
-from ..access import language_q
+from ..access import comments_visible_to, dataset_visible_q
 from ..models import Category, Comment, Dataset
 
 
@@ -43,7 +43,7 @@ class CommentFilters:
 
 def comments_visible(*, user, filters: CommentFilters) -> QuerySet[Comment]:
     """Comments on turns in `user`'s languages, newest first, with what each row shows joined in."""
-    q = language_q(user, "turn__conversation__language")
+    q = comments_visible_to(user)
     if filters.language:
         q &= Q(turn__conversation__language__iexact=filters.language)
     if filters.category:
@@ -63,8 +63,12 @@ def comments_visible(*, user, filters: CommentFilters) -> QuerySet[Comment]:
 
 
 def datasets_with_comments(*, user) -> list[Dataset]:
-    visible = Comment.objects.filter(language_q(user, "turn__conversation__language"))
-    return list(Dataset.objects.filter(pk__in=visible.values("turn__conversation__dataset")).order_by("name"))
+    visible = Comment.objects.filter(comments_visible_to(user))
+    return list(
+        Dataset.objects.filter(dataset_visible_q(user), pk__in=visible.values("turn__conversation__dataset")).order_by(
+            "name"
+        )
+    )
 
 
 def categories_with_use() -> list[Category]:

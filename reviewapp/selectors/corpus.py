@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
-from ..access import language_q, sees_all_languages
+from ..access import OPEN_EYES, Blindfold, language_q, sees_all_languages
 from ..models import Conversation, Dataset, GoldLabel, Turn, Verdict
 from . import outcomes
 from .gold import winning_by_judge
@@ -192,9 +192,21 @@ def conversation_with_dataset(*, conversation_id: int) -> Conversation:
     return Conversation.objects.select_related("dataset").get(pk=conversation_id)
 
 
-def conversation_detail(*, conversation: Conversation) -> Conversation:
-    """Attach the turns, and every gold label and verdict, to `conversation`: five queries."""
-    conversation.turn_list = [_decorate(turn) for turn in _turn_queryset().filter(conversation=conversation)]
+def _blindfolded(target, shown: bool):
+    """Blind review: a target the viewer may not see judged keeps its text and loses its labels."""
+    target.blind = not shown
+    if not shown:
+        target.gold, target.judged = [], []
+    return target
+
+
+def conversation_detail(*, conversation: Conversation, blindfold: Blindfold = OPEN_EYES) -> Conversation:
+    """Attach the turns, and every gold label and verdict the viewer may see (`blindfold`, from
+    `access.blindfold`), to `conversation`: five queries."""
+    conversation.turn_list = [
+        _blindfolded(_decorate(turn), blindfold.shows(turn.pk))
+        for turn in _turn_queryset().filter(conversation=conversation)
+    ]
     conversation.gold = list(
         conversation.gold_labels.filter(turn__isnull=True).select_related("judge").order_by("judge__slug", "source")
     )
@@ -204,9 +216,11 @@ def conversation_detail(*, conversation: Conversation) -> Conversation:
         .order_by("judge_version__judge__slug", "run_index", "pk")
     )
     _mark_agreement(conversation.gold, conversation.judged)
+    _blindfolded(conversation, blindfold.shows(None))
     return conversation
 
 
-def turn_detail(*, conversation: Conversation, turn_id: int) -> Turn:
-    """One turn of `conversation` with its labels and verdicts (raises Turn.DoesNotExist)."""
-    return _decorate(_turn_queryset().get(conversation=conversation, pk=turn_id))
+def turn_detail(*, conversation: Conversation, turn_id: int, blindfold: Blindfold = OPEN_EYES) -> Turn:
+    """One turn of `conversation` with the labels and verdicts the viewer may see (raises Turn.DoesNotExist)."""
+    turn = _decorate(_turn_queryset().get(conversation=conversation, pk=turn_id))
+    return _blindfolded(turn, blindfold.shows(turn.pk))

@@ -30,6 +30,7 @@ from typing import Any, Literal
 from django.db.models import Q
 
 from scoring import agreement, estimates
+from scoring import outcomes as scoring_outcomes
 
 from ..access import language_match_q
 from ..models import (
@@ -44,7 +45,7 @@ from ..models import (
     Turn,
     Verdict,
 )
-from . import outcomes
+from . import leakage, outcomes
 from .gold import winning_gold, winning_label
 
 TargetKey = tuple[int, int | None]  # (conversation id, turn id or None)
@@ -60,6 +61,9 @@ DISPUTE_REASONS = {
     ReviewItem.Reason.VERSION_MOVED,
     ReviewItem.Reason.GOLD_DISAGREES,
 }
+# The statuses a judge's answer can have; a verdict of any other status says the judge did not rate the
+# target at all, so it is neither scored nor counted as unresolved.
+RATED = (Verdict.Status.RESOLVED, Verdict.Status.UNRESOLVED, Verdict.Status.ERROR)
 TREND_BOOTSTRAP = 0
 MOVED_SHOWN = 200
 ESTIMATORS = {
@@ -205,11 +209,20 @@ class Gold:
     categories: tuple[str, ...] = ()
     refused: str = ""
     conversion: str = ""
+    sub_scores: dict[str, Any] = field(default_factory=dict)  # a weighted judge's 0-100 sub-scores, when given
 
 
 def _as_gold(judge: Judge, label: GoldLabel) -> Gold:
     o = outcomes.outcome_for(judge, rating=label.rating, passed=label.passed, label=label.label, source="gold")
-    return Gold(o.value, label.source, tuple(label.failure_modes or ()), o.refused, o.conversion)
+    given = (label.metadata or {}).get("sub_scores") if judge.scale == Judge.Scale.WEIGHTED else None
+    return Gold(
+        o.value,
+        label.source,
+        tuple(label.failure_modes or ()),
+        o.refused,
+        o.conversion,
+        dict(given) if isinstance(given, dict) else {},
+    )
 
 
 def judge_gold(*, judge: Judge, language: str = "", slice: Slice | None = None) -> dict[TargetKey, Gold]:
@@ -273,6 +286,7 @@ class Observation:
     explanation: str
     refused: str = ""
     conversion: str = ""
+    sub_scores: dict[str, Any] = field(default_factory=dict)
 
     @property
     def resolved(self) -> bool:
@@ -305,6 +319,7 @@ _VERDICT_FIELDS = (
     "label",
     "flags",
     "explanation",
+    "sub_scores",
     "conversation__language",
 )
 
@@ -324,6 +339,7 @@ def _observation(judge: Judge, v: dict) -> Observation:
         explanation=v.get("explanation") or "",
         refused=refused,
         conversion=conversion,
+        sub_scores=dict(v.get("sub_scores") or {}),
     )
 
 
@@ -332,9 +348,13 @@ def _verdicts(
 ) -> dict[int, dict[TargetKey, TargetVerdicts]]:
     """version id -> target -> its observations in the slice, in one query."""
     out: dict[int, dict[TargetKey, TargetVerdicts]] = {pk: {} for pk in version_ids}
-    fields = _VERDICT_FIELDS if with_text else tuple(f for f in _VERDICT_FIELDS if f not in ("flags", "explanation"))
+    fields = (
+        _VERDICT_FIELDS
+        if with_text
+        else tuple(f for f in _VERDICT_FIELDS if f not in ("flags", "explanation", "sub_scores"))
+    )
     rows = (
-        Verdict.objects.filter(slice.verdict_q(), judge_version_id__in=version_ids)
+        Verdict.objects.filter(slice.verdict_q(), judge_version_id__in=version_ids, status__in=RATED)
         .order_by("judge_version_id", "conversation_id", "turn_id", "-sweep_id", "run_index")
         .values(*fields)
     )
@@ -750,9 +770,11 @@ class VersionQuality:
     qa: QaEstimate | None = None
     pass_rates: list[PassRate] = field(default_factory=list)
     pass_rates_note: str = ""
+    sub_scores: dict[str, scoring_outcomes.SubScoreDifference] = field(default_factory=dict)
     disputed: agreement.ClassificationReport | None = None
     runs: Runs | None = None
     gold_sources: dict[str, int] = field(default_factory=dict)
+    excluded_gold: int = 0  # gold targets left out: this version was drafted from them (selectors/leakage.py)
 
     @property
     def targets(self) -> int:
@@ -803,6 +825,7 @@ class VersionQuality:
         out["qa_sample"] = self.qa.as_dict() if self.qa else None
         out["pass_rates"] = {"rows": [r.as_dict() for r in self.pass_rates], "note": self.pass_rates_note}
         out["evidence"] = self.overall.evidence.as_dict() if self.overall.evidence else None
+        out["sub_scores"] = {name: d.as_dict() for name, d in self.sub_scores.items()}
         out["runs_accuracy"] = self.runs_accuracy.as_dict() if self.runs_accuracy else None
         out["runs_macro_f1"] = self.runs_macro_f1.as_dict() if self.runs_macro_f1 else None
         if self.runs is not None:
@@ -861,6 +884,14 @@ def version_quality(
     quality.qa_unweighted = _report(judge, qa, n_boot=n_boot)
     quality.qa = qa_estimate(targets, gold, items, slice.unresolved)
     quality.pass_rates, quality.pass_rates_note = pass_rates(version, targets, gold, items)
+    if judge.scale == Judge.Scale.WEIGHTED:
+        # Sub-scores are compared apart from the pass/fail outcome: mean absolute difference per sub-metric.
+        sub_pairs = [
+            (gold[t].sub_scores, v.reference.sub_scores)
+            for t, v in targets.items()
+            if t in gold and gold[t].sub_scores and v.reference.resolved and v.reference.sub_scores
+        ]
+        quality.sub_scores = scoring_outcomes.sub_score_differences(sub_pairs) if sub_pairs else {}
     quality.disputed = _report(judge, [p for p in chosen if p.disputed], n_boot=n_boot)
     quality.runs = run_spreads(judge, targets, gold, slice.sweep_id)
     return quality
@@ -879,7 +910,9 @@ class JudgeQuality:
 
 
 def judge_versions(*, judge: Judge) -> list[JudgeVersion]:
-    return list(JudgeVersion.objects.filter(judge=judge).select_related("judge").order_by("created_at", "pk"))
+    return list(
+        JudgeVersion.objects.filter(judge=judge).select_related("judge", "provenance").order_by("created_at", "pk")
+    )
 
 
 def judge_quality(
@@ -903,15 +936,28 @@ def judge_quality(
     verdicts = _verdicts(judge, [v.pk for v in versions], slice)
     trend = [
         version_quality(
-            version=v, targets=verdicts[v.pk], gold=gold, items=items, n_boot=TREND_BOOTSTRAP, slice=slice, detail=False
+            version=v,
+            targets=verdicts[v.pk],
+            gold=leakage.held_out(gold, leakage.excluded_of(v)),
+            items=items,
+            n_boot=TREND_BOOTSTRAP,
+            slice=slice,
+            detail=False,
         )
         for v in versions
     ]
     selected = None
     if version is not None:
+        excluded = leakage.excluded_of(version)
         selected = version_quality(
-            version=version, targets=verdicts.get(version.pk, {}), gold=gold, items=items, n_boot=n_boot, slice=slice
+            version=version,
+            targets=verdicts.get(version.pk, {}),
+            gold=leakage.held_out(gold, excluded),
+            items=items,
+            n_boot=n_boot,
+            slice=slice,
         )
+        selected.excluded_gold = sum(1 for t in excluded if t in gold)
     return JudgeQuality(
         judge=judge,
         versions=versions,
@@ -991,6 +1037,7 @@ class Comparison:
     only_b: int
     statement: str = ""
     directions: Directions | None = None  # ordinal judges: up / down moves, against the rerun's split
+    excluded_gold: int = 0  # gold targets left out: either version was drafted from them
 
     def flags_by_name(self) -> list[tuple[str, tuple[int, int]]]:
         return [(flag, (before, after)) for flag, before, after, _ in self.flags]
@@ -1103,7 +1150,9 @@ def version_comparison(
     language = slice.language
     judge = a.judge
     verdicts = _verdicts(judge, [a.pk, b.pk], slice)
-    gold = judge_gold(judge=judge, slice=slice)
+    all_gold = judge_gold(judge=judge, slice=slice)
+    excluded = leakage.excluded_of(a) | leakage.excluded_of(b)
+    gold = leakage.held_out(all_gold, excluded)
     categories = _categories(judge, slice)
     a_targets, b_targets = verdicts[a.pk], verdicts[b.pk]
     common = sorted(
@@ -1225,6 +1274,7 @@ def version_comparison(
         only_a=only_a,
         only_b=only_b,
         statement=noise.statement(f"{judge.slug}@{a.version}", f"{judge.slug}@{b.version}"),
+        excluded_gold=sum(1 for t in excluded if t in all_gold),
     )
 
 
@@ -1360,6 +1410,7 @@ def quality_overview() -> list[tuple[Judge, list[VersionQuality]]]:
         "label",
         "failure_modes",
         "excluded",
+        "metadata",
     ):
         grouped[g.judge_id][(g.conversation_id, g.turn_id)].append(g)
     gold: dict[int, dict[TargetKey, Gold]] = defaultdict(dict)
@@ -1374,9 +1425,10 @@ def quality_overview() -> list[tuple[Judge, list[VersionQuality]]]:
     ):
         items[i["judge_id"]][_key(i)] = i
     verdicts: dict[int, dict[TargetKey, TargetVerdicts]] = defaultdict(dict)
-    fields = tuple(f for f in _VERDICT_FIELDS if f not in ("flags", "explanation"))
+    fields = tuple(f for f in _VERDICT_FIELDS if f not in ("flags", "explanation", "sub_scores"))
     for v in (
-        Verdict.objects.order_by("judge_version_id", "conversation_id", "turn_id", "-sweep_id", "run_index")
+        Verdict.objects.filter(status__in=RATED)
+        .order_by("judge_version_id", "conversation_id", "turn_id", "-sweep_id", "run_index")
         .values(*fields)
         .iterator(chunk_size=5000)
     ):

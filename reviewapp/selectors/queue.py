@@ -13,8 +13,22 @@ from typing import Any
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from .. import access
 from ..access import language_allowed, language_q, sees_all_languages
-from ..models import Category, Comment, Conversation, Dataset, Judge, Review, ReviewItem, ReviewSkip, Verdict
+from ..forms_queue import QueueFilterForm
+from ..models import (
+    Category,
+    Comment,
+    Conversation,
+    Dataset,
+    Judge,
+    Profile,
+    Review,
+    ReviewItem,
+    ReviewSkip,
+    Role,
+    Verdict,
+)
 from . import corpus
 
 Status = ReviewItem.Status
@@ -39,15 +53,17 @@ class QueueFilters:
 
     @classmethod
     def from_query(cls, params) -> QueueFilters:
-        dataset = params.get("dataset", "").strip()
-        reason = params.get("reason", "").strip()
-        status = params.get("status", "").strip()
+        """Parsed by `QueueFilterForm` (query strings and the session alike); junk is dropped."""
+        return cls.from_form(QueueFilterForm.from_params(params))
+
+    @classmethod
+    def from_form(cls, form: QueueFilterForm) -> QueueFilters:
         return cls(
-            language=params.get("language", "").strip()[:35],
-            judge=params.get("judge", "").strip()[:100],
-            reason=reason if reason in Reason.values else "",
-            dataset=int(dataset) if dataset.isdigit() else None,
-            status=status if status in Status.values else "",
+            language=form.value("language") or "",
+            judge=form.value("judge") or "",
+            reason=form.value("reason") or "",
+            dataset=form.value("dataset"),
+            status=form.value("status") or "",
         )
 
     def q(self, *, with_reason: bool = True) -> Q:
@@ -123,15 +139,19 @@ def visible_items(*, user) -> QuerySet[ReviewItem]:
 
 def claimable_q(*, user, now: datetime, languages: list[str] | None = None) -> Q:
     """Items `user` may claim now: active, not held under a live lease, in their languages, never
-    reviewed or skipped by them. An item needing k reviews stays here until it has k."""
-    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user)
+    reviewed or skipped by them. An item needing k reviews stays here until it has k. An item a lead
+    sent back to its original reviewers is theirs alone, to revise their labels."""
+    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user, revision_requested=False)
     skipped = ReviewSkip.objects.filter(item=OuterRef("pk"), reviewer=user)
+    revising = Review.objects.filter(item=OuterRef("pk"), revision_requested=True)
+    mine_to_revise = revising.filter(reviewer=user)
     return (
         Q(status__in=ACTIVE)
         & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
         & item_language_q(user, languages)
         & ~Exists(reviewed)
         & ~Exists(skipped)
+        & (~Exists(revising) | Exists(mine_to_revise))
     )
 
 
@@ -210,7 +230,7 @@ def claim_candidate_ids(
 def held_item(*, user, now: datetime, languages: list[str] | None = None) -> ReviewItem | None:
     """The item `user` holds under a live lease and has not reviewed yet, if any (`languages`: the
     user's `review_languages`, when already known)."""
-    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user)
+    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user, revision_requested=False)
     in_languages = language_q(user) if languages is None else item_language_q(user, languages)
     return (
         ReviewItem.objects.filter(in_languages, claimed_by=user, lease_expires_at__gte=now, status__in=ACTIVE)
@@ -250,6 +270,10 @@ class QueuePage:
     judges: list[Judge]
     datasets: list[Dataset]
     statuses: list[tuple[str, str]] = field(default_factory=lambda: STATUS_CHOICES)
+    # Keyset pagination: this page starts after `after` (priority, id); `next_after` starts the next.
+    after: tuple[int, int] | None = None
+    next_after: str = ""
+    takers: dict[int, Takers] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -331,9 +355,15 @@ def unclaimable_count(*, user, now: datetime, languages: list[str]) -> int:
         return 0
     active = ReviewItem.objects.filter(status__in=ACTIVE, language__in=languages).order_by()
     held = active.filter(claimed_by__isnull=False).exclude(lease_expires_at__lt=now)
-    reviewed = active.filter(reviews__reviewer=user)
+    reviewed = active.filter(reviews__reviewer=user, reviews__revision_requested=False)
     skipped = active.filter(skips__reviewer=user)
-    return held.values_list("pk").union(reviewed.values_list("pk"), skipped.values_list("pk")).count()
+    mine_to_revise = Review.objects.filter(reviewer=user, revision_requested=True).values("item")
+    others_revising = active.filter(reviews__revision_requested=True).exclude(pk__in=mine_to_revise)
+    return (
+        held.values_list("pk")
+        .union(reviewed.values_list("pk"), skipped.values_list("pk"), others_revising.values_list("pk"))
+        .count()
+    )
 
 
 def own_progress(*, user, now: datetime, languages: list[str], active_total: int) -> OwnProgress:
@@ -352,33 +382,52 @@ def own_progress(*, user, now: datetime, languages: list[str], active_total: int
     )
 
 
-def top_items(*, user, filters: QueueFilters, languages: list[str]) -> QuerySet[ReviewItem]:
-    """The first page of items matching `filters` in `user`'s languages, highest priority first."""
-    shown = ReviewItem.objects.filter(filters.q())
+def after_q(after: tuple[int, int] | None) -> Q:
+    """Items after (priority, id) in queue order (-priority, id): a keyset, never an OFFSET."""
+    if after is None:
+        return Q()
+    priority, item_id = after
+    return Q(priority__lt=priority) | Q(priority=priority, id__gt=item_id)
+
+
+def top_items(
+    *, user, filters: QueueFilters, languages: list[str], after: tuple[int, int] | None = None, limit: int = 0
+) -> QuerySet[ReviewItem]:
+    """A page of items matching `filters` in `user`'s languages, highest priority first, starting
+    after the (priority, id) `after` when given."""
+    shown = ReviewItem.objects.filter(filters.q() & after_q(after))
     if not sees_all_languages(user):
         shown = shown.filter(language__in=languages)
     return walked(
         shown,
         statuses=_statuses_for(filters),
         languages=_languages_for(filters, languages),
-        limit=QUEUE_PAGE_SIZE,
+        limit=limit or QUEUE_PAGE_SIZE,
         # Judges and datasets are few and the page lists them anyway: they are attached from those lists
         # rather than joined, which keeps this query cheap to plan.
         related=("turn", "conversation", "claimed_by"),
     )
 
 
-def queue_page(*, user, filters: QueueFilters, now: datetime | None = None) -> QueuePage:
-    """The first page of the queue for `user`, by priority, with its counts: a fixed number of queries
-    (ten, plus the request's session, user and profile) at any size, each reading only a bounded index range
-    except the one GROUP BY that counts, which reads only the active items' partial index."""
+def queue_page(
+    *, user, filters: QueueFilters, now: datetime | None = None, after: tuple[int, int] | None = None
+) -> QueuePage:
+    """A page of the queue for `user`, by priority (the first, or the one after `after`), with its
+    counts: a fixed number of queries (ten, plus the request's session, user and profile; leads three
+    more for who can take the sent-back items shown) at any size, each reading only a bounded index
+    range except the one GROUP BY that counts, which reads only the active items' partial index."""
     now = now or timezone.now()
     languages = review_languages(user=user)
     judges = list(Judge.objects.order_by("slug"))
     judge_id = next((judge.pk for judge in judges if judge.slug == filters.judge), None)
 
-    datasets = list(Dataset.objects.filter(Exists(ReviewItem.objects.filter(dataset=OuterRef("pk")))).order_by("name"))
-    items = list(top_items(user=user, filters=filters, languages=languages))
+    # Only datasets with items in the user's languages: a reviewer never learns other datasets' names.
+    in_reach = ReviewItem.objects.filter(dataset=OuterRef("pk"))
+    if not sees_all_languages(user):
+        in_reach = in_reach.filter(language__in=languages)
+    datasets = list(Dataset.objects.filter(Exists(in_reach)).order_by("name"))
+    items = list(top_items(user=user, filters=filters, languages=languages, after=after, limit=QUEUE_PAGE_SIZE + 1))
+    more, items = len(items) > QUEUE_PAGE_SIZE, items[:QUEUE_PAGE_SIZE]
     judges_by_id = {judge.pk: judge for judge in judges}
     datasets_by_id = {dataset.pk: dataset for dataset in datasets}
     review_counts = {
@@ -399,6 +448,11 @@ def queue_page(*, user, filters: QueueFilters, now: datetime | None = None) -> Q
         item.reviewed_by_me = mine > 0
         item.lease_active = bool(item.claimed_by_id and item.lease_expires_at and item.lease_expires_at >= now)
 
+    # Leads see who can take each sent-back item on the page, and when nobody can.
+    takers = item_takers(items=[i for i in items if i.lead_note and i.status in ACTIVE]) if access.is_lead(user) else {}
+    for item in items:
+        item.takers = takers.get(item.pk)
+
     statuses = ACTIVE if not filters.status or filters.status in ACTIVE else (*ACTIVE, filters.status)
     groups = count_groups(user=user, languages=languages, statuses=statuses)
     matching = [g for g in groups if _group_matches(g, filters, judge_id)]
@@ -416,10 +470,20 @@ def queue_page(*, user, filters: QueueFilters, now: datetime | None = None) -> Q
         languages=languages,
         judges=judges,
         datasets=datasets,
+        after=after,
+        next_after=f"{items[-1].priority}:{items[-1].pk}" if more else "",
+        takers=takers,
     )
 
 
 # --- progress for leads -------------------------------------------------------------------------
+
+
+def bar_width(part: int, whole: int) -> int:
+    """A share as a CSS width class step (0, 5, ... 100): bars drawn with classes, no inline style (CSP)."""
+    if whole <= 0 or part <= 0:
+        return 0
+    return max(5, min(100, 5 * round(20 * part / whole)))
 
 
 @dataclass
@@ -429,6 +493,7 @@ class ReviewerProgress:
     reviewed: int = 0
     skipped: int = 0
     claimed: int = 0
+    bar: int = 0  # reviews done, against the busiest reviewer's
 
 
 @dataclass
@@ -444,6 +509,18 @@ class LanguageProgress:
     @property
     def done(self) -> int:
         return self.by_status.get(Status.CLOSED, 0) + self.by_status.get(Status.AWAITING_ADJUDICATION, 0)
+
+    @property
+    def total(self) -> int:
+        return self.open + self.done
+
+    @property
+    def done_bar(self) -> int:
+        return bar_width(self.done, self.total)
+
+    @property
+    def open_bar(self) -> int:
+        return bar_width(self.open, self.total)
 
 
 def progress_tables(*, user, now: datetime | None = None) -> tuple[list[ReviewerProgress], list[LanguageProgress]]:
@@ -486,10 +563,65 @@ def progress_tables(*, user, now: datetime | None = None) -> tuple[list[Reviewer
         languages.setdefault(language, LanguageProgress(language)).by_status[status] = n
     for language, n in live.values("language").annotate(n=Count("pk")).values_list("language", "n"):
         languages.setdefault(language, LanguageProgress(language)).claimed = n
+    busiest = max((r.reviewed for r in reviewers.values()), default=0)
+    for progress in reviewers.values():
+        progress.bar = bar_width(progress.reviewed, busiest)
     return (
         sorted(reviewers.values(), key=lambda r: r.username.lower()),
         sorted(languages.values(), key=lambda lang: lang.language.lower()),
     )
+
+
+# --- who can take an item back ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Takers:
+    """Who could label an item sent back: its original reviewers (to revise), or any reviewer of the
+    language who has neither reviewed nor skipped it."""
+
+    original: list[str]
+    anyone: list[str]
+    revising: list[str]  # reviewers asked to revise right now (empty unless sent back to them)
+
+    @property
+    def current(self) -> list[str]:
+        """Who can take the item as it stands: the reviewers asked to revise, else any eligible reviewer."""
+        return self.revising or self.anyone
+
+
+def item_takers(*, items: Sequence[ReviewItem]) -> dict[int, Takers]:
+    """`Takers` for each of `items`: three queries whatever their number (none without items)."""
+    if not items:
+        return {}
+    profiles = list(Profile.objects.filter(user__is_active=True).select_related("user"))
+    by_user = {p.user_id: p for p in profiles}
+    reviewed: dict[int, dict[int, bool]] = {}
+    for item_id, reviewer_id, revising in Review.objects.filter(item__in=items).values_list(
+        "item", "reviewer", "revision_requested"
+    ):
+        reviewed.setdefault(item_id, {})[reviewer_id] = revising
+    skipped: dict[int, set[int]] = {}
+    for item_id, reviewer_id in ReviewSkip.objects.filter(item__in=items).values_list("item", "reviewer"):
+        skipped.setdefault(item_id, set()).add(reviewer_id)
+    takers = {}
+    for item in items:
+        mine = reviewed.get(item.pk, {})
+        able = [p for uid in mine if (p := by_user.get(uid)) is not None and access.profile_covers(p, item.language)]
+        fresh = [
+            p
+            for p in profiles
+            if p.role == Role.REVIEWER
+            and p.user_id not in mine
+            and p.user_id not in skipped.get(item.pk, set())
+            and access.profile_covers(p, item.language)
+        ]
+        takers[item.pk] = Takers(
+            original=sorted(p.user.get_username() for p in able),
+            anyone=sorted(p.user.get_username() for p in fresh),
+            revising=sorted(p.user.get_username() for p in able if mine[p.user_id]),
+        )
+    return takers
 
 
 # --- the review screen --------------------------------------------------------------------------
@@ -502,13 +634,8 @@ def item_for_review(*, item_id: int) -> ReviewItem:
     )
 
 
-def check_item(user, item: ReviewItem) -> ReviewItem:
-    """The one access helper for review items: the item's language must be assigned to `user`."""
-    from django.core.exceptions import PermissionDenied
-
-    if not language_allowed(user, item.language):
-        raise PermissionDenied("This item's language is not assigned to you.")
-    return item
+# The access helper for review items lives in access.py; this name is kept for code that imports it here.
+check_item = access.item_for_reviewer
 
 
 def item_verdicts(*, item: ReviewItem) -> list[Verdict]:
@@ -526,12 +653,11 @@ def item_reviews(*, item: ReviewItem) -> list[Review]:
     return list(item.reviews.select_related("reviewer").prefetch_related("categories").order_by("created_at", "pk"))
 
 
-def turn_comments(*, turn_id: int, only_author=None) -> list[Comment]:
-    """The threads on a turn: top-level comments in order, each with `thread` (its replies, in order).
-    `only_author` limits them to one person's (blind review, before that person has submitted)."""
-    comments = Comment.objects.filter(turn_id=turn_id)
-    if only_author is not None:
-        comments = comments.filter(author=only_author)
+def turn_comments(*, turn_id: int, user) -> list[Comment]:
+    """The threads on a turn that `user` may read (`access.comments_visible_to`: in blind review only
+    their own until they have labelled it): top-level comments in order, each with `thread` (its
+    replies, in order)."""
+    comments = Comment.objects.filter(access.comments_visible_to(user), turn_id=turn_id)
     comments = list(
         comments.select_related("author", "judge").prefetch_related("categories").order_by("created_at", "pk")
     )
@@ -567,17 +693,19 @@ class ReviewScreen:
     held_by_me: bool
     lease_active: bool
     turn: Any = None
+    blind: bool = False  # blind review applies to this item (access.item_is_blind)
 
 
 def review_screen(*, item: ReviewItem, user, now: datetime | None = None) -> ReviewScreen:
-    """Everything the turn review screen shows. In blind mode the judges' verdicts, other reviewers'
-    labels and comments stay hidden until this reviewer has submitted. Gold labels are never shown here:
+    """Everything the turn review screen shows. In blind review (`access.can_see_judgements`) the
+    judges' verdicts, other reviewers' labels and comments stay hidden until this reviewer has
+    submitted. Gold labels are never shown here:
     reviewers label independently of them."""
     now = now or timezone.now()
     conversation = corpus.conversation_detail(conversation=item.conversation)
     reviews = item_reviews(item=item)
     my_review = next((r for r in reviews if r.reviewer_id == user.pk), None)
-    revealed = not item.dataset.blind_review or my_review is not None or item.status not in ACTIVE
+    revealed = access.can_see_judgements(user, item)
     turns = conversation.turn_list
     target_index = next((i for i, t in enumerate(turns) if t.pk == item.turn_id), None)
     if target_index is not None:
@@ -596,12 +724,13 @@ def review_screen(*, item: ReviewItem, user, now: datetime | None = None) -> Rev
         verdicts=item_verdicts(item=item) if revealed else [],
         reviews=reviews if revealed else [r for r in reviews if r.reviewer_id == user.pk],
         my_review=my_review,
-        comments=turn_comments(turn_id=item.turn_id, only_author=None if revealed else user) if item.turn_id else [],
+        comments=turn_comments(turn_id=item.turn_id, user=user) if item.turn_id else [],
         categories=list(Category.objects.filter(active=True).order_by("name")),
         ratings=rating_choices(item.judge),
         revealed=revealed,
         held_by_me=lease_active and item.claimed_by_id == user.pk,
         lease_active=lease_active,
+        blind=access.item_is_blind(item),
     )
 
 

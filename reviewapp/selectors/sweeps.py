@@ -47,7 +47,12 @@ def check_sweep(user, sweep: Sweep) -> Sweep:
 
 
 def judge_versions_for_form() -> QuerySet[JudgeVersion]:
-    return JudgeVersion.objects.select_related("judge").order_by("judge__slug", "-created_at")
+    """Versions that can be swept: imported placeholders (verdicts without a prompt) are left out."""
+    return (
+        JudgeVersion.objects.select_related("judge")
+        .exclude(spec__has_key="imported")
+        .order_by("judge__slug", "-created_at")
+    )
 
 
 # --- one sweep ------------------------------------------------------------------------------------------
@@ -261,6 +266,7 @@ def gate_report(*, sweep: Sweep, overrides: Mapping[str, float] | None = None) -
 
     verdicts = (
         Verdict.objects.filter(sweep=sweep, run_index=0)
+        .exclude(status=Verdict.Status.NOT_RATED)  # a turn the judge did not rate is not a target of the gate
         .values_list("judge_version_id", "status", "passed", "sub_scores", "signature__criterion")
         .iterator(chunk_size=5000)
     )

@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from .. import access
-from ..models import Adjudication, Category, GoldLabel, Judge, ReviewItem
+from ..models import Adjudication, Category, GoldLabel, Judge, Review, ReviewItem
 from .audit import audit_record
+from .signatures import signatures_after_gold
 
 Status = ReviewItem.Status
 
@@ -53,8 +55,10 @@ def _gold_state(gold: GoldLabel) -> dict[str, Any]:
 
 
 def _check_lead(user) -> None:
-    if not access.is_lead(user):
-        raise AdjudicationError("Only leads and admins decide disputed items.")
+    try:
+        access.check_lead(user, "Only leads and admins decide disputed items.")
+    except PermissionDenied as exc:
+        raise AdjudicationError(str(exc)) from None
 
 
 def _check_label(judge: Judge, *, rating: float | None, label: str, passed: bool | None) -> None:
@@ -76,8 +80,11 @@ def adjudication_decide(
     label: str = "",
     passed: bool | None = None,
     categories: Iterable[Category] = (),
+    failure_modes: Iterable[str] = (),
 ) -> Adjudication:
-    """Decide the final label of an item awaiting adjudication (or revise a decided one) and record it as gold."""
+    """Decide the final label of an item awaiting adjudication (or revise a decided one) and record it as gold.
+
+    `failure_modes` are the judge's own (from its spec), kept on the gold label after the shared categories."""
     _check_lead(lead)
     item = ReviewItem.objects.select_for_update().select_related("judge").get(pk=item.pk)
     existing = Adjudication.objects.filter(item=item).first()
@@ -119,10 +126,11 @@ def adjudication_decide(
         judge=item.judge, conversation=item.conversation, turn=item.turn, source=GoldLabel.Source.ADJUDICATED
     )
     gold.rating, gold.label, gold.passed = rating, label, passed
-    gold.failure_modes = slugs
+    gold.failure_modes = slugs + [m for m in dict.fromkeys(failure_modes) if m not in slugs]
     gold.excluded = False
     gold.metadata = {**gold.metadata, "adjudication_id": adjudication.pk, "item_id": item.pk, "lead": lead.pk}
     gold.save()
+    signatures_after_gold(judge_id=item.judge_id)
     if gold_before != _gold_state(gold):
         audit_record(
             actor=lead,
@@ -142,9 +150,19 @@ def adjudication_decide(
     return adjudication
 
 
+SEND_BACK_TO = ("original", "any")
+
+
 @transaction.atomic
-def item_send_back(*, item: ReviewItem, lead, note: str) -> ReviewItem:
-    """Reopen an item awaiting adjudication for reviewers, with the lead's note; reviews already given stay."""
+def item_send_back(*, item: ReviewItem, lead, note: str, to: str = "original") -> ReviewItem:
+    """Reopen an item awaiting adjudication for reviewers, with the lead's note.
+
+    `to="original"`: its reviewers who can still review the language are asked to revise their labels
+    (the item is theirs alone until they have). `to="any"`: one more review, from any reviewer of the
+    language who has neither reviewed nor skipped it. Refused when nobody could take it, so an item
+    never waits for no one. Reviews already given stay."""
+    from ..selectors.queue import item_takers
+
     _check_lead(lead)
     item = ReviewItem.objects.select_for_update().get(pk=item.pk)
     if item.status != Status.AWAITING_ADJUDICATION:
@@ -152,14 +170,34 @@ def item_send_back(*, item: ReviewItem, lead, note: str) -> ReviewItem:
             f"Item {item.pk} is {item.get_status_display().lower()}: only items awaiting adjudication go back "
             "to reviewers."
         )
+    if to not in SEND_BACK_TO:
+        raise AdjudicationError(f"Send an item back to 'original' or 'any' reviewers, not {to!r}.")
     note = note.strip()
     if not note:
         raise AdjudicationError("Say what reviewers should look at again.")
-    before = _item_state(item)
+    takers = item_takers(items=[item])[item.pk]
+    before = {**_item_state(item), "reviews_required": item.reviews_required}
+    if to == "original":
+        if not takers.original:
+            raise AdjudicationError(
+                f"None of item {item.pk}'s reviewers can take it back (inactive, or no longer assigned "
+                f"{item.language}): send it to any reviewer of {item.language}, or decide it."
+            )
+        able = list(item.reviews.filter(reviewer__username__in=takers.original).values_list("pk", flat=True))
+        Review.objects.filter(pk__in=able).update(revision_requested=True)
+    else:
+        if not takers.anyone:
+            raise AdjudicationError(
+                f"No reviewer of {item.language} is left who has not reviewed or skipped item {item.pk}: send "
+                "it to its original reviewers, add a reviewer on the People page, or decide it."
+            )
+        item.reviews_required = item.reviews.count() + 1
     item.status = Status.OPEN
     item.lead_note = note
     item.claimed_by = None
     item.lease_expires_at = None
-    item.save(update_fields=["status", "lead_note", "claimed_by", "lease_expires_at", "updated_at"])
-    audit_record(actor=lead, action="item.send_back", obj=item, before=before, after=_item_state(item))
+    item.save(update_fields=["status", "lead_note", "claimed_by", "lease_expires_at", "reviews_required", "updated_at"])
+    who = takers.original if to == "original" else takers.anyone
+    after = {**_item_state(item), "reviews_required": item.reviews_required, "to": to, "takers": who}
+    audit_record(actor=lead, action="item.send_back", obj=item, before=before, after=after)
     return item

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 
 from reviewapp.models import JudgeCall, JudgeVersion, PromptText, Sweep
+from reviewapp.services.judge_audio import clip_for_call
 from scoring.llm import LLMClient, LLMReply
 from scoring.ratelimit import LocalRateLimiter, ModelRateLimits, RateLimiter, RedisRateLimiter
 
@@ -127,11 +128,14 @@ def call_replay(*, call: JudgeCall, client: LLMClient, model: str | None = None)
     Returns (the archived call, the new reply). Nothing is written: a replay is a check, not a verdict.
     """
     call = JudgeCall.objects.select_related("system_prompt", "user_prompt", "judge_version__judge").get(pk=call.pk)
+    # A listening judge's call is sent with the same audio segment, cut again and checked by its hash.
+    audio = clip_for_call(call)
     reply = client.complete(
         model=model or call.model,
         system=call.system_prompt.text if call.system_prompt else "",
         user=call.user_prompt.text,
         params=call.params,
+        **({"audio": audio} if audio is not None else {}),
     )
     return call, reply
 

@@ -7,6 +7,7 @@ database as it was. Re-importing the same input changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,13 +71,17 @@ def dataset_import(
     dataset_name: str | None = None,
     language: str | None = None,
     skip_invalid: bool = False,
+    progress: Callable[[str, int], None] | None = None,
 ) -> ImportSummary:
     """Import `path` into the dataset `dataset_name` (default: derived from the path).
 
     Raises ImportFailed when the input cannot be read, or when a record is invalid and skip_invalid
     is False; with skip_invalid the good records are imported and the bad ones listed in `errors`.
+    `progress(stage, percent)` is told where the import stands (the browser's progress bar).
     """
     path = Path(path)
+    report = progress or (lambda stage, percent: None)
+    report("reading and checking every record", 10)
     try:
         parsed = parse_path(path, fmt=fmt or "auto", language=language or None)
     except RecordError as error:
@@ -93,6 +98,7 @@ def dataset_import(
     if problem:
         failure = RecordError(path.name, None, "--dataset", f"the dataset name {problem}")
         raise ImportFailed(ImportSummary(dataset=None, format=parsed.fmt, errors=[failure.as_dict()]))
+    report(f"writing {summary.conversations} conversations and {summary.turns} turns", 60)
     with transaction.atomic():
         dataset, created = write_parsed(parsed, dataset_name=name, source=f"{parsed.fmt}:{path}")
     summary.dataset = dataset.name

@@ -16,7 +16,8 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from scoring.specs import JudgeSpec, RenderedPrompt, render
+from scoring import eva
+from scoring.specs import JudgeSpec, MissingVariable, RenderedPrompt, render, template_variables
 
 from ..models import Conversation, Turn
 
@@ -234,7 +235,13 @@ def sample_conversations() -> list[tuple[Conversation, list[Turn]]]:
 
 
 def render_target_prompts(spec: JudgeSpec, conversation: Any, turns: Sequence[Any]) -> list[dict[str, Any]]:
-    """Every prompt ``spec`` sends for one conversation: one per agent turn, or one in all."""
+    """Every prompt ``spec`` sends for one conversation: one per agent turn, or one in all (EVA's judges:
+    one per conversation, per-turn judges included)."""
+    if spec.eva_profile:
+        values, missing = eva_variables(spec, eva_record(conversation, turns))
+        if missing:
+            raise MissingVariable(missing[0], judge=spec.key, template="user", available=tuple(sorted(values)))
+        return [_as_dict("conversation", render(spec, values, language=conversation.language))]
     if spec.level == "conversation":
         prompt = render(spec, variables_for_conversation(conversation, turns), language=conversation.language)
         return [_as_dict("conversation", prompt)]
@@ -260,3 +267,95 @@ def golden_renders(specs: Sequence[JudgeSpec]) -> dict[str, dict[str, Any]]:
             spec.key: render_target_prompts(spec, conversation, turns) for spec in sorted(specs, key=lambda s: s.key)
         }
     return out
+
+
+# --- EVA records ---------------------------------------------------------------------------------
+
+BY_RECORD = "by_record"  # sweep variables per record id (from EVA's dataset file)
+_EVA_KINDS = {"agent": "assistant", "user": "user", "tool_call": "tool_call", "tool_response": "tool_response"}
+
+
+def _eva_turn_ids(conversation: Any, turns: Sequence[Any]) -> list[int]:
+    """EVA's turn id of each turn: the imported one (EVA runs), else EVA's rule for the record's shape."""
+    stored = [(t.metadata or {}).get("eva_turn_id") for t in turns]
+    if turns and all(isinstance(v, int) and not isinstance(v, bool) for v in stored):
+        return [int(v) for v in stored]
+    if (conversation.metadata or {}).get("eva_shape") == "entity_transcription":
+        return [t.position for t in turns]  # the labels' turn_id counts user turns from 0
+    return eva.exchange_turn_ids([t.role for t in turns])
+
+
+def eva_record(conversation: Any, turns: Sequence[Any], *, extra: dict[str, Any] | None = None) -> eva.EvaRecord:
+    """The EVA view of one conversation: its trace entries keyed by EVA turn id, as EVA's processor builds it."""
+    metadata = dict(conversation.metadata or {})
+    if extra:
+        # The record's own fields win over its entry in EVA's dataset file, which wins over the sweep's.
+        shared = {k: v for k, v in extra.items() if k != BY_RECORD}
+        own = (extra.get(BY_RECORD) or {}).get(str(conversation.external_id)) or {}
+        metadata = {**shared, **own, **metadata}
+    entries = []
+    for turn, turn_id in zip(turns, _eva_turn_ids(conversation, turns), strict=True):
+        kind = _EVA_KINDS.get(turn.role)
+        if kind is None:
+            continue
+        meta = turn.metadata or {}
+        if kind in ("tool_call", "tool_response"):
+            event = meta.get("event") or {}
+            if kind == "tool_call":
+                payload = event.get("parameters", event.get("params", {}))
+            else:
+                payload = event.get("tool_response", event.get("response", {}))
+            entries.append(
+                eva.EvaEntry(
+                    turn_id=turn_id,
+                    kind=kind,
+                    tool_name=str(event.get("tool_name") or meta.get("tool_name") or ""),
+                    payload=payload,
+                    source_id=turn.pk,
+                )
+            )
+            continue
+        text = turn.text or ""
+        intended = turn.intended_text or ""
+        if "trace_content" in meta:
+            content = str(meta["trace_content"])
+        elif meta.get("trace_type") == "intended":
+            content = intended or text
+        elif meta.get("trace_type") == "transcribed":
+            content = text or intended
+        else:
+            # EVA's trace shows what the assistant meant to say and what the user was heard saying.
+            content = (intended or text) if kind == "assistant" else (text or intended)
+        entries.append(
+            eva.EvaEntry(
+                turn_id=turn_id,
+                kind=kind,
+                content=content,
+                intended=intended or (text if kind == "assistant" else ""),
+                transcribed=text,
+                source_id=turn.pk,
+                end_ms=turn.audio_end_ms,
+            )
+        )
+    context = metadata.get("context") if isinstance(metadata.get("context"), dict) else {}
+    pipeline = str(metadata.get("pipeline_type") or context.get("pipeline_type") or "").lower()
+    audio_native = bool(context.get("is_audio_native")) or pipeline in ("s2s", "audio_llm")
+    return eva.EvaRecord(
+        record_id=str(conversation.external_id),
+        entries=tuple(entries),
+        language_display_name=language_display_name(conversation.language or "en"),
+        metadata=metadata,
+        audio_native=audio_native,
+        s2s=pipeline == "s2s",
+    )
+
+
+def eva_variables(spec: JudgeSpec, record: eva.EvaRecord) -> tuple[dict[str, Any], list[str]]:
+    """(variables, missing) for an EVA judge's templates over one record; shared variables come from the spec."""
+    names = [
+        name
+        for template in (spec.system_template, spec.user_template)
+        for name in template_variables(template)
+        if name not in spec.shared_variables and name != "language_guidance"
+    ]
+    return eva.build_variables(spec.eva_profile or spec.slug, list(dict.fromkeys(names)), record)

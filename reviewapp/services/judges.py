@@ -7,11 +7,13 @@ agreement figures all point at that label and would silently change meaning.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from django.db import transaction
 from django.db.models import Q
 
+from scoring import eva
 from scoring.signatures import SignatureRule
 from scoring.specs import JudgeSpec, spec_from_dict, spec_hash, spec_to_dict, validate_spec
 
@@ -27,6 +29,17 @@ class JudgeSpecConflict(ValueError):
         super().__init__(
             f"judge {slug} version {version} is already stored with spec hash {stored_hash}, but this spec "
             f"hashes to {new_hash}: its text changed without a new version. Give it a new version label."
+        )
+
+
+class JudgeLevelConflict(ValueError):
+    """A spec at another grain (turn or conversation) or on another scale than the judge it would join."""
+
+    def __init__(self, *, judge: Judge, spec: JudgeSpec):
+        super().__init__(
+            f"judge {judge.slug} is stored {judge.level}-level on the {judge.scale} scale, but {spec.key} "
+            f"({spec.source or 'this spec'}) is {spec.level}-level on the {spec.scale} scale: one judge's verdicts and "
+            "gold share one grain and one scale. Leave it out (load_judges --only) or store it under another slug."
         )
 
 
@@ -56,6 +69,9 @@ def judge_version_ensure(*, spec: JudgeSpec) -> StoredVersion:
                 "description": spec.description,
             },
         )
+        if judge.level != spec.level or judge.scale != spec.scale:
+            raise JudgeLevelConflict(judge=judge, spec=spec)
+        _fill_missing_bounds(judge, spec)
         clash = JudgeVersion.objects.filter(judge=judge, version=spec.version).first()
         if clash is not None:
             raise JudgeSpecConflict(slug=spec.slug, version=spec.version, stored_hash=clash.spec_hash, new_hash=digest)
@@ -67,6 +83,15 @@ def judge_version_ensure(*, spec: JudgeSpec) -> StoredVersion:
         return StoredVersion(version=version, created=True)
 
 
+def _fill_missing_bounds(judge: Judge, spec: JudgeSpec) -> None:
+    """A judge stored without scale bounds (by an import) takes them from a spec on the same scale."""
+    if judge.scale != spec.scale or spec.scale_min is None or spec.scale_max is None:
+        return
+    if judge.scale_min is None and judge.scale_max is None:
+        judge.scale_min, judge.scale_max = spec.scale_min, spec.scale_max
+        judge.save(update_fields=["scale_min", "scale_max"])
+
+
 def judge_version_store(*, spec: JudgeSpec) -> JudgeVersion:
     """The stored JudgeVersion for ``spec`` (created if new). Raises JudgeSpecConflict."""
     return judge_version_ensure(spec=spec).version
@@ -76,6 +101,56 @@ def spec_of(judge_version: JudgeVersion) -> JudgeSpec:
     data = dict(judge_version.spec)
     data["source"] = judge_version.source
     return spec_from_dict(data)
+
+
+class JudgeNotRunnable(ValueError):
+    """A judge version that cannot be swept: an imported placeholder, or no known scale."""
+
+
+def is_placeholder(judge_version: JudgeVersion) -> bool:
+    """Versions an import created to hold imported verdicts: they have no prompt to send."""
+    return bool((judge_version.spec or {}).get("imported")) or "user_template" not in (judge_version.spec or {})
+
+
+def runnable_spec(judge_version: JudgeVersion) -> JudgeSpec:
+    """The spec a sweep sends, its scale bounds completed; JudgeNotRunnable when it has none.
+
+    A spec with no bounds takes them from its Judge, then from its EVA profile. An ordinal judge
+    with no known bounds cannot run: its answers could not be told in or out of range.
+    """
+    if is_placeholder(judge_version):
+        raise JudgeNotRunnable(
+            f"{judge_version} is an imported placeholder (it holds imported verdicts, not a prompt): load its spec"
+        )
+    spec = spec_of(judge_version)
+    profile = eva.profile_for(spec.eva_profile) if spec.eva_profile else None
+    if profile is not None and profile.audio and not getattr(spec, "needs_audio", False):
+        # EVA's audio judges rate what they hear: sent as text only, their answers would be guesses.
+        raise JudgeNotRunnable(f"{judge_version}: EVA's {profile.key} listens to the audio, and this spec sends none")
+    if profile is not None and profile.audio and profile.per_turn:
+        # One call per conversation rating every turn would need the conversation's audio with it; the
+        # per-conversation call group sends text only, so the answer would rate audio it never heard.
+        raise JudgeNotRunnable(
+            f"{judge_version}: EVA's {profile.key} rates each turn from the conversation's audio in one call, "
+            "and per-conversation calls do not carry audio yet"
+        )
+    if spec.scale_min is not None and spec.scale_max is not None:
+        return spec
+    judge = judge_version.judge
+    low, high = spec.scale_min, spec.scale_max
+    if judge.scale == spec.scale:
+        low = judge.scale_min if low is None else low
+        high = judge.scale_max if high is None else high
+    if profile is not None and profile.scale == spec.scale:
+        low = float(profile.scale_min) if low is None else low
+        high = float(profile.scale_max) if high is None else high
+    if spec.scale == "binary":
+        low, high = (0.0 if low is None else low), (1.0 if high is None else high)
+    if spec.scale in ("binary", "ordinal") and (low is None or high is None):
+        raise JudgeNotRunnable(
+            f"{judge_version}: no scale: add one (scale min and max in the judge's spec, or on judge {judge.slug})"
+        )
+    return dataclasses.replace(spec, scale_min=low, scale_max=high)
 
 
 def signature_rule(signature: Signature) -> SignatureRule:
@@ -111,7 +186,7 @@ class JudgeLookupError(ValueError):
 
 
 def judge_version_for(ref: str) -> JudgeVersion:
-    """`slug@version`, or `slug` for its newest version."""
+    """`slug@version`, or `slug` for its newest version that can run (never an imported placeholder)."""
     slug, _, version = ref.partition("@")
     qs = JudgeVersion.objects.select_related("judge").filter(judge__slug=slug)
     if version:
@@ -120,7 +195,15 @@ def judge_version_for(ref: str) -> JudgeVersion:
             known = ", ".join(qs.values_list("version", flat=True)) or "none"
             raise JudgeLookupError(f"Judge {slug!r} has no version {version!r} (known: {known}).")
         return found
-    found = qs.order_by("-created_at", "-id").first()
-    if found is None:
+    stored = list(qs.order_by("-created_at", "-id"))
+    if not stored:
         raise JudgeLookupError(f"No judge {slug!r}: store its spec first.")
-    return found
+    problems = []
+    for candidate in stored:
+        try:
+            runnable_spec(candidate)
+        except JudgeNotRunnable as exc:
+            problems.append(str(exc))
+            continue
+        return candidate
+    raise JudgeLookupError(f"Judge {slug!r} has no version that can run: " + "; ".join(problems))

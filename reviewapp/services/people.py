@@ -5,8 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from .. import access
 from ..models import Profile, Role
 from .audit import audit_record
 
@@ -51,4 +55,42 @@ def profile_update(*, actor, user, role: str, languages: Iterable[str], is_activ
         user.save(update_fields=["is_active"])
     after = {"role": profile.role, "languages": languages, "is_active": user.is_active}
     audit_record(actor=actor, action="profile.update", obj=profile, before=before, after=after)
+    return profile
+
+
+USERNAME = re.compile(r"^[\w.@+-]{1,150}$")
+
+
+@transaction.atomic
+def person_create(
+    *, actor, username: str, password: str, role: str, languages: Iterable[str], email: str = ""
+) -> Profile:
+    """An admin adds a person with a role and the languages they review; audited (never the password)."""
+    if not access.is_admin(actor):
+        raise PeopleError("Only admins add people.")
+    username = username.strip()
+    if not USERNAME.match(username):
+        raise PeopleError("A username is 1 to 150 letters, digits and @ . + - _ characters.")
+    if role not in Role.values:
+        raise PeopleError(f"Unknown role {role!r}.")
+    codes = languages_clean(languages)
+    if role == Role.REVIEWER and not codes:
+        raise PeopleError("A reviewer needs at least one language to review.")
+    users = get_user_model()
+    if users.objects.filter(username__iexact=username).exists():
+        raise PeopleError(f"Someone is called {username!r} already.")
+    candidate = users(username=username, email=email.strip())
+    try:
+        validate_password(password, user=candidate)
+    except ValidationError as exc:
+        raise PeopleError(" ".join(exc.messages)) from None
+    user = users.objects.create_user(username=username, email=email.strip(), password=password)
+    profile = Profile.objects.create(user=user, role=role, languages=codes)
+    audit_record(
+        actor=actor,
+        action="person.create",
+        obj=profile,
+        before=None,
+        after={"username": username, "role": role, "languages": codes, "email": email.strip()},
+    )
     return profile

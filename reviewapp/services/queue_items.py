@@ -64,7 +64,11 @@ def items_from_imports(
     """Queue the dataset's verdicts that need people (see the module docstring); `judge` limits it to one."""
     if not 0 <= qa_rate <= 1:
         raise TriageError(f"The QA rate is a share between 0 and 1, not {qa_rate}.")
-    verdicts = Verdict.objects.filter(conversation__dataset=dataset)
+    # Only answers: a verdict of another status says the judge did not rate the target at all.
+    verdicts = Verdict.objects.filter(
+        conversation__dataset=dataset,
+        status__in=[Verdict.Status.RESOLVED, Verdict.Status.UNRESOLVED, Verdict.Status.ERROR],
+    )
     if judge is not None:
         verdicts = verdicts.filter(judge_version__judge=judge)
     rows_by_judge: dict[int, dict[TargetKey, list[dict]]] = defaultdict(lambda: defaultdict(list))

@@ -37,6 +37,7 @@ from ..selectors.queue import (
     review_languages,
 )
 from .audit import audit_record
+from .signatures import signatures_after_gold
 
 __all__ = [
     "LEASE",
@@ -260,9 +261,12 @@ def review_submit(
     quoted_span: str = "",
     seconds_spent: int | None = None,
     now: datetime | None = None,
+    grain: Mapping[str, Any] | None = None,
 ) -> Review:
     """Store `user`'s label on `item`, release their lease, and when the item has its k reviews close
     it (unanimous, agreeing with the judge: a unanimous gold label is written) or send it to a lead.
+    A reviewer whose item a lead sent back to them revises their label instead (audited before/after);
+    the item is settled once every reviewer asked has revised.
     A non-empty comment on a turn item is also kept as a Comment with the same categories."""
     now = now or timezone.now()
     with transaction.atomic():
@@ -273,8 +277,11 @@ def review_submit(
             raise ReviewError("This item's language is not assigned to you.")
         if _lease_live(item, now) and item.claimed_by_id != user.pk:
             raise ReviewError("Another reviewer holds this item; take the next one from the queue.")
-        if Review.objects.filter(item=item, reviewer=user).exists():
+        existing = Review.objects.filter(item=item, reviewer=user).first()
+        if existing is not None and not existing.revision_requested:
             raise ReviewError("You have already reviewed this item.")
+        if existing is None and item.reviews.filter(revision_requested=True).exists():
+            raise ReviewError("A lead sent this item back to its reviewers; take the next one from the queue.")
         judge = item.judge
         _check_rating(judge, rating)
         if passed is None:
@@ -288,17 +295,32 @@ def review_submit(
         quoted_span = _check_span(turn, quoted_span)
 
         before = _state(item)
-        review = Review.objects.create(
-            item=item,
-            reviewer=user,
-            rating=rating,
-            passed=passed,
-            label=label.strip(),
-            verdict_agreement={str(k): v for k, v in agreement.items()},
-            comment=comment.strip(),
-            quoted_span=quoted_span,
-            seconds_spent=seconds_spent,
-        )
+        fields = {
+            "rating": rating,
+            "passed": passed,
+            "label": label.strip(),
+            "verdict_agreement": {str(k): v for k, v in agreement.items()},
+            "comment": comment.strip(),
+            "quoted_span": quoted_span,
+            "seconds_spent": seconds_spent,
+            "grain": dict(grain or {}),
+        }
+        if existing is not None:
+            revised_from = {"rating": existing.rating, "passed": existing.passed, "label": existing.label}
+            for name, value in fields.items():
+                setattr(existing, name, value)
+            existing.revision_requested = False
+            existing.save()
+            review = existing
+            audit_record(
+                actor=user,
+                action="review.revise",
+                obj=review,
+                before=revised_from,
+                after={"item": item.pk, "rating": rating, "passed": passed, "label": review.label},
+            )
+        else:
+            review = Review.objects.create(item=item, reviewer=user, **fields)
         review.categories.set(categories)
         if comment.strip() and turn is not None:
             comment_create(
@@ -313,7 +335,7 @@ def review_submit(
         reviews = list(item.reviews.prefetch_related("categories"))
         if item.claimed_by_id == user.pk or not _lease_live(item, now):
             item.claimed_by, item.lease_expires_at = None, None
-        if len(reviews) >= item.reviews_required:
+        if len(reviews) >= item.reviews_required and not any(r.revision_requested for r in reviews):
             item.status = _outcome(item, reviews, verdicts)
             item.claimed_by, item.lease_expires_at = None, None
             if item.status == Status.CLOSED:
@@ -322,13 +344,14 @@ def review_submit(
             item.status = Status.IN_REVIEW
         item.updated_at = now
         item.save(update_fields=["status", "claimed_by", "lease_expires_at", "updated_at"])
-        audit_record(
-            actor=user,
-            action="review.submit",
-            obj=review,
-            before=None,
-            after={"item": item.pk, "rating": rating, "passed": passed, "label": review.label},
-        )
+        if existing is None:
+            audit_record(
+                actor=user,
+                action="review.submit",
+                obj=review,
+                before=None,
+                after={"item": item.pk, "rating": rating, "passed": passed, "label": review.label},
+            )
         audit_record(actor=user, action=f"item.{item.status}", obj=item, before=before, after=_state(item))
         return review
 
@@ -386,6 +409,7 @@ def _unanimous_gold(item: ReviewItem, reviews: list[Review]) -> None:
             "metadata": {"review_item": item.pk, "reviews": [r.pk for r in reviews]},
         },
     )
+    signatures_after_gold(judge_id=item.judge_id)
 
 
 def item_skip(*, item: ReviewItem, user, reason: str, now: datetime | None = None) -> ReviewSkip:
@@ -398,7 +422,10 @@ def item_skip(*, item: ReviewItem, user, reason: str, now: datetime | None = Non
         item = _locked(item)
         if item.status not in ACTIVE:
             raise ReviewError(f"This item is {item.get_status_display().lower()}: there is nothing to skip.")
-        if Review.objects.filter(item=item, reviewer=user).exists():
+        mine = Review.objects.filter(item=item, reviewer=user).first()
+        if mine is not None and mine.revision_requested:
+            raise ReviewError("A lead asked you to look again: submit your label (the same one if you keep it).")
+        if mine is not None:
             raise ReviewError("You have already reviewed this item.")
         try:
             with transaction.atomic():

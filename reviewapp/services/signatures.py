@@ -43,7 +43,7 @@ from scoring.signatures import (
 
 from ..access import language_match_q
 from ..models import GoldLabel, Judge, Signature, SignatureVersion, Sweep, Turn
-from ..models.review import GOLD_SOURCE_ORDER
+from ..selectors.gold import winning_label
 from .audit import audit_record
 from .judges import signature_rule
 
@@ -54,6 +54,7 @@ __all__ = [
     "signature_check_all",
     "signature_create",
     "signature_update",
+    "signatures_after_gold",
     "signatures_for_sweep",
     "signatures_recheck",
 ]
@@ -179,10 +180,6 @@ def agrees_with_gold(rule: SignatureRule, gold: GoldLabel) -> bool | None:
     return all(verdicts) if verdicts else None
 
 
-# When a turn has several gold labels, the most deliberate one wins.
-_SOURCE_PRIORITY = {source: rank for rank, source in enumerate(GOLD_SOURCE_ORDER)}
-
-
 def _gold_for(judge_id: int, language: str) -> list[GoldLabel]:
     """One gold label per turn of ``judge`` in ``language`` (and its regional variants)."""
     language_filter = language_match_q(language, "conversation__language")
@@ -191,12 +188,12 @@ def _gold_for(judge_id: int, language: str) -> list[GoldLabel]:
         .filter(language_filter)
         .select_related("turn", "conversation")
     )
-    best: dict[int, GoldLabel] = {}
+    by_turn: dict[int, list[GoldLabel]] = defaultdict(list)
     for gold in labels:
-        current = best.get(gold.turn_id)
-        if current is None or _SOURCE_PRIORITY.get(gold.source, 9) < _SOURCE_PRIORITY.get(current.source, 9):
-            best[gold.turn_id] = gold
-    return [best[turn_id] for turn_id in sorted(best)]
+        by_turn[gold.turn_id].append(gold)
+    # The gold that wins (adjudicated > unanimous > imported), as on every other screen.
+    best = {turn_id: winning_label(group) for turn_id, group in by_turn.items()}
+    return [label for turn_id in sorted(best) if (label := best[turn_id]) is not None]
 
 
 def _measure(rule: SignatureRule, gold_labels: Iterable[GoldLabel], signature: Signature | None) -> SignatureCheck:
@@ -453,14 +450,18 @@ def signature_update(
         check.signature = signature
         if will_be_active:
             _refuse_if_contradicting(check, f"signature {signature.pk} as changed")
-        if not rule_changed and will_be_active == signature.active:
+        suspended = signature.suspended_at is not None
+        if not rule_changed and will_be_active == signature.active and not (suspended and will_be_active):
             return signature
 
         if will_be_active != signature.active and not (loosening and set(loosening) - {"reactivation"}):
             change = SignatureVersion.Change.SWITCHED_ON if will_be_active else SignatureVersion.Change.SWITCHED_OFF
-        else:
+        elif rule_changed:
             change = SignatureVersion.Change.EDITED
-        lifted = signature.suspended_at is not None and will_be_active and rule_changed
+        else:
+            # Unchanged, but the gold it contradicted was corrected: it agrees again.
+            change = SignatureVersion.Change.REINSTATED
+        lifted = suspended and will_be_active
         signature.pattern = rule.pattern
         signature.kind = rule.kind
         signature.negation_guards = list(rule.negation_guards)
@@ -516,10 +517,14 @@ class RecheckSummary:
         return {"checked": self.checked, "suspended": list(self.suspended)}
 
 
-def signatures_recheck(*, signatures: Iterable[Signature] | None = None, actor=None) -> RecheckSummary:
-    """Measure active, unsuspended signatures on today's gold; suspend those below the floor."""
+def signatures_recheck(
+    *, signatures: Iterable[Signature] | None = None, judge_id: int | None = None, actor=None
+) -> RecheckSummary:
+    """Measure active, unsuspended signatures (of one judge, if given) on today's gold; suspend those below the floor."""
     if signatures is None:
         signatures = Signature.objects.filter(active=True, suspended_at__isnull=True).select_related("judge")
+        if judge_id is not None:
+            signatures = signatures.filter(judge_id=judge_id)
     summary = RecheckSummary()
     for check in signature_check_all(signatures):
         signature = check.signature
@@ -529,6 +534,15 @@ def signatures_recheck(*, signatures: Iterable[Signature] | None = None, actor=N
             signature_suspend(signature=signature, check=check, actor=actor)
             summary.suspended.append(signature.pk)
     return summary
+
+
+def signatures_after_gold(*, judge_id: int) -> None:
+    """New gold for a judge: recheck its signatures on a worker once the gold is committed."""
+    if not Signature.objects.filter(judge_id=judge_id, active=True, suspended_at__isnull=True).exists():
+        return
+    from ..tasks.signatures import signatures_recheck_all
+
+    transaction.on_commit(lambda: signatures_recheck_all.delay(judge_id=judge_id))
 
 
 def _usable(judges: Sequence[Judge], language: str):

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
+from itertools import groupby
 from typing import Any
 
 from django.conf import settings
@@ -44,10 +45,14 @@ from reviewapp.models import (
     Verdict,
 )
 from reviewapp.services import calls as calls_service
-from reviewapp.services import judge_inputs, judges
+from reviewapp.services import judge_audio, judge_inputs, judges
 from reviewapp.services import signatures as signatures_service
+from reviewapp.services import sweep_scope as scopes
+from reviewapp.services.rubrics import variance_check_params
 from reviewapp.versioning import code_version
+from scoring import eva
 from scoring import signatures as signature_engine
+from scoring.audio import AudioClip
 from scoring.llm import CHAT_PARAMS
 from scoring.parsing import JudgeResult, parse_answer
 from scoring.specs import JudgeSpec, MissingVariable, render
@@ -91,15 +96,66 @@ def level_of(judge_version: JudgeVersion) -> str:
     return judge_version.spec.get("level") or judge_version.judge.level or Judge.Level.TURN
 
 
-def target_ids_for(*, dataset: Dataset, level: str, language: str = "") -> list[int]:
-    """Agent turns for turn-level judges, conversations for conversation-level ones, in a stable order."""
+def target_ids_for(*, dataset: Dataset, level: str, language: str = "", role: str = Turn.Role.AGENT) -> list[int]:
+    """Agent turns (or `role` turns) for turn-level judges, conversations for conversation-level ones, in a stable order."""
     if level == Judge.Level.CONVERSATION:
         qs = Conversation.objects.filter(dataset=dataset).filter(_language_filter(language, "language"))
         return list(qs.order_by("id").values_list("id", flat=True))
-    qs = Turn.objects.filter(conversation__dataset=dataset, role=Turn.Role.AGENT).filter(
+    qs = Turn.objects.filter(conversation__dataset=dataset, role=role).filter(
         _language_filter(language, "conversation__language")
     )
     return list(qs.order_by("id").values_list("id", flat=True))
+
+
+def eva_profile_of(judge_version: JudgeVersion) -> eva.EvaProfile | None:
+    key = (judge_version.spec or {}).get("eva_profile")
+    return eva.profile_for(key) if key else None
+
+
+def target_role_of(judge_version: JudgeVersion) -> str:
+    """The role of the turns a turn-level judge rates: agent turns, or user turns for EVA's user-side judges."""
+    profile = eva_profile_of(judge_version)
+    return Turn.Role.USER if profile is not None and profile.rated_role == eva.USER else Turn.Role.AGENT
+
+
+def targets_of(*, sweep: Sweep, judge_version: JudgeVersion) -> list[int]:
+    """The targets one judge version of a sweep scores: its level and role, the sweep's language and scope.
+
+    A scoped sweep keeps the targets it planned (comments and verdicts change while it runs)."""
+    planned = (sweep.params.get("scope_targets") or {}).get(str(judge_version.pk))
+    if planned is not None:
+        return list(planned)
+    level = level_of(judge_version)
+    ids = target_ids_for(
+        dataset=sweep.dataset, level=level, language=sweep.language, role=target_role_of(judge_version)
+    )
+    scope = scopes.scope_from_params(sweep.params.get("scope"))
+    return scopes.scope_targets(scope=scope, judge=judge_version.judge, level=level, target_ids=ids)
+
+
+def eva_render_problems(*, judge_version: JudgeVersion, conversation_ids: Sequence[int], extra: dict | None) -> str:
+    """Why an EVA judge cannot be rendered for these conversations ("" when it can): named before any call."""
+    spec = judges.spec_of(judge_version)
+    missing: dict[str, list[str]] = defaultdict(list)
+    conversations = Conversation.objects.filter(pk__in=conversation_ids).order_by("id")
+    turns = _conversation_turns(conversation_ids)
+    total = 0
+    for conversation in conversations:
+        total += 1
+        record = judge_inputs.eva_record(conversation, turns.get(conversation.pk, []), extra=extra)
+        for name in judge_inputs.eva_variables(spec, record)[1]:
+            missing[name].append(conversation.external_id)
+    if not missing:
+        return ""
+    parts = []
+    for name, ids in missing.items():
+        where = "every record" if len(ids) == total else f"{len(ids)} of {total} records, e.g. {', '.join(ids[:3])}"
+        parts.append(f"{name} (missing in {where})")
+    return (
+        f"{judge_version} needs template variables the records cannot provide: {'; '.join(parts)}. EVA takes them"
+        " from the agent config and the dataset: pass the agent config (sweep --eva-agent), EVA's dataset file"
+        " (--eva-dataset), or import records that carry them."
+    )
 
 
 def variance_sample_pick(*, sweep_id: int, target_ids: Sequence[int], rate: float) -> list[int]:
@@ -122,10 +178,14 @@ def sweep_start(
     user=None,
     name: str = "",
     dispatch: bool = True,
+    scope: scopes.Scope = scopes.ALL,
+    variables: dict[str, str] | None = None,
 ) -> Sweep:
     """Plan a sweep and queue it; the work starts when this transaction commits.
 
     `dispatch=False` plans without queueing (the caller runs tasks.sweeps.sweep_dispatch itself).
+    `scope` narrows the targets (commented, gold, moved); `variables` are extra template values
+    (EVA's agent config) for judges whose records cannot provide them.
     """
     judge_versions = list(dict.fromkeys(judge_versions))
     if not judge_versions:
@@ -137,6 +197,11 @@ def sweep_start(
     if not 0 <= qa_sample <= 1:
         raise SweepError(f"The QA sample is a rate between 0 and 1, not {qa_sample}.")
     language = (language or "").strip()
+    for jv in judge_versions:
+        try:
+            judges.runnable_spec(jv)
+        except judges.JudgeNotRunnable as exc:
+            raise SweepError(str(exc)) from exc
 
     sweep = Sweep.objects.create(
         kind=Sweep.Kind.SWEEP,
@@ -151,30 +216,55 @@ def sweep_start(
         created_by=user if user is not None and user.is_authenticated else None,
     )
     sweep.judge_versions.set(judge_versions)
+    sweep.params = {"scope": scope.as_dict()} if scope.kind != "all" else {}
+    if variables:
+        sweep.params["variables"] = dict(variables)
 
-    targets_by_level: dict[str, list[int]] = {}
+    targets_by_version: dict[str, list[int]] = {}
     plan: dict[str, dict[str, Any]] = {}
     total = 0
-    for jv in judge_versions:
-        level = level_of(jv)
-        if level not in targets_by_level:
-            targets_by_level[level] = target_ids_for(dataset=dataset, level=level, language=language)
-        plan[str(jv.pk)] = {"level": level, "targets": len(targets_by_level[level])}
-        total += len(targets_by_level[level])
+    try:
+        for jv in judge_versions:
+            level = level_of(jv)
+            ids = targets_of(sweep=sweep, judge_version=jv)
+            targets_by_version[str(jv.pk)] = ids
+            plan[str(jv.pk)] = {"level": level, "targets": len(ids)}
+            total += len(ids)
+            if ids and eva_profile_of(jv) is not None:
+                conversation_ids = (
+                    ids
+                    if level == Judge.Level.CONVERSATION
+                    else sorted(set(Turn.objects.filter(pk__in=ids).values_list("conversation_id", flat=True)))
+                )
+                problem = eva_render_problems(judge_version=jv, conversation_ids=conversation_ids, extra=variables)
+                if problem:
+                    raise SweepError(problem)
+    except scopes.ScopeError as exc:
+        raise SweepError(str(exc)) from exc
     if total == 0:
-        raise SweepError(
-            f"Dataset {dataset.name!r} has no target for these judges{' in ' + language if language else ''}."
-        )
+        where = f" in {language}" if language else ""
+        within = f" within scope {scope.label}" if scope.kind != "all" else ""
+        raise SweepError(f"Dataset {dataset.name!r} has no target for these judges{where}{within}.")
 
     rate = variance_sample if repeats > 1 else 0.0
-    sweep.params = {
-        "plan": plan,
-        "variance_sample": {
-            level: variance_sample_pick(sweep_id=sweep.pk, target_ids=ids, rate=rate)
-            for level, ids in targets_by_level.items()
-        },
-        "chunk_size": CHUNK_SIZE,
+    targets_by_level: dict[str, set[int]] = defaultdict(set)
+    for jv_id, ids in targets_by_version.items():
+        targets_by_level[plan[jv_id]["level"]].update(ids)
+    samples = {
+        level: variance_sample_pick(sweep_id=sweep.pk, target_ids=sorted(ids), rate=rate)
+        for level, ids in targets_by_level.items()
     }
+    for jv_id, ids in targets_by_version.items():
+        plan[jv_id]["sampled"] = len(set(samples[plan[jv_id]["level"]]) & set(ids))
+    sweep.params = {
+        **sweep.params,
+        "plan": plan,
+        "variance_sample": samples,
+        "chunk_size": CHUNK_SIZE,
+        **variance_check_params(judge_versions),
+    }
+    if scope.kind != "all":
+        sweep.params["scope_targets"] = targets_by_version
     # Tier 1: the signature versions this sweep uses, rechecked on gold first (a suspended one is left out).
     signatures_service.signatures_for_sweep(sweep=sweep, judges=[jv.judge for jv in judge_versions])
     sweep.total_targets = total
@@ -193,8 +283,30 @@ def sweep_chunks(*, sweep: Sweep) -> list[tuple[int, list[int]]]:
     chunk_size = int(sweep.params.get("chunk_size") or CHUNK_SIZE)
     chunks: list[tuple[int, list[int]]] = []
     for jv in sweep.judge_versions.select_related("judge").order_by("id"):
-        ids = target_ids_for(dataset=sweep.dataset, level=level_of(jv), language=sweep.language)
+        ids = targets_of(sweep=sweep, judge_version=jv)
+        profile = eva_profile_of(jv)
+        if profile is not None and profile.per_turn:
+            chunks.extend((jv.pk, chunk) for chunk in _conversation_chunks(ids, chunk_size))
+            continue
         chunks.extend((jv.pk, ids[i : i + chunk_size]) for i in range(0, len(ids), chunk_size))
+    return chunks
+
+
+def _conversation_chunks(turn_ids: list[int], chunk_size: int) -> list[list[int]]:
+    """Turn chunks that never split a conversation: a per-turn EVA judge makes one call per conversation."""
+    conversation_of = dict(Turn.objects.filter(pk__in=turn_ids).values_list("id", "conversation_id"))
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    for _conversation_id, group in groupby(
+        sorted(turn_ids, key=lambda t: (conversation_of[t], t)), key=conversation_of.get
+    ):
+        ids = list(group)
+        if current and len(current) + len(ids) > chunk_size:
+            chunks.append(current)
+            current = []
+        current.extend(ids)
+    if current:
+        chunks.append(current)
     return chunks
 
 
@@ -232,6 +344,26 @@ class _Target:
     @property
     def id(self) -> int:
         return self.turn.pk if self.turn is not None else self.conversation.pk
+
+    @property
+    def language(self) -> str:
+        return self.conversation.language
+
+
+@dataclass
+class _Group:
+    """The target turns of one conversation that a per-turn EVA judge rates in a single call."""
+
+    conversation: Conversation
+    members: list[_Target]
+    turn_ids: list[int]  # every EVA turn id the conversation has
+    eva_turn_of: dict[int, int]  # Tribunal turn id -> EVA turn id
+    expected: set[int] = field(default_factory=set)  # the turn ids EVA's metric asks the judge to rate
+    turn: None = None
+
+    @property
+    def id(self) -> int:
+        return self.conversation.pk
 
     @property
     def language(self) -> str:
@@ -326,8 +458,16 @@ def llm_client():
     return calls_service.llm_client_from_settings()
 
 
-def _variables(spec: JudgeSpec, target: _Target, turns_by_conversation: dict[int, list[Turn]]) -> dict[str, Any]:
+def _variables(
+    spec: JudgeSpec, target: _Target, turns_by_conversation: dict[int, list[Turn]], extra: dict | None = None
+) -> dict[str, Any]:
     turns = turns_by_conversation.get(target.conversation.pk, [])
+    if spec.eva_profile:
+        record = judge_inputs.eva_record(target.conversation, turns, extra=extra)
+        values, missing = judge_inputs.eva_variables(spec, record)
+        if missing:
+            raise MissingVariable(missing[0], judge=spec.key, template="user", available=tuple(sorted(values)))
+        return values
     if target.turn is None:
         return judge_inputs.variables_for_conversation(target.conversation, turns)
     return judge_inputs.variables_for_turn(target.turn, context_turns=turns)
@@ -347,7 +487,7 @@ def sweep_chunk_run(
         return outcome
     sweep_heartbeat(sweep_id=sweep_id)
     jv = JudgeVersion.objects.select_related("judge").get(pk=judge_version_id)
-    spec = judges.spec_of(jv)
+    spec = judges.runnable_spec(jv)
     level = level_of(jv)
     targets = _load_targets(level, target_ids)
     existing = _existing_verdicts(sweep, jv, level, list(targets))
@@ -454,11 +594,39 @@ def _run_llm(
     call_params = dict(spec.params or {})
     sent_params = {k: v for k, v in call_params.items() if k in CHAT_PARAMS}
     buffer: list[Verdict] = []
-    jobs: list[tuple[_Target, int, Any]] = []
+    jobs: list[tuple[Any, int, Any]] = []
+    clips: dict[int, AudioClip] = {}
+    extra = sweep.params.get("variables") or None
+    profile = eva.profile_for(spec.eva_profile) if spec.eva_profile else None
+    if profile is not None and profile.per_turn:
+        jobs = _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra, buffer, outcome)
+        llm_runs = {}
     for target_id, runs in llm_runs.items():
         target = targets[target_id]
+        if spec.needs_audio:
+            try:
+                clips[target_id] = judge_audio.clip_for(
+                    conversation=target.conversation,
+                    turn=target.turn,
+                    role=spec.audio_role,
+                    turns=turns_by_conversation.get(target.conversation.pk, ()),
+                )
+            except judge_audio.NoAudio as no_audio:
+                if 0 in runs:
+                    buffer.append(
+                        _new_verdict(
+                            sweep,
+                            jv,
+                            target,
+                            0,
+                            tier=Verdict.Tier.LLM,
+                            status=Verdict.Status.UNRESOLVED,
+                            explanation=str(no_audio),
+                        )
+                    )
+                continue
         try:
-            prompt = render(spec, _variables(spec, target, turns_by_conversation), language=target.language)
+            prompt = render(spec, _variables(spec, target, turns_by_conversation, extra), language=target.language)
         except (MissingVariable, KeyError, ValueError, IndexError) as exc:
             if 0 in runs:
                 buffer.append(
@@ -477,7 +645,9 @@ def _run_llm(
         jobs.extend((target, run, prompt) for run in runs)
     outcome.llm_verdicts += _write(buffer)
 
-    def call(prompt):
+    def call(prompt, clip=None):
+        if clip is not None:
+            return client.complete(model=model, system=prompt.system, user=prompt.user, params=call_params, audio=clip)
         return client.complete(model=model, system=prompt.system, user=prompt.user, params=call_params)
 
     answered: list[tuple[_Target, int, Any, Any]] = []
@@ -485,7 +655,7 @@ def _run_llm(
     pool = llm_pool(max(1, threads))
     futures: dict[Future, tuple[_Target, int, Any]] = {}
     for job in jobs:
-        future = pool.submit(call, job[2])
+        future = pool.submit(call, job[2], clips.get(job[0].id))
         futures[future] = job
         future.add_done_callback(done.put)
     remaining = len(futures)
@@ -512,15 +682,60 @@ def _run_llm(
                 outcome.llm_calls += 1
                 remaining -= 1
             if len(answered) >= VERDICT_FLUSH_EVERY or (answered and time.monotonic() - last_flush > 1.0):
-                outcome.llm_verdicts += _archive_and_write(sweep, jv, spec, model, sent_params, answered)
+                outcome.llm_verdicts += _archive_and_write(sweep, jv, spec, model, sent_params, answered, clips)
                 last_flush = time.monotonic()
     finally:
         # On a time limit, keep what is answered; the redelivered chunk does only the rest. Calls
         # not started yet are dropped; those in flight finish in the pool and are not written.
-        outcome.llm_verdicts += _archive_and_write(sweep, jv, spec, model, sent_params, answered)
+        outcome.llm_verdicts += _archive_and_write(sweep, jv, spec, model, sent_params, answered, clips)
         for future in futures:
             future.cancel()
     return outcome
+
+
+def _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra, buffer, outcome) -> list:
+    """One job per (conversation, run) for a per-turn EVA judge: EVA rates every turn in one call."""
+    members: dict[int, list[_Target]] = defaultdict(list)
+    for target_id in llm_runs:
+        members[targets[target_id].conversation.pk].append(targets[target_id])
+    jobs = []
+    for conversation_id, group in members.items():
+        conversation = group[0].conversation
+        record = judge_inputs.eva_record(conversation, turns_by_conversation.get(conversation_id, []), extra=extra)
+        eva_turn_of = {e.source_id: e.turn_id for e in record.entries}
+        try:
+            values, missing = judge_inputs.eva_variables(spec, record)
+            if missing:
+                raise MissingVariable(missing[0], judge=spec.key, template="user", available=tuple(sorted(values)))
+            prompt = render(spec, values, language=conversation.language)
+        except (MissingVariable, KeyError, ValueError, IndexError) as exc:
+            for target in group:
+                if 0 in llm_runs[target.id]:
+                    buffer.append(
+                        _new_verdict(
+                            sweep,
+                            jv,
+                            target,
+                            0,
+                            tier=Verdict.Tier.LLM,
+                            status=Verdict.Status.ERROR,
+                            explanation=f"Prompt could not be rendered: {type(exc).__name__}: {exc}",
+                        )
+                    )
+            outcome.errors.append(f"render conversation {conversation_id}: {exc}")
+            continue
+        runs = sorted({run for target in group for run in llm_runs[target.id]})
+        for run in runs:
+            in_run = [t for t in group if run in llm_runs[t.id]]
+            unit = _Group(
+                conversation=conversation,
+                members=in_run,
+                turn_ids=record.turn_ids(),
+                eva_turn_of=eva_turn_of,
+                expected=set(eva.expected_turn_ids(eva.profile_for(spec.eva_profile), record)),
+            )
+            jobs.append((unit, run, prompt))
+    return jobs
 
 
 _pools: dict[tuple[int, int], ThreadPoolExecutor] = {}
@@ -550,7 +765,7 @@ def _reply_of(future: Future, sweep: Sweep, target: _Target):
         return exc
 
 
-def _archive_and_write(sweep, jv, spec, model, sent_params, answered: list) -> int:
+def _archive_and_write(sweep, jv, spec, model, sent_params, answered: list, clips: dict | None = None) -> int:
     """Archive a batch of answered calls and write their verdicts: a handful of queries per batch.
 
     The archive rows are those services.calls.call_archive writes (prompts stored once by hash via
@@ -563,10 +778,11 @@ def _archive_and_write(sweep, jv, spec, model, sent_params, answered: list) -> i
         texts = [t for _, _, p, r in answered if not isinstance(r, Exception) for t in (p.system, p.user) if t]
         prompts = calls_service.prompt_texts_store(texts=texts)
         calls: list[JudgeCall | None] = []
-        for _, _, prompt, reply in answered:
+        for target, _, prompt, reply in answered:
             if isinstance(reply, Exception):
                 calls.append(None)
                 continue
+            clip = (clips or {}).get(target.id)
             calls.append(
                 JudgeCall(
                     judge_version=jv,
@@ -581,16 +797,61 @@ def _archive_and_write(sweep, jv, spec, model, sent_params, answered: list) -> i
                     latency_ms=max(0, reply.latency_ms),
                     attempts=max(1, reply.attempts),
                     error=reply.error,
+                    audio=judge_audio.archived_audio(
+                        clip, conversation_id=target.conversation.pk, turn_id=target.turn.pk if target.turn else None
+                    )
+                    if clip is not None
+                    else {},
                 )
             )
         JudgeCall.objects.bulk_create([c for c in calls if c is not None])
         verdicts = [
-            _verdict_from_reply(sweep, jv, spec, target, run, reply, judge_call)
+            verdict
             for (target, run, _, reply), judge_call in zip(answered, calls, strict=True)
+            for verdict in _verdicts_from_reply(sweep, jv, spec, target, run, reply, judge_call)
         ]
         written = _write(verdicts)
     answered.clear()
     return written
+
+
+def _verdicts_from_reply(sweep, jv, spec, target, run, reply, judge_call) -> list[Verdict]:
+    """The verdicts one answered call gives: one, or one per target turn of a per-turn EVA call."""
+    if not isinstance(target, _Group):
+        return [_verdict_from_reply(sweep, jv, spec, target, run, reply, judge_call)]
+    if isinstance(reply, Exception) or reply.error:
+        return [_verdict_from_reply(sweep, jv, spec, member, run, reply, judge_call) for member in target.members]
+    profile = eva.profile_for(spec.eva_profile)
+    assert profile is not None
+    rated = [target.eva_turn_of[m.id] for m in target.members if target.eva_turn_of[m.id] in target.expected]
+    answers = eva.parse_per_turn(profile, reply.text, turn_ids=target.turn_ids, rated=rated)
+    verdicts = []
+    for member in target.members:
+        eva_turn_id = target.eva_turn_of[member.id]
+        if eva_turn_id not in answers:
+            # EVA's metric does not send this turn (e.g. a user turn with no transcription to compare).
+            fields = verdict_fields_from_result(
+                eva.unresolved(f"turn {eva_turn_id}: not rated (EVA's {profile.key} does not rate it)"), reply.text
+            )
+            fields["status"] = Verdict.Status.NOT_RATED
+        else:
+            answer = answers[eva_turn_id]
+            fields = verdict_fields_from_result(answer.result, reply.text)
+            if answer.not_rated:
+                fields["status"] = Verdict.Status.NOT_RATED
+        verdicts.append(
+            _new_verdict(
+                sweep,
+                jv,
+                member,
+                run,
+                tier=Verdict.Tier.LLM,
+                call=judge_call,
+                metadata={"eva_turn_id": eva_turn_id},
+                **fields,
+            )
+        )
+    return verdicts
 
 
 def _verdict_from_reply(sweep, jv, spec, target, run, reply, judge_call) -> Verdict:
@@ -616,7 +877,8 @@ def _verdict_from_reply(sweep, jv, spec, target, run, reply, judge_call) -> Verd
             raw_text=calls_service.verdict_raw_text(reply.text or reply.body, archived=judge_call is not None),
             call=judge_call,
         )
-    result = parse_answer(spec, reply.text)
+    profile = eva.profile_for(spec.eva_profile) if spec.eva_profile else None
+    result = eva.parse_conversation(profile, reply.text) if profile is not None else parse_answer(spec, reply.text)
     return _new_verdict(
         sweep, jv, target, run, tier=Verdict.Tier.LLM, call=judge_call, **verdict_fields_from_result(result, reply.text)
     )
@@ -669,7 +931,8 @@ def sweep_counts(*, sweep: Sweep) -> SweepCounts:
                 rows = rows.filter(turn__isnull=True)
             # Extra runs are owed by every sampled target that went to the LLM, and by those not yet scored.
             without_llm_call = rows.filter(Q(tier=Verdict.Tier.SIGNATURE) | Q(call__isnull=True)).count()
-            expected += extra_runs * (len(sampled) - without_llm_call)
+            owed = info.get("sampled", len(sampled))  # the sampled targets this version scores (its scope)
+            expected += extra_runs * (owed - without_llm_call)
     return SweepCounts(
         targets=sweep.total_targets,
         run0_written=run0["written"],

@@ -1,7 +1,7 @@
 """Triage after a sweep: what the judges could not settle, or settled inconsistently, goes to people.
 
-Reasons (ReviewItem.Reason): unresolved (and uncertain), runs_disagree, judges_disagree (two judge
-versions or judges on the same target disagree on pass/fail), high_variance (a criterion whose
+Reasons (ReviewItem.Reason): unresolved (and uncertain), runs_disagree, judges_disagree (two versions
+of one judge, or judges declared comparable, disagree on pass/fail on the same target), high_variance (a criterion whose
 run-to-run disagreement on the variance sample is above the threshold), qa_sample (a random sample
 of every target a version scored, stratified by language, weighted 1 / inclusion probability: see
 `qa_pick`). One item per (target, judge): reasons of an existing item
@@ -15,6 +15,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -113,6 +114,7 @@ TargetKey = tuple[int, int | None]  # (conversation id, turn id or None)
 def _verdict_rows(sweep: Sweep) -> Iterable[dict[str, Any]]:
     return (
         Verdict.objects.filter(sweep=sweep)
+        .exclude(status=Verdict.Status.NOT_RATED)
         .values(
             "judge_version_id",
             "conversation_id",
@@ -229,10 +231,15 @@ def triage_run(*, sweep: Sweep, variance_threshold: float | None = None, qa_rate
             reasons[(jv.judge_id, target)].add(Reason.QA_SAMPLE)
             qa_weight[(jv.judge_id, target)] = weight
 
+    group_of = comparable_groups(versions)
     for target, by_version in run0_passed.items():
-        if len(set(by_version.values())) > 1:
-            for jv_id in by_version:
-                reasons[(versions[jv_id].judge_id, target)].add(Reason.JUDGES_DISAGREE)
+        by_group: dict[str, dict[int, bool]] = defaultdict(dict)
+        for jv_id, passed in by_version.items():
+            by_group[group_of[jv_id]][jv_id] = passed
+        for group in by_group.values():
+            if len(set(group.values())) > 1:
+                for jv_id in group:
+                    reasons[(versions[jv_id].judge_id, target)].add(Reason.JUDGES_DISAGREE)
 
     for reason_set in reasons.values():
         for reason in reason_set:
@@ -243,6 +250,35 @@ def triage_run(*, sweep: Sweep, variance_threshold: float | None = None, qa_rate
     sweep.params = {**sweep.params, "variance": variance, "triage": summary.as_dict()}
     Sweep.objects.filter(pk=sweep.pk).update(params=sweep.params)
     return summary
+
+
+def comparable_groups(versions: Mapping[int, JudgeVersion]) -> dict[int, str]:
+    """Each judge version's comparison group: versions of one judge always compare; different judges
+    only when declared comparable (a `comparable_with` list of judge slugs in a spec, or the setting
+    TRIBUNAL_COMPARABLE_JUDGES, a list of slug groups). Conciseness and speakability ask different
+    questions, so their pass/fail disagreeing is no reason to call people."""
+    parent: dict[str, str] = {}
+
+    def find(slug: str) -> str:
+        parent.setdefault(slug, slug)
+        while parent[slug] != slug:
+            parent[slug] = parent[parent[slug]]
+            slug = parent[slug]
+        return slug
+
+    def union(a: str, b: str) -> None:
+        parent[find(a)] = find(b)
+
+    for jv in versions.values():
+        find(jv.judge.slug)
+        for other in (jv.spec or {}).get("comparable_with") or []:
+            if isinstance(other, str):
+                union(jv.judge.slug, other)
+    for group in getattr(settings, "TRIBUNAL_COMPARABLE_JUDGES", ()) or ():
+        slugs = [slug for slug in group if isinstance(slug, str)]
+        for slug in slugs[1:]:
+            union(slugs[0], slug)
+    return {pk: find(jv.judge.slug) for pk, jv in versions.items()}
 
 
 def _ordered(reasons: Iterable[str]) -> list[str]:

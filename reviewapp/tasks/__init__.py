@@ -2,7 +2,9 @@
 
 from . import (
     exports,  # noqa: F401
+    import_jobs,  # noqa: F401
     imports,  # noqa: F401
+    replays,  # noqa: F401
     retention,  # noqa: F401
     signatures,  # noqa: F401
     sweeps,  # noqa: F401

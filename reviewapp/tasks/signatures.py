@@ -12,5 +12,6 @@ from reviewapp.services.signatures import signatures_recheck
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=600, time_limit=660)
-def signatures_recheck_all() -> dict:
-    return signatures_recheck().as_dict()
+def signatures_recheck_all(judge_id: int | None = None) -> dict:
+    """Every signature on beat; one judge's right after new gold for it (signatures_after_gold)."""
+    return signatures_recheck(judge_id=judge_id).as_dict()

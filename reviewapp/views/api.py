@@ -29,6 +29,7 @@ from ..selectors import exports as export_selectors
 from ..selectors import sweeps as sweep_selectors
 from ..services import exports as exports_service
 from ..services import judges as judges_service
+from ..services import sweep_scope
 from ..services import sweeps as sweeps_service
 from ..services.api_tokens import (
     READ_SNAPSHOTS,
@@ -214,6 +215,13 @@ def sweep_create(request):
                 f"This token is limited to {', '.join(request.api_token.languages)}: give a `language` among them."
             )
         _check_token_languages(request, language)
+    scope_text, category = body.get("scope") or "", body.get("category") or ""
+    if not isinstance(scope_text, str) or not isinstance(category, str):
+        raise ApiError(400, '`scope` is "commented", "gold" or "moved:A,B"; `category` a category slug.')
+    try:
+        scope = sweep_scope.scope_parse(scope_text, category=category)
+    except sweep_scope.ScopeError as exc:
+        raise ApiError(400, str(exc)) from exc
     try:
         sweep = sweeps_service.sweep_start(
             dataset=dataset,
@@ -224,6 +232,7 @@ def sweep_create(request):
             language=language,
             user=request.user,
             name=str(body.get("name") or "")[:200],
+            scope=scope,
         )
     except sweeps_service.SweepError as exc:
         raise ApiError(400, str(exc)) from exc

@@ -35,7 +35,7 @@ def conversation_audio(request, conversation_id: int):
     conversation = Conversation.objects.filter(pk=conversation_id).first()
     if conversation is None:
         raise Http404("No such conversation.")
-    access.check_conversation(request.user, conversation)
+    access.conversation_for_user(request.user, conversation)
     if not conversation.audio:
         raise Http404("This conversation has no audio.")
     try:

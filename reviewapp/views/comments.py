@@ -7,7 +7,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from .. import access
-from ..models import Category, Comment, Judge, Review, Turn
+from ..models import Category, Comment, Judge, Turn
 from ..selectors import comments as comment_selectors
 from ..selectors import corpus
 from ..selectors import queue as queue_selectors
@@ -19,8 +19,7 @@ COMMENTS_PER_PAGE = 50
 
 def turn_or_404(request, turn_id: int) -> Turn:
     turn = get_object_or_404(Turn.objects.select_related("conversation__dataset"), pk=turn_id)
-    access.check_conversation(request.user, turn.conversation)
-    return turn
+    return access.turn_for_user(request.user, turn)
 
 
 class CommentForm(forms.Form):
@@ -32,17 +31,10 @@ class CommentForm(forms.Form):
     flagged_for_lead = forms.BooleanField(required=False)
 
 
-def blind_for(user, turn: Turn):
-    """In a blind-review dataset a reviewer sees only their own comments until they have labelled the turn."""
-    if not turn.conversation.dataset.blind_review or access.is_lead(user):
-        return None
-    return None if Review.objects.filter(item__turn=turn, reviewer=user).exists() else user
-
-
 def render_thread(request, turn: Turn, *, form=None, error: str = "", status: int = 200):
     context = {
         "turn": turn,
-        "comments": queue_selectors.turn_comments(turn_id=turn.pk, only_author=blind_for(request.user, turn)),
+        "comments": queue_selectors.turn_comments(turn_id=turn.pk, user=request.user),
         "categories": list(Category.objects.filter(active=True).order_by("name")),
         "comment_form": form,
         "comment_error": error,
@@ -85,12 +77,12 @@ def turn_comments(request, turn_id: int):
 @require_POST
 @login_required
 def comment_flag(request, comment_id: int):
-    comment = get_object_or_404(Comment.objects.select_related("turn__conversation"), pk=comment_id)
-    access.check_conversation(request.user, comment.turn.conversation)
+    comment = get_object_or_404(Comment.objects.select_related("turn__conversation__dataset"), pk=comment_id)
+    access.comment_for_user(request.user, comment)
     reviews.comment_flag(comment=comment, user=request.user, flagged=request.POST.get("flagged") == "1")
     if request.htmx:
         return render_thread(request, comment.turn)
-    return redirect(request.POST.get("next") or reverse("turn_comments", args=[comment.turn_id]))
+    return redirect(access.safe_next(request, reverse("turn_comments", args=[comment.turn_id])))
 
 
 @require_GET

@@ -15,14 +15,16 @@ def conversation_or_404(request, conversation_id: int) -> Conversation:
         conversation = corpus.conversation_with_dataset(conversation_id=conversation_id)
     except Conversation.DoesNotExist:
         raise Http404("No such conversation.") from None
-    return access.check_conversation(request.user, conversation)
+    return access.conversation_for_user(request.user, conversation)
 
 
 @require_GET
 @login_required
 def conversation_detail(request, conversation_id: int):
-    conversation = corpus.conversation_detail(conversation=conversation_or_404(request, conversation_id))
-    return render(request, "conversations/detail.html", {"conversation": conversation})
+    conversation = conversation_or_404(request, conversation_id)
+    blindfold = access.blindfold(request.user, conversation)
+    conversation = corpus.conversation_detail(conversation=conversation, blindfold=blindfold)
+    return render(request, "conversations/detail.html", {"conversation": conversation, "blind": blindfold.hides_any})
 
 
 @require_GET
@@ -31,7 +33,9 @@ def conversation_turn(request, conversation_id: int, turn_id: int):
     """One turn as an htmx fragment; a plain request is sent to the turn's place in its conversation."""
     conversation = conversation_or_404(request, conversation_id)
     try:
-        turn = corpus.turn_detail(conversation=conversation, turn_id=turn_id)
+        turn = corpus.turn_detail(
+            conversation=conversation, turn_id=turn_id, blindfold=access.blindfold(request.user, conversation)
+        )
     except Turn.DoesNotExist:
         raise Http404("No such turn in this conversation.") from None
     if not request.htmx:

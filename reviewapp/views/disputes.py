@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -12,15 +11,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from .. import access
 from ..models import Category, Judge, ReviewItem
 from ..selectors import disputes as selectors
+from ..selectors import queue as queue_selectors
+from ..selectors import verdict_shapes
 from ..selectors.quality import scale_labels
 from ..services import adjudication as service
 from .rendering import render_page
 
-
-def check_lead(user) -> None:
-    """Leads and admins only: these pages decide gold and show every reviewer's work."""
-    if not access.is_lead(user):
-        raise PermissionDenied("Only leads and admins open this page.")
+# Leads and admins only: these pages decide gold and show every reviewer's work.
+check_lead = access.check_lead
 
 
 class DecisionForm(forms.Form):
@@ -34,11 +32,20 @@ class DecisionForm(forms.Form):
         required=False,
         to_field_name="slug",
     )
+    judge_modes = forms.MultipleChoiceField(
+        label="This judge's failure modes", widget=forms.CheckboxSelectMultiple, required=False, choices=()
+    )
     rationale = forms.CharField(label="Rationale", widget=forms.Textarea(attrs={"rows": 3}))
 
     def __init__(self, *args, judge: Judge, categories: list[Category] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.judge = judge
+        # The judge's own failure modes beside the shared taxonomy, as on the review form.
+        modes = verdict_shapes.review_grain(judge=judge).failure_modes
+        if modes:
+            self.fields["judge_modes"].choices = [(m, m) for m in modes]
+        else:
+            del self.fields["judge_modes"]
         self.scale = scale_labels(judge)
         if categories is not None:
             self.fields["categories"].queryset = Category.objects.filter(pk__in=[c.pk for c in categories])
@@ -62,6 +69,13 @@ class DecisionForm(forms.Form):
 
 class SendBackForm(forms.Form):
     note = forms.CharField(label="Note to reviewers", widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)
+    to = forms.ChoiceField(
+        label="Send to",
+        choices=[("original", "Its reviewers, to revise their labels"), ("any", "Any reviewer of the language")],
+        initial="original",
+        required=False,
+        widget=forms.RadioSelect,
+    )
 
 
 def _item_or_404(item_id: int) -> ReviewItem:
@@ -121,6 +135,7 @@ def _detail_context(item: ReviewItem, decision: DecisionForm | None = None, send
         "can_decide": item.status == ReviewItem.Status.AWAITING_ADJUDICATION
         or (item.status == ReviewItem.Status.CLOSED and detail.adjudication is not None),
         "can_send_back": item.status == ReviewItem.Status.AWAITING_ADJUDICATION,
+        "takers": queue_selectors.item_takers(items=[item])[item.pk],
     }
 
 
@@ -145,6 +160,7 @@ def dispute_decide(request, item_id: int):
                 lead=request.user,
                 rationale=form.cleaned_data["rationale"],
                 categories=form.cleaned_data["categories"],
+                failure_modes=form.cleaned_data.get("judge_modes") or (),
                 **form.decision(),
             )
         except service.AdjudicationError as exc:
@@ -162,7 +178,9 @@ def dispute_send_back(request, item_id: int):
     form = SendBackForm(request.POST)
     if form.is_valid():
         try:
-            service.item_send_back(item=item, lead=request.user, note=form.cleaned_data["note"])
+            service.item_send_back(
+                item=item, lead=request.user, note=form.cleaned_data["note"], to=form.cleaned_data["to"] or "original"
+            )
         except service.AdjudicationError as exc:
             form.add_error(None, str(exc))
         else:

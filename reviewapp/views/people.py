@@ -1,20 +1,17 @@
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import access
 from ..models import Role
 from ..services import people
-from .rendering import render_page
+from .rendering import form_success, render_page
 
-
-def require_admin(user) -> None:
-    profile = access.profile_of(user)
-    if not (user.is_superuser or (profile and profile.role == Role.ADMIN)):
-        raise PermissionDenied("Only admins manage people.")
+require_admin = access.check_admin
 
 
 class PersonForm(forms.Form):
@@ -25,16 +22,59 @@ class PersonForm(forms.Form):
     is_active = forms.BooleanField(required=False, label="Can log in")
 
 
-@require_GET
-@login_required
-def people_list(request):
-    require_admin(request.user)
+class PersonCreateForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    email = forms.EmailField(required=False)
+    password = forms.CharField(widget=forms.PasswordInput, help_text="They can change it after logging in.")
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.REVIEWER)
+    languages = forms.CharField(
+        required=False, max_length=500, help_text="BCP 47 codes separated by commas or spaces: fr, de, ja"
+    )
+
+
+def _people_context(request, create_form=None) -> dict:
     role = request.GET.get("role", "")
     users = get_user_model().objects.select_related("profile").order_by("username")
     if role in Role.values:
         users = users.filter(profile__role=role)
-    context = {"people": list(users), "role": role, "roles": Role.choices}
-    return render_page(request, "people/list.html", "rows", context)
+    return {
+        "people": list(users),
+        "role": role,
+        "roles": Role.choices,
+        "create_form": create_form or PersonCreateForm(),
+        "added": request.GET.get("added", "")[:150],
+    }
+
+
+@require_GET
+@login_required
+def people_list(request):
+    require_admin(request.user)
+    return render_page(request, "people/list.html", "rows", _people_context(request))
+
+
+@require_http_methods(["POST"])
+@login_required
+def person_new(request):
+    """An admin adds a person from the People page; the form shows its errors in place."""
+    require_admin(request.user)
+    form = PersonCreateForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            people.person_create(
+                actor=request.user,
+                username=data["username"],
+                password=data["password"],
+                role=data["role"],
+                languages=data["languages"].replace(",", " ").split(),
+                email=data["email"],
+            )
+        except people.PeopleError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return form_success(request, reverse("people_list") + "?" + urlencode({"added": data["username"].strip()}))
+    return render_page(request, "people/list.html", "create", _people_context(request, form), status=400)
 
 
 @require_http_methods(["GET", "POST"])

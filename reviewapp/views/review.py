@@ -6,9 +6,11 @@ from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from .. import access
 from ..models import Category, ReviewItem
 from ..selectors import queue as queue_selectors
-from ..services import reviews
+from ..selectors import verdict_shapes
+from ..services import review_grain, reviews
 from .queue import next_item_redirect, remembered_filters
 from .rendering import wants_fragment
 
@@ -20,7 +22,7 @@ def item_or_404(request, item_id: int) -> ReviewItem:
         item = queue_selectors.item_for_review(item_id=item_id)
     except ReviewItem.DoesNotExist:
         raise Http404("No such review item.") from None
-    return queue_selectors.check_item(request.user, item)
+    return access.item_for_reviewer(request.user, item)
 
 
 class ReviewForm(forms.Form):
@@ -48,7 +50,11 @@ def render_screen(request, item: ReviewItem, *, form=None, error: str = "", frag
         "item": item,
         "form": form,
         "error": error,
-        "can_label": screen.held_by_me and screen.my_review is None and item.status in queue_selectors.ACTIVE,
+        # A reviewer labels once, or again when a lead sent the item back to them to revise.
+        "can_label": screen.held_by_me
+        and (screen.my_review is None or screen.my_review.revision_requested)
+        and item.status in queue_selectors.ACTIVE,
+        "grain": verdict_shapes.review_grain(judge=item.judge),
     }
     template = f"{TEMPLATE}#{fragment}" if fragment and wants_fragment(request) else TEMPLATE
     response = render(request, template, context, status=status)
@@ -68,6 +74,10 @@ def review_item(request, item_id: int):
         return render_screen(request, item, form=form, error="Check the form: some values are not valid.", status=400)
     data = form.cleaned_data
     try:
+        grain = review_grain.grain_from_form(grain=verdict_shapes.review_grain(judge=item.judge), data=request.POST)
+    except review_grain.GrainError as exc:
+        return render_screen(request, item, form=form, error=f"Check the form: {exc}", status=400)
+    try:
         reviews.review_submit(
             item=item,
             user=request.user,
@@ -78,10 +88,11 @@ def review_item(request, item_id: int):
             comment=data["comment"],
             quoted_span=data["quoted_span"],
             seconds_spent=data["seconds_spent"],
+            grain=grain,
         )
     except reviews.ReviewError as exc:
         return render_screen(request, item, form=form, error=str(exc), status=409)
-    if item.dataset.blind_review:
+    if access.item_is_blind(item):
         # Blind review: now that the label is in, show what the judges and the other reviewers said.
         return redirect("review_item", item_id=item.pk)
     return next_item_redirect(request, remembered_filters(request))

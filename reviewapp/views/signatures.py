@@ -1,7 +1,6 @@
 """Tier-1 signature pages, for leads: the list with precision on gold, create, edit, switch off, history."""
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -16,8 +15,7 @@ from .rendering import render_page
 
 
 def check_lead(user) -> None:
-    if not access.is_lead(user):
-        raise PermissionDenied("Signatures are managed by leads.")
+    access.check_lead(user, "Signatures are managed by leads.")
 
 
 def _done(request, url: str):

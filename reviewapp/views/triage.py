@@ -25,7 +25,7 @@ class TriageForm(forms.Form):
 @login_required
 def dataset_triage_run(request, dataset_id: int):
     check_lead(request.user)
-    dataset = access.check_dataset(request.user, get_object_or_404(Dataset, pk=dataset_id))
+    dataset = access.dataset_for_user(request.user, get_object_or_404(Dataset, pk=dataset_id))
     form = TriageForm(request.POST)
     summary, error, status = None, "", 200
     if form.is_valid():

@@ -21,13 +21,13 @@ def conversation_in(language: str, *, turns: list[tuple[str, str]] | None = None
     return conversation
 
 
-def test_keyboard_login_lands_on_the_dataset_list(page, login, make_user):
+def test_keyboard_login_lands_a_reviewer_on_the_queue(page, login, make_user):
     make_user("ana", role=Role.REVIEWER, languages=["fr"], password=PASSWORD)
 
     login(page, "ana", PASSWORD)
 
-    expect(page).to_have_url(re.compile(re.escape(reverse("dataset_list")) + "$"))
-    expect(page.get_by_role("heading", level=1)).to_have_text("Datasets")
+    expect(page).to_have_url(re.compile(re.escape(reverse("queue_index")) + "$"))
+    expect(page.get_by_role("heading", level=1)).to_have_text("Review queue")
     expect(page.get_by_role("button", name="Log out")).to_be_visible()
 
 

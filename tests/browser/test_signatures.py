@@ -67,3 +67,27 @@ def test_lead_edits_then_switches_off_a_signature(page, login, make_user, signat
     signature.refresh_from_db()
     assert (signature.active, signature.version) == (False, 3)
     assert not Signature.objects.filter(active=True).exists()
+
+
+def test_lead_creates_a_signature_errors_in_place_then_lands_on_its_page(page, login, make_user, signature):
+    make_user("lea", role=Role.LEAD, password=PASSWORD)
+    login(page, "lea", PASSWORD)
+    greeting = signature.evidence.get()
+    page.goto(reverse("signature_create"))
+    page.get_by_label("Judge").select_option("speakability")
+    page.get_by_label("Language").fill("fr")
+    page.get_by_label("Intent").fill("greeting")
+    page.get_by_label("Kind").select_option("substring")
+    page.get_by_label("Pattern").fill("Air Horizon")
+    page.get_by_label("Passed").select_option("true")
+    page.get_by_label("Evidence").fill("99999")
+    page.get_by_role("button", name="Create signature").click()
+    expect(page.get_by_role("alert")).to_contain_text("No turn with id 99999")
+    expect(page).to_have_url(re.compile(re.escape(reverse("signature_create")) + "$"))
+
+    page.get_by_label("Evidence").fill(str(greeting.pk))
+    page.get_by_role("button", name="Create signature").click()
+    created = Signature.objects.exclude(pk=signature.pk)
+    expect(page).to_have_url(re.compile(r"/signatures/\d+/$"))
+    assert created.count() == 1
+    expect(page.get_by_role("heading", name="History")).to_be_visible()

@@ -12,7 +12,7 @@ def fast_password_hasher(settings):
 
 
 def make_dataset(name: str, languages: list[str], *, turns_per_conversation: int = 2) -> Dataset:
-    dataset = Dataset.objects.create(name=name, description=f"{name} description")
+    dataset = Dataset.objects.create(name=name, description=f"{name} description", blind_review=False)
     for index, language in enumerate(languages):
         conversation = Conversation.objects.create(dataset=dataset, external_id=f"{name}-{index}", language=language)
         Turn.objects.bulk_create(

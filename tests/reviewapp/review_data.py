@@ -34,7 +34,8 @@ def version_of(found: Judge) -> JudgeVersion:
 
 
 def dataset(name: str = "calls", **fields) -> Dataset:
-    found, _ = Dataset.objects.get_or_create(name=name, defaults=fields)
+    """A dataset, not blind unless asked (blind_review=True): most tests look at what judges said."""
+    found, _ = Dataset.objects.get_or_create(name=name, defaults={"blind_review": False, **fields})
     return found
 
 

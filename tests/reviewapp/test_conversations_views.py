@@ -17,7 +17,7 @@ IMG = "<img src=x onerror=alert(1)>"
 
 @pytest.fixture
 def call():
-    dataset = Dataset.objects.create(name="calls")
+    dataset = Dataset.objects.create(name="calls", blind_review=False)
     conversation = Conversation.objects.create(
         dataset=dataset, external_id="fr-call", language="fr-CA", metadata={"scenario": "Vol annulé"}
     )
@@ -105,7 +105,7 @@ def test_transcript_text_is_escaped(client, make_user, call):
 
 
 def test_reviewer_of_other_languages_gets_403(client, make_user):
-    dataset = Dataset.objects.create(name="ja-calls")
+    dataset = Dataset.objects.create(name="ja-calls", blind_review=False)
     conversation = Conversation.objects.create(dataset=dataset, external_id="ja-1", language="ja")
     turn = Turn.objects.create(conversation=conversation, position=0, role="user", text="もしもし")
     client.force_login(make_user("ana", languages=["fr", "de"]))
@@ -155,7 +155,7 @@ def test_pages_carry_the_content_security_policy(client, make_user, call):
 
 
 def test_conversation_page_runs_a_fixed_number_of_queries(client, make_user, django_assert_max_num_queries):
-    dataset = Dataset.objects.create(name="long")
+    dataset = Dataset.objects.create(name="long", blind_review=False)
     conversation = Conversation.objects.create(dataset=dataset, external_id="long-1", language="de")
     sweep = import_sweep(dataset)
     client.force_login(make_user("lea", role=Role.LEAD))

@@ -34,11 +34,13 @@ def test_anonymous_is_sent_to_login(client, corpus):
         assert response.url.startswith(reverse("login"))
 
 
-def test_home_redirects_to_dataset_list(client, make_user):
+def test_home_sends_reviewers_to_their_queue_and_leads_to_the_datasets(client, make_user):
     client.force_login(make_user("ana", languages=["fr"]))
     response = client.get(reverse("home"))
     assert response.status_code == 302
-    assert response.url == reverse("dataset_list")
+    assert response.url == reverse("queue_index")
+    client.force_login(make_user("lea", role=Role.LEAD))
+    assert client.get(reverse("home")).url == reverse("dataset_list")
 
 
 def test_lead_sees_every_dataset_with_full_counts(client, make_user, corpus):

@@ -210,3 +210,42 @@ def test_a_sweep_start_rechecks_only_when_gold_or_signatures_changed(speak, fren
     add_gold(speak.judge, turns[:1], passed=True)
     start()
     assert len(calls) == 2
+
+
+def test_a_suspended_signature_is_reinstated_unchanged_once_the_gold_is_corrected(speak, french):
+    _, turns = french
+    signature = greeting(speak, turns[:1], passed=True)
+    add_gold(speak.judge, turns, passed=False)
+    assert signatures_recheck().suspended == [signature.pk]
+    with pytest.raises(SignatureError, match="contradicts gold"):
+        signature_update(signature=signature)
+    # The gold was wrong: adjudication says these greetings pass.
+    add_gold(speak.judge, turns, passed=True, source=GoldLabel.Source.ADJUDICATED)
+    signature_update(signature=signature, note="gold corrected")
+    signature.refresh_from_db()
+    assert signature.suspended_at is None
+    assert signature.versions.order_by("-version").first().change == "reinstated"
+
+
+def test_new_gold_from_an_adjudication_queues_a_recheck_of_that_judge(
+    speak, french, make_user, django_capture_on_commit_callbacks, eager_celery
+):
+    from reviewapp.models import ReviewItem
+    from reviewapp.services.adjudication import adjudication_decide
+
+    _, turns = french
+    signature = greeting(speak, turns[:1])  # says fail
+    add_gold(speak.judge, turns[1:], passed=True)  # 8 contradictions, not rechecked yet
+    item = ReviewItem.objects.create(
+        conversation=turns[0].conversation,
+        turn=turns[0],
+        judge=speak.judge,
+        dataset=turns[0].conversation.dataset,
+        language="fr",
+        status=ReviewItem.Status.AWAITING_ADJUDICATION,
+    )
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        adjudication_decide(item=item, lead=make_user("lea", role="lead"), passed=True, rationale="greetings pass")
+    assert callbacks
+    signature.refresh_from_db()
+    assert signature.suspended_at is not None

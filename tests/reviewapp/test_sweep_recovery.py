@@ -128,3 +128,10 @@ def test_each_reconcile_of_the_same_sweep_waits_twice_as_long(planned):
     assert sweeps_service.sweep_reconcile(sweep_id=sweep.pk).chunks == []
     age(sweep, 2 * stall + 1)
     assert sweeps_service.sweeps_stalled() == [sweep.pk]
+
+
+def test_make_run_starts_beat_with_its_worker():
+    script = (support.ROOT / "scripts" / "run").read_text()
+    worker_lines = [line for line in script.splitlines() if "celery" in line and " worker " in line]
+    assert worker_lines and all(" -B " in line for line in worker_lines)
+    assert str(settings.CELERY_BEAT_SCHEDULE_FILENAME).startswith(str(settings.VAR_DIR))

@@ -165,3 +165,43 @@ def test_poisson_sample_intervals_cover_for_both_estimators():
             hits[estimator] += covers(result.low, result.high, truth)
     for estimator, count in hits.items():
         assert BAND[0] <= count / draws <= BAND[1], (estimator, count / draws)
+
+
+def test_prediction_powered_interval_covers_on_a_small_sample_near_the_edge():
+    """60 labels, a pass rate of 0.95: ppi_py's normal interval under-covers; Wilson at its effective n does not."""
+    rng = np.random.default_rng(8)
+    true_rate, draws, hits, hits_clt = 0.95, 300, 0, 0
+    for _ in range(draws):
+        truth = rng.random(2000) < true_rate
+        judge = truth ^ np.where(truth, rng.random(2000) < 0.05, rng.random(2000) < 0.3)
+        order = rng.permutation(2000)
+        labelled, unlabelled = order[:60], order[60:]
+        result = prediction_powered_rate(list(truth[labelled]), list(judge[labelled]), list(judge[unlabelled]))
+        hits += covers(result.ppi.low, result.ppi.high, true_rate)
+        hits_clt += covers(result.ppi_clt.low, result.ppi_clt.high, true_rate)
+    assert BAND[0] <= hits / draws <= BAND[1]
+    assert hits_clt / draws < 0.9
+
+
+def test_bootstrap_wilson_interval_holds_coverage_near_one_where_percentiles_fall_short():
+    """20 conversations of 5 turns, macro-F1 about 0.95: Wilson at the bootstrap's effective size covers."""
+    rng = np.random.default_rng(1)
+    hard_share, hard_error, easy_error = 0.1, 0.3, 0.02
+    error = hard_share * hard_error + (1 - hard_share) * easy_error
+    truth = 1 - error
+    draws, hits, hits_percentile = 250, 0, 0
+    for seed in range(draws):
+        hard = np.repeat(rng.random(20) < hard_share, 5)
+        gold = rng.integers(0, 3, 100)
+        wrong = rng.random(100) < np.where(hard, hard_error, easy_error)
+        judge = np.where(wrong, (gold + rng.integers(1, 3, 100)) % 3, gold)
+        args = ([str(g) for g in gold], [str(j) for j in judge])
+        clusters = list(np.repeat(np.arange(20), 5))
+        wilson = agreement.classification_report(*args, clusters=clusters, n_boot=400, seed=seed)
+        percentile = agreement.classification_report(
+            *args, clusters=clusters, n_boot=400, seed=seed, bootstrap_interval="percentile"
+        )
+        hits += covers(wilson.macro_f1.low, wilson.macro_f1.high, truth)
+        hits_percentile += covers(percentile.macro_f1.low, percentile.macro_f1.high, truth)
+    assert BAND[0] <= hits / draws <= BAND[1]
+    assert hits_percentile < hits

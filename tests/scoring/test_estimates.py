@@ -8,6 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+from scipy.stats import norm
 from statsmodels.stats.proportion import proportion_confint
 from statsmodels.stats.weightstats import DescrStatsW
 
@@ -188,13 +189,19 @@ def test_prediction_powered_rate_equals_ppi_py_beside_raw_and_human_only():
 
     assert result.ppi.value == pytest.approx(float(ppi_mean_pointestimate(y, yhat, yhat_u)[0]))
     low, high = ppi_mean_ci(y, yhat, yhat_u, alpha=0.05)
-    assert (result.ppi.low, result.ppi.high) == pytest.approx((float(low[0]), float(high[0])))
+    assert (result.ppi_clt.low, result.ppi_clt.high) == pytest.approx((float(low[0]), float(high[0])))
+    # The reported interval is Wilson at the effective size ppi_py's variance gives.
+    se = (high[0] - low[0]) / (2 * norm.ppf(0.975))
+    p = result.ppi.value
+    n_eff = p * (1 - p) / se**2
+    assert result.effective_n == pytest.approx(n_eff)
+    assert (result.ppi.low, result.ppi.high) == pytest.approx(proportion_confint(p * n_eff, n_eff, method="wilson"))
     assert result.judge_raw == pytest.approx(judge.mean())
     wl, wh = proportion_confint(int(truth[lab].sum()), len(lab), method="wilson")
     assert (result.human.low, result.human.high) == pytest.approx((wl, wh))
     assert result.human.value == pytest.approx(truth[lab].mean())
     assert (result.n_labelled, result.n_unlabelled) == (200, 2800)
-    assert result.width_ratio == pytest.approx((high[0] - low[0]) / (wh - wl))
+    assert result.width_ratio == pytest.approx((result.ppi.high - result.ppi.low) / (wh - wl))
     # The judge's own rate is far off the truth; the corrected one is not, and is narrower than humans alone.
     assert result.judge_raw - truth.mean() > 0.05
     assert abs(result.ppi.value - truth.mean()) < 0.06
@@ -204,12 +211,15 @@ def test_prediction_powered_rate_equals_ppi_py_beside_raw_and_human_only():
 
 def test_prediction_powered_rate_degenerate_and_refused_input():
     constant = prediction_powered_rate([True] * 30, [True] * 30, [True] * 500)
-    assert constant.ppi.value == 1.0 and constant.ppi.low is None and constant.width_ratio is None
+    # No spread anywhere: not [1, 1], but Wilson at the labelled count, as for humans alone.
+    assert constant.ppi.value == 1.0 and constant.ppi_clt.low == constant.ppi_clt.high == 1.0
+    assert (constant.ppi.low, constant.ppi.high) == pytest.approx((constant.human.low, constant.human.high))
+    assert constant.width_ratio == pytest.approx(1.0)
     assert "lambda = 1" in constant.method
     steady_judge = prediction_powered_rate([True] * 20 + [False] * 10, [True] * 30, [True] * 500)
     assert steady_judge.ppi.value == pytest.approx(20 / 30)
     low, high = ppi_mean_ci(np.r_[np.ones(20), np.zeros(10)], np.ones(30), np.ones(500), alpha=0.05, lam=1)
-    assert (steady_judge.ppi.low, steady_judge.ppi.high) == pytest.approx((float(low[0]), float(high[0])))
+    assert (steady_judge.ppi_clt.low, steady_judge.ppi_clt.high) == pytest.approx((float(low[0]), float(high[0])))
     assert constant.human.low == pytest.approx(proportion_confint(30, 30, method="wilson")[0])
     one = prediction_powered_rate([True], [False], [True, False])
     assert one.ppi.value is None and one.human.value == 1.0 and one.judge_raw == pytest.approx(1 / 3)
@@ -244,3 +254,26 @@ def test_poisson_design_variance_is_the_textbook_one():
     assert hajek.se == pytest.approx(math.sqrt(np.sum((1 - pi) * ((y - p) / pi) ** 2)) / n_hat)
     with pytest.raises(ValueError, match="unknown design"):
         proportion_estimate(items, design="cluster")
+
+
+def test_a_stratum_with_one_labelled_item_adds_the_largest_variance_not_none():
+    items = [SampleItem("fr", 0.1, v) for v in [True] * 15 + [False] * 5] + [SampleItem("hi", 0.05, True)]
+    result = proportion_estimate(items)
+    fr = np.array([1.0] * 15 + [0.0] * 5)
+    n_fr, n_hi = 20 / 0.1, 1 / 0.05
+    total = n_fr + n_hi
+    expected = (n_fr / total) ** 2 * (1 - 0.1) * fr.var(ddof=1) / 20 + (n_hi / total) ** 2 * (1 - 0.05) * 0.25
+    assert result.value == pytest.approx((15 / 20 * n_fr + n_hi) / total)
+    assert result.se == pytest.approx(math.sqrt(expected))
+
+
+def test_an_all_right_sample_with_uncertain_weights_keeps_an_interval_and_its_evidence():
+    """All labelled items right, one stratum with a single item: p = 1 yet the variance is not 0."""
+    items = [SampleItem("fr", 0.1, True)] * 20 + [SampleItem("hi", 0.05, True)]
+    result = proportion_estimate(items)
+    assert result.value == 1.0 and result.se > 0
+    assert result.effective_n == pytest.approx(min(21, 0.25 / result.se**2))
+    low, _ = proportion_confint(result.effective_n, result.effective_n, method="wilson")
+    assert result.low == pytest.approx(low) and result.low < 1
+    assert result.as_dict()["evidence"]["sufficient"] is False  # 21 labels: below the floor
+    assert result.evidence.estimate.low == pytest.approx(result.low)

@@ -374,3 +374,42 @@ def test_labels_needed_scale_with_the_design_effect_of_clustered_pairs():
 def test_weights_must_be_finite_and_positive(bad):
     with pytest.raises(ValueError, match="finite and positive"):
         agreement.classification_report(["pass", "fail"], ["pass", "pass"], weights=[1.0, bad])
+
+
+def test_bootstrap_intervals_are_read_off_the_replicates_as_documented():
+    gold, judge, clusters = clustered_pairs(30, 6, seed=9)
+    labels = ["1", "2", "3"]
+    index = {label: i for i, label in enumerate(labels)}
+    g = np.array([index[x] for x in gold])
+    j = np.array([index[x] for x in judge])
+    codes = np.array(clusters)
+    replicates = agreement.metrics_from_confusion(
+        agreement._bootstrap_confusions(g, j, np.ones(len(g)), 3, 500, 3, codes, 30), quadratic=True
+    )
+    pct = agreement.classification_report(
+        gold, judge, labels=labels, clusters=clusters, n_boot=500, seed=3, bootstrap_interval="percentile"
+    )
+    assert (pct.macro_f1.low, pct.macro_f1.high) == pytest.approx(
+        tuple(np.percentile(replicates["macro_f1"], [2.5, 97.5]))
+    )
+    assert (pct.kappa.low, pct.kappa.high) == pytest.approx(tuple(np.percentile(replicates["kappa"], [2.5, 97.5])))
+
+    report = agreement.classification_report(gold, judge, labels=labels, clusters=clusters, n_boot=500, seed=3)
+    f1, sd = report.macro_f1.value, replicates["macro_f1"].std(ddof=1)
+    n_eff = f1 * (1 - f1) / sd**2
+    assert (report.macro_f1.low, report.macro_f1.high) == pytest.approx(
+        proportion_confint(f1 * n_eff, n_eff, method="wilson")
+    )
+    k, sd = (report.kappa.value + 1) / 2, replicates["kappa"].std(ddof=1) / 2
+    n_eff = k * (1 - k) / sd**2
+    low, high = proportion_confint(k * n_eff, n_eff, method="wilson")
+    assert (report.kappa.low, report.kappa.high) == pytest.approx((2 * low - 1, 2 * high - 1))
+
+
+def test_effective_size_at_the_edges():
+    assert agreement.effective_size(0.8, 0.0016, 100) == pytest.approx(100)  # 0.16 / 0.0016
+    assert agreement.effective_size(0.8, 0.0, 37) == 37
+    assert agreement.effective_size(1.0, 0.01, 50) == pytest.approx(25)  # 0.25 / 0.01
+    assert agreement.effective_size(1.0, 0.0001, 50) == 50
+    assert agreement.effective_size(0.5, 10.0, 50) == 1.0
+    assert agreement.evidence(10, 10, effective_n=0.0).estimate == agreement.proportion_interval(10, 10)

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats
 from sklearn.metrics import accuracy_score, mean_absolute_error
 
@@ -129,6 +131,12 @@ def test_binary_outcome_is_passed_and_a_rating_converts_through_the_threshold():
 
 
 def test_a_record_contradicting_itself_is_refused():
+    assert (
+        "label 'pass' contradicts its rating, which gives fail" in outcome_of(BINARY, rating=0.0, label="pass").refused
+    )
+    assert "contradicts its passed" in outcome_of(WEIGHTED, passed=False, label="PASS").refused
+    assert outcome_of(WEIGHTED, passed=False, label="fail:accuracy").value == "fail"
+    assert outcome_of(BINARY, passed=True, label="concise").value == "pass"
     o = outcome_of(BINARY, rating=0.0, passed=True, source="gold")
     assert o.value is None and "passed is true but its rating 0 is below the pass threshold 1" in o.refused
     view = ORDINAL.pass_fail()
@@ -218,3 +226,30 @@ def test_unresolved_and_failed_answers_are_refused_and_counted_never_scored():
         "judge: gives no rating": 1,
     }
     assert outcome_of(BINARY, passed=True, status="unresolved").value is None
+
+
+any_rating = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(-5, 105))
+any_passed = st.one_of(st.none(), st.booleans())
+any_label = st.one_of(
+    st.just(""), st.sampled_from(["pass", "FAIL", "3", "2.0", "7", "maybe", " 1 "]), st.text(max_size=5)
+)
+RULES = [ORDINAL, BINARY, WEIGHTED, LABEL, ORDINAL.pass_fail(), OutcomeRule("ordinal", scale_min=0, scale_max=4)]
+
+
+@given(rule=st.sampled_from(RULES), rating=any_rating, passed=any_passed, label=any_label)
+def test_any_answer_is_scored_inside_the_label_set_or_refused_with_a_reason(rule, rating, passed, label):
+    o = outcome_of(rule, rating=rating, passed=passed, label=label, source="gold")
+    assert (o.value is None) == bool(o.refused)
+    if o.value is None:
+        assert o.refused.startswith("gold: ")
+        return
+    labels = rule.labels()
+    assert labels is None or o.value in labels
+    if rating is not None and o.field != "rating":
+        assert rule.kind in ("binary", "weighted", "label")  # where the rating is not the outcome
+    if o.field != rule.field:
+        assert o.conversion  # another field is read only by a named rule
+    if rule.kind == "ordinal":
+        assert o.field in ("rating", "label")
+        if rating is not None:
+            assert float(rating).is_integer() and o.value == f"{float(rating):g}"

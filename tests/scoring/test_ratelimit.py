@@ -89,11 +89,13 @@ def test_local_limiter_holds_the_rate_across_threads_in_real_time():
     for thread in threads:
         thread.join()
     granted.sort()
-    # 20 requests at 40/s: the last may go no earlier than 19 intervals after the first.
+    # 20 requests at 40/s: the last may go no earlier than 19 intervals after the start, however the
+    # threads interleave. (How the slots are spaced within that time is asserted on a fake clock above:
+    # on a loaded machine a thread can wake late and bunch with the next, which says nothing about the
+    # limiter.)
     assert granted[-1] - started >= 19 / 40 - 0.01
-    # No 0.25 s window holds more than 10 requests (+1 for the window edge).
-    for i, t in enumerate(granted):
-        assert sum(1 for u in granted[i:] if u - t < 0.25) <= 11
+    # And the second half of the requests cannot have been granted before half the time had passed.
+    assert granted[10] - started >= 10 / 40 - 0.01
 
 
 def test_no_rate_limit_never_waits():

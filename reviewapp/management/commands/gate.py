@@ -6,7 +6,9 @@ A threshold comes from the command line (CRITERION, SLUG:CRITERION or SLUG@VERSI
 judge's own pass/fail is the criterion `overall`), else the spec's `gate` section (in its params),
 else a rubric criterion's own threshold. The pass rate is passed / targets on run 0: unresolved
 verdicts are reported in their own column and never count as a pass. Exits 1 when a required
-criterion is below its threshold or the sweep is not done.
+criterion is below its threshold or the sweep is not done. A rubric judge's kill criteria that fire
+print their own message and exit with their own code (selectors/kill_criteria.py); `--scope golden`
+or `--scope production` says which set the sweep ran on when its dataset's kind does not.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from reviewapp.models import Sweep
 from reviewapp.selectors import sweeps as sweep_selectors
+from reviewapp.selectors.kill_criteria import kill_criteria_check
 from reviewapp.selectors.sweeps import gate_report
 
 
@@ -34,6 +37,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--threshold", action="append", default=[], help="CRITERION=RATE (repeatable); overrides the spec."
         )
+        parser.add_argument("--scope", choices=["golden", "production"], default="", help="The set the sweep ran on.")
 
     def handle(self, *args, **options):
         try:
@@ -44,10 +48,17 @@ class Command(BaseCommand):
         if sweep is None:
             raise CommandError(f"No sweep {options['sweep']}.")
         report = gate_report(sweep=sweep, overrides=overrides)
+        kill = kill_criteria_check(sweep=sweep, report=report, scope=options["scope"])
         if options["json"]:
-            self.stdout.write(json.dumps(report.as_dict(), indent=2))
+            self.stdout.write(json.dumps({**report.as_dict(), "kill_criteria": kill.as_dict()}, indent=2))
         else:
             self._table(report)
+            for hit in kill.hits:
+                self.stdout.write(hit.message)
+        if kill.hits:
+            for hit in kill.hits:
+                self.stderr.write(hit.message)
+            sys.exit(kill.exit_code)
         if not report.passed:
             sys.exit(1)
 

@@ -19,7 +19,7 @@ estimators (which estimator and interval each figure is); failed; without_gold; 
 and counted wrong in a fixed denominator); qa_sample ({estimator, sampled, with_gold, missing,
 accuracy}); runs_accuracy_excluded and runs_accuracy_wrong ({mean, std, runs}); runs ({sweep,
 dropped_targets, unresolved_after_first_run, per_run: [{run, n, resolved, unresolved, failed, right,
-accuracy_excluded, accuracy_wrong}]}); evidence; pass_rates.
+accuracy_excluded, accuracy_wrong}]}); evidence; pass_rates; sub_scores (weighted judges).
 """
 
 from __future__ import annotations

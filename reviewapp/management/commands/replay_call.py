@@ -8,7 +8,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from reviewapp.models import JudgeCall
-from reviewapp.services import calls
+from reviewapp.services import calls, judge_inputs, judges
+from scoring import eva
 
 
 def _tokens(prompt: int | None, completion: int | None) -> str:
@@ -23,6 +24,21 @@ def _pretty(text: str) -> str:
         return json.dumps(json.loads(text), indent=2, ensure_ascii=False, sort_keys=True)
     except (json.JSONDecodeError, TypeError):
         return text
+
+
+def per_turn_rows(call: JudgeCall, new_text: str) -> list[tuple[int, str, str]]:
+    """(EVA turn id, archived, replay) when the call rated a conversation's turns one by one, else []."""
+    spec = judges.spec_of(call.judge_version) if "user_template" in (call.judge_version.spec or {}) else None
+    profile = eva.profile_for(spec.eva_profile) if spec is not None and spec.eva_profile else None
+    if profile is None or not profile.per_turn:
+        return []
+    verdicts = list(call.verdicts.select_related("conversation").order_by("turn_id"))
+    if not verdicts:
+        return []
+    conversation = verdicts[0].conversation
+    record = judge_inputs.eva_record(conversation, list(conversation.turns.order_by("position")))
+    rated = sorted({v.metadata["eva_turn_id"] for v in verdicts if "eva_turn_id" in (v.metadata or {})})
+    return eva.per_turn_side_by_side(profile, call.raw_response, new_text, turn_ids=record.turn_ids(), rated=rated)
 
 
 class Command(BaseCommand):
@@ -61,6 +77,7 @@ class Command(BaseCommand):
         for label, before, after in rows:
             self.stdout.write(f"  {label:<9} {before:<{width}} {after}")
 
+        self._per_turn(old, new.text)
         before_text, after_text = _pretty(old.raw_response), _pretty(new.text)
         self.stdout.write("\n--- archived response ---")
         self.stdout.write(old.raw_response or "(empty)")
@@ -79,3 +96,14 @@ class Command(BaseCommand):
         )
         for line in diff:
             self.stdout.write(line)
+
+    def _per_turn(self, old: JudgeCall, new_text: str) -> None:
+        rows = per_turn_rows(old, new_text)
+        if not rows:
+            return
+        width = max(len(before) for _, before, _ in rows) + 2
+        self.stdout.write(f"\nPer turn ({len(rows)} rated):")
+        self.stdout.write(f"  {'turn':<6} {'archived':<{width}} replay")
+        for turn_id, before, after in rows:
+            mark = "" if before == after else "  <- moved"
+            self.stdout.write(f"  {turn_id:<6} {before:<{width}} {after}{mark}")

@@ -2,6 +2,14 @@
 
     python manage.py sweep --dataset NAME --judge SLUG[@VERSION] [--judge ...] [--repeats N]
         [--variance-sample 0.1] [--qa-sample 0.05] [--language CODE] [--wait/--no-wait] [--eager]
+        [--scope commented|gold|moved:A,B [--category SLUG]] [--eva-agent PATH] [--eva-dataset PATH]
+
+`--scope` re-scores only what people looked at: the turns (or conversations) reviewers commented
+on, optionally with one comment category; the gold-labelled targets; or the targets whose outcome
+moved between versions A and B of the swept judge. `--eva-agent` reads an EVA agent config
+(configs/agents/*.yaml: role, instructions, tools) for the EVA judges that need it (faithfulness);
+`--eva-dataset` reads EVA's dataset file (data/*_dataset.json) for what each record's scenario holds
+(current_date_time), matched by record id.
 
 Workers run the sweep (`celery -A reviewapp worker`); `--eager` runs it in this process instead.
 Progress goes to stderr (a bar on a terminal, a line every few seconds otherwise); the last line
@@ -14,13 +22,17 @@ import json
 import sys
 import threading
 import time
+from pathlib import Path
 
+import yaml
 from django.core.management.base import BaseCommand, CommandError
 from django.db import close_old_connections, connection
 
 from reviewapp.models import Dataset, Sweep
-from reviewapp.services import judges
+from reviewapp.services import judge_inputs, judges, sweep_scope
 from reviewapp.services import sweeps as sweeps_service
+from reviewapp.services.rubrics import variance_check_params
+from scoring import eva
 
 BAR_WIDTH = 30
 LINE_EVERY_S = 5.0
@@ -48,14 +60,26 @@ class Command(BaseCommand):
         parser.add_argument(
             "--judge", action="append", required=True, dest="judges", help="SLUG or SLUG@VERSION; repeatable."
         )
-        parser.add_argument("--repeats", type=int, default=1, help="LLM runs per sampled target (default 1).")
-        parser.add_argument("--variance-sample", type=float, default=0.1, help="Share of targets run `repeats` times.")
+        parser.add_argument(
+            "--repeats", type=int, default=None, help="LLM runs per sampled target (default 1, or the rubric's check)."
+        )
+        parser.add_argument(
+            "--variance-sample", type=float, default=None, help="Share of targets run `repeats` times (default 0.1)."
+        )
         parser.add_argument("--qa-sample", type=float, default=0.05, help="Share of resolved items sent to QA review.")
         parser.add_argument("--language", default="", help="Only conversations in this language (fr covers fr-CA).")
         parser.add_argument("--wait", action="store_true", default=True, help="Follow the sweep until done (default).")
         parser.add_argument("--no-wait", action="store_false", dest="wait", help="Start the sweep and return at once.")
         parser.add_argument("--eager", action="store_true", help="Run the sweep in this process, without workers.")
         parser.add_argument("--timeout", type=float, default=0, help="Stop waiting after this many seconds (0: never).")
+        parser.add_argument("--scope", default="", help="commented, gold or moved:A,B (default: every target).")
+        parser.add_argument("--category", default="", help="With --scope commented: only comments with this category.")
+        parser.add_argument(
+            "--eva-agent", default="", help="An EVA agent config (YAML) for agent_role/instructions/tools."
+        )
+        parser.add_argument(
+            "--eva-dataset", default="", help="EVA's dataset file (JSON) for each record's current_date_time."
+        )
 
     def handle(self, *args, **options):
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
@@ -65,16 +89,29 @@ class Command(BaseCommand):
             versions = [judges.judge_version_for(ref) for ref in options["judges"]]
         except judges.JudgeLookupError as exc:
             raise CommandError(str(exc)) from exc
+        try:
+            scope = sweep_scope.scope_parse(options["scope"], category=options["category"])
+        except sweep_scope.ScopeError as exc:
+            raise CommandError(str(exc)) from exc
+        variables = _agent_variables(options["eva_agent"]) if options["eva_agent"] else {}
+        if options["eva_dataset"]:
+            variables[judge_inputs.BY_RECORD] = _dataset_variables(options["eva_dataset"])
         eager = options["eager"]
+        check = variance_check_params(versions).get("variance_check", {})
+        repeats = options["repeats"] if options["repeats"] is not None else int(check.get("repeats", 1))
+        sample = options["variance_sample"]
+        sample = sample if sample is not None else float(check.get("sample_rate", 0.1))
         try:
             sweep = sweeps_service.sweep_start(
                 dataset=dataset,
                 judge_versions=versions,
-                repeats=options["repeats"],
-                variance_sample=options["variance_sample"],
+                repeats=repeats,
+                variance_sample=sample,
                 qa_sample=options["qa_sample"],
                 language=options["language"],
                 dispatch=not eager,
+                scope=scope,
+                variables=variables or None,
             )
         except sweeps_service.SweepError as exc:
             raise CommandError(str(exc)) from exc
@@ -127,6 +164,26 @@ class Command(BaseCommand):
                 self.stderr.write(f"Stopped waiting after {timeout:g}s; sweep {sweep_id} is still {sweep.status}.")
                 return sweep
             time.sleep(0.5)
+
+
+def _agent_variables(path: str) -> dict[str, str]:
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise CommandError(f"--eva-agent {path}: cannot read it: {exc}") from exc
+    if not isinstance(data, dict):
+        raise CommandError(f"--eva-agent {path}: expected a mapping with role, instructions and tools")
+    variables = eva.agent_variables(data)
+    if not variables:
+        raise CommandError(f"--eva-agent {path}: no role, instructions or tools in it")
+    return variables
+
+
+def _dataset_variables(path: str) -> dict:
+    try:
+        return eva.dataset_variables(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"--eva-dataset {path}: {exc}") from exc
 
 
 def _run_in_process(sweep_id: int) -> None:

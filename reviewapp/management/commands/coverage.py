@@ -1,0 +1,63 @@
+"""The edge-case coverage matrix of a rubric judge.
+
+python manage.py coverage --judge SLUG [--version V] [--json]
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from scoring.planner import INSUFFICIENT
+
+from ...models import Judge
+from ...selectors.coverage import coverage_matrix
+from ...services.judges import JudgeLookupError, judge_version_for
+
+
+class Command(BaseCommand):
+    help = "Print each edge case x criterion: turns, pass rate with its Wilson interval, human-labelled turns."
+
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        # --version names a judge version here, not Django's version: ours replaces the built-in flag.
+        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
+
+    def add_arguments(self, parser):
+        parser.add_argument("--judge", required=True)
+        parser.add_argument("--version", default="")
+        parser.add_argument("--json", action="store_true")
+
+    def handle(self, *args, **options):
+        judge = Judge.objects.filter(slug=options["judge"]).first()
+        if judge is None:
+            raise CommandError(f"No judge {options['judge']!r}.")
+        version = None
+        if options["version"]:
+            try:
+                version = judge_version_for(f"{judge.slug}@{options['version']}")
+            except JudgeLookupError as exc:
+                raise CommandError(str(exc)) from exc
+        matrix = coverage_matrix(judge=judge, version=version)
+        if options["json"]:
+            self.stdout.write(json.dumps(matrix.as_dict(), indent=2, ensure_ascii=False))
+            return
+        if not matrix.rows:
+            self.stdout.write(f"{judge.slug} has no edge case.")
+            return
+        self.stdout.write(
+            f"{judge.slug}@{matrix.version.version if matrix.version else '-'}: {len(matrix.rows)} edge cases"
+        )
+        for row in matrix.rows:
+            self.stdout.write(f"{row.case.position}. {row.case.case} ({row.conversations} conversations tagged)")
+            for cell in row.cells:
+                if not cell.targeted and not cell.scored:
+                    continue
+                rate = "-" if cell.pass_rate is None else f"{cell.pass_rate:.1%}"
+                interval = f"[{cell.interval[0]:.3f}, {cell.interval[1]:.3f}]" if cell.interval else "-"
+                floor = "" if cell.sufficient else f" ({INSUFFICIENT})"
+                mark = "*" if cell.targeted else " "
+                self.stdout.write(
+                    f"   {mark} {cell.criterion:<48} turns {cell.turns:>4}  pass {rate:>6} {interval}{floor}"
+                    f"  human-labelled {cell.labelled}"
+                )

@@ -1,0 +1,12 @@
+"""Imports started from the browser, on a worker (the page polls the job's progress)."""
+
+from celery import shared_task
+
+from reviewapp.services.import_jobs import import_job_run
+
+
+@shared_task(acks_late=True)
+def import_job_task(job_id: int) -> dict:
+    """Safe to run twice: the import is idempotent and a finished job is left as it is."""
+    job = import_job_run(job_id=job_id)
+    return {"job": job.pk, "status": job.status}

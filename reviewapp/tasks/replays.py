@@ -1,0 +1,12 @@
+"""Replays of archived judge calls on a worker (a call can take a minute; the page polls)."""
+
+from celery import shared_task
+
+from reviewapp.services.replays import call_replay_run
+
+
+@shared_task(acks_late=True)
+def call_replay(replay_id: int) -> dict:
+    """Safe to run twice: a finished replay is left as it is."""
+    replay = call_replay_run(replay_id=replay_id)
+    return {"replay": replay.pk, "status": replay.status}

@@ -1,0 +1,102 @@
+"""EVA's conciseness judge over EVA's conciseness validation set, through the real stack.
+
+PostgreSQL, Redis as broker, a real Celery worker process, and the real openai client talking over
+HTTP to tests/llm_server.py, which answers EVA's prompt as EVA's judges do: one array entry per
+"Turn N:" block. Every gold-labelled agent turn gets one resolved turn verdict carrying the rating
+the endpoint gave it, and judge_report scores the version against the 479 gold labels.
+"""
+
+import json
+import re
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from sklearn.metrics import accuracy_score
+
+from reviewapp.models import JudgeCall, JudgeVersion, Sweep, Turn, Verdict
+from reviewapp.services.imports import dataset_import
+from reviewapp.services.sweeps import sweep_start
+from tests.llm_server import run_llm_server
+
+REPO = Path(__file__).resolve().parents[2]
+CONCISENESS_SET = (
+    REPO / ".." / "shared" / "data" / "eva" / "docs" / "metrics" / "judge_validation_datasets" / "conciseness.jsonl"
+)
+JUDGE_YAML = REPO / "tests" / "fixtures" / "eva" / "judge.yaml"
+
+
+@pytest.fixture
+def eva_worker(celery_worker_process, monkeypatch):
+    with run_llm_server(behaviour="good", latency_s=0.02) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        celery_worker_process.restart()
+        try:
+            yield celery_worker_process, server
+        finally:
+            monkeypatch.delenv("OPENAI_BASE_URL")
+            monkeypatch.delenv("OPENAI_API_KEY")
+            celery_worker_process.restart()
+
+
+def test_eva_conciseness_over_its_validation_set_on_a_worker(eva_worker, wait_until):
+    worker, server = eva_worker
+    assert connection.vendor == "postgresql"
+    summary = dataset_import(path=CONCISENESS_SET, fmt="eva-validation", dataset_name="eva-conciseness")
+    assert summary.labels == 479
+    call_command("load_judges", str(JUDGE_YAML), "--version", "eva-997ae97", stdout=StringIO())
+    version = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
+    dataset = version.judge.gold_labels.first().conversation.dataset
+
+    sweep = sweep_start(dataset=dataset, judge_versions=[version], qa_sample=0)
+    wait_until(
+        lambda: Sweep.objects.get(pk=sweep.pk).status == Sweep.Status.DONE,
+        timeout=240,
+        message=f"sweep {sweep.pk} to finish\n{worker.log_tail()}",
+    )
+
+    verdicts = list(Verdict.objects.filter(sweep=sweep).select_related("turn"))
+    assert len(verdicts) == 479
+    assert {(v.status, v.turn.role) for v in verdicts} == {("resolved", "agent")}
+    assert JudgeCall.objects.filter(sweep=sweep).count() == 100 == len(server.requests)
+
+    given: dict[tuple[str, int], int] = {}
+    for request, text in server.responses:
+        prompt = request["messages"][-1]["content"]
+        first_user = re.search(r"^Turn 1:\n  user: (.*)$", prompt, re.MULTILINE).group(1)
+        for entry in json.loads(text):
+            if entry["rating"] is not None:
+                given[(first_user, entry["turn_id"])] = entry["rating"]
+    first_user_of = dict(Turn.objects.filter(position=1, role="user").values_list("conversation_id", "text"))
+    # Agent turn 2k answers the user turn 2k-1 that opens EVA's turn k.
+    stored = {(first_user_of[v.conversation_id], v.turn.position // 2): v.rating for v in verdicts}
+    assert stored == given
+
+    records = [json.loads(line) for line in CONCISENESS_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
+    gold, predicted = [], []
+    for record in records:
+        first = next(t["content"] for t in record["conv_turns"] if t["role"] == "user")
+        for turn in record["conv_turns"]:
+            if "expected_rating" in turn:
+                gold.append(str(turn["expected_rating"]))
+                predicted.append(str(given[(first, turn["position"] // 2)]))
+    out = StringIO()
+    call_command(
+        "judge_report",
+        "--judge",
+        "conciseness",
+        "--version",
+        "eva-997ae97",
+        "--dataset",
+        "eva-conciseness",
+        "--json",
+        "--bootstrap",
+        "0",
+        stdout=out,
+    )
+    report = json.loads(out.getvalue())
+    assert report["n"] == 479
+    assert report["accuracy"]["value"] == pytest.approx(accuracy_score(gold, predicted), abs=1e-4)
