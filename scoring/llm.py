@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import openai
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
 from scoring.audio import AudioClip, input_audio_part
@@ -45,6 +44,14 @@ CHAT_PARAMS = frozenset(
 )
 MAX_RETRY_AFTER_S = 60.0
 CHAT_COMPLETIONS_PATH = "/chat/completions"
+
+
+def _sdk() -> Any:
+    """The openai package, imported on first use: it takes about a second to load, and a process that
+    never calls a model (the web process serving pages, most commands) should not pay for it."""
+    import openai
+
+    return openai
 
 
 @dataclass(frozen=True)
@@ -96,21 +103,21 @@ def retry_after_seconds(headers: Mapping[str, str] | None, *, cap_s: float = MAX
 
 
 def is_retryable(error: BaseException) -> bool:
-    if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
+    if isinstance(error, _sdk().APIConnectionError):  # includes APITimeoutError
         return True
-    if isinstance(error, openai.APIStatusError):
+    if isinstance(error, _sdk().APIStatusError):
         return error.status_code == 429 or error.status_code >= 500
     return False
 
 
 def describe_error(error: BaseException) -> str:
-    if isinstance(error, openai.APITimeoutError):
+    if isinstance(error, _sdk().APITimeoutError):
         return "timeout: the endpoint did not answer in time"
-    if isinstance(error, openai.APIConnectionError):
+    if isinstance(error, _sdk().APIConnectionError):
         cause = error.__cause__
         cause_text = f" ({type(cause).__name__}: {cause})" if cause else ""
         return f"connection error: {error.message}{cause_text}"
-    if isinstance(error, openai.APIStatusError):
+    if isinstance(error, _sdk().APIStatusError):
         body = error.body
         detail = body.get("message") if isinstance(body, dict) else None
         return f"HTTP {error.status_code}: {detail if isinstance(detail, str) and detail else error.message}"
@@ -151,10 +158,10 @@ class LLMClient:
         self._backoff = wait_exponential_jitter(
             multiplier=backoff_initial_s, max=backoff_max_s, jitter=backoff_initial_s
         )
-        self._openai = openai.OpenAI(
+        self._openai = _sdk().OpenAI(
             base_url=base_url or None,
             api_key=api_key,
-            timeout=openai.Timeout(timeout_s, connect=min(10.0, timeout_s)),
+            timeout=_sdk().Timeout(timeout_s, connect=min(10.0, timeout_s)),
             max_retries=0,
         )
 
@@ -163,7 +170,7 @@ class LLMClient:
 
     def _wait(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None
-        if isinstance(error, openai.APIStatusError):
+        if isinstance(error, _sdk().APIStatusError):
             asked = retry_after_seconds(error.response.headers, cap_s=self.retry_after_cap_s)
             if asked is not None:
                 return asked
@@ -231,7 +238,7 @@ class LLMClient:
         )
         try:
             content = retrying(self._attempt, limiter=limiter, queued=queued, body=body)
-        except (openai.OpenAIError, RateLimitTimeout) as error:
+        except (_sdk().OpenAIError, RateLimitTimeout) as error:
             message = describe_error(error)
             if attempts > 1:
                 message = f"{message} (after {attempts} attempts)"
@@ -249,7 +256,7 @@ def user_content(user: str, audio: AudioClip | None) -> str | list[dict[str, Any
 
 def error_body(error: BaseException) -> str:
     """The body of a failed HTTP response (a 4xx/5xx page), or "" when no response came back."""
-    if isinstance(error, openai.APIStatusError):
+    if isinstance(error, _sdk().APIStatusError):
         try:
             return error.response.text
         except Exception:  # a streamed or closed response: nothing more to keep

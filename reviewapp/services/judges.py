@@ -127,13 +127,6 @@ def runnable_spec(judge_version: JudgeVersion) -> JudgeSpec:
     if profile is not None and profile.audio and not getattr(spec, "needs_audio", False):
         # EVA's audio judges rate what they hear: sent as text only, their answers would be guesses.
         raise JudgeNotRunnable(f"{judge_version}: EVA's {profile.key} listens to the audio, and this spec sends none")
-    if profile is not None and profile.audio and profile.per_turn:
-        # One call per conversation rating every turn would need the conversation's audio with it; the
-        # per-conversation call group sends text only, so the answer would rate audio it never heard.
-        raise JudgeNotRunnable(
-            f"{judge_version}: EVA's {profile.key} rates each turn from the conversation's audio in one call, "
-            "and per-conversation calls do not carry audio yet"
-        )
     if spec.scale_min is not None and spec.scale_max is not None:
         return spec
     judge = judge_version.judge

@@ -599,7 +599,7 @@ def _run_llm(
     extra = sweep.params.get("variables") or None
     profile = eva.profile_for(spec.eva_profile) if spec.eva_profile else None
     if profile is not None and profile.per_turn:
-        jobs = _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra, buffer, outcome)
+        jobs = _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra, buffer, outcome, clips)
         llm_runs = {}
     for target_id, runs in llm_runs.items():
         target = targets[target_id]
@@ -693,8 +693,12 @@ def _run_llm(
     return outcome
 
 
-def _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra, buffer, outcome) -> list:
-    """One job per (conversation, run) for a per-turn EVA judge: EVA rates every turn in one call."""
+def _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra, buffer, outcome, clips) -> list:
+    """One job per (conversation, run) for a per-turn EVA judge: EVA rates every turn in one call.
+
+    A listening judge's call carries the rated speaker's turns cut from the recording and joined (EVA
+    sends that speaker's own channel); with no usable audio every turn is unresolved and nothing is sent.
+    """
     members: dict[int, list[_Target]] = defaultdict(list)
     for target_id in llm_runs:
         members[targets[target_id].conversation.pk].append(targets[target_id])
@@ -724,6 +728,31 @@ def _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra
                     )
             outcome.errors.append(f"render conversation {conversation_id}: {exc}")
             continue
+        if spec.needs_audio:
+            profile = eva.profile_for(spec.eva_profile)
+            role = spec.audio_role or (profile.rated_role if profile is not None and profile.rated_role else "agent")
+            try:
+                clips[conversation_id] = judge_audio.clip_for(
+                    conversation=conversation,
+                    turn=None,
+                    role=role,
+                    turns=turns_by_conversation.get(conversation_id, ()),
+                )
+            except judge_audio.NoAudio as no_audio:
+                buffer.extend(
+                    _new_verdict(
+                        sweep,
+                        jv,
+                        target,
+                        0,
+                        tier=Verdict.Tier.LLM,
+                        status=Verdict.Status.UNRESOLVED,
+                        explanation=str(no_audio),
+                    )
+                    for target in group
+                    if 0 in llm_runs[target.id]
+                )
+                continue
         runs = sorted({run for target in group for run in llm_runs[target.id]})
         for run in runs:
             in_run = [t for t in group if run in llm_runs[t.id]]

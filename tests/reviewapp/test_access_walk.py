@@ -130,6 +130,10 @@ def world(make_user):
             # Lead-only pages of the improvement loop: ids no row has (a 403 or 404 must leak nothing either).
             "case_id": 999_999,
             "proof_id": 999_999,
+            # Lead-only pages of the call archive and browser imports, likewise.
+            "call_id": 999_999,
+            "replay_id": 999_999,
+            "job_id": 999_999,
         },
         "ja": {
             "conversation_id": ja_conv.pk,
@@ -146,6 +150,10 @@ def world(make_user):
             # Lead-only pages of the improvement loop: ids no row has (a 403 or 404 must leak nothing either).
             "case_id": 999_999,
             "proof_id": 999_999,
+            # Lead-only pages of the call archive and browser imports, likewise.
+            "call_id": 999_999,
+            "replay_id": 999_999,
+            "job_id": 999_999,
         },
     }
     return users, scenes

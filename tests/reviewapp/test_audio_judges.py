@@ -163,3 +163,63 @@ def test_a_conversation_level_judge_hearing_the_agent_gets_the_agent_turns_joine
 
     calls.call_replay(call=verdicts["heard"].call, client=sweeps.llm_client())
     assert endpoint.audio_received[-1] == endpoint.audio_received[0] and len(endpoint.audio_received) == 2
+
+
+def test_an_eva_listening_judge_rating_every_turn_hears_the_rated_speakers_turns_joined(
+    settings, tmp_path, endpoint, run_sweep
+):
+    from reviewapp.models import Dataset, JudgeVersion
+    from reviewapp.services.imports import dataset_import
+    from scoring.audio import JOIN_PAUSE_MS
+
+    from .audio_support import eva_record_with_audio
+    from .test_eva_sweeps import JUDGE_YAML, load
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    folder = eva_record_with_audio(tmp_path)
+    dataset_import(path=folder.parent, fmt="eva-run", dataset_name="eva-heard")
+    load(JUDGE_YAML, "eva-997ae97")
+    listening = JudgeVersion.objects.get(judge__slug="tts_fidelity", version="eva-997ae97")
+    dataset = Dataset.objects.get(name="eva-heard")
+    conversation = dataset.conversations.get()
+    agent_spans = [
+        (t.audio_start_ms, t.audio_end_ms)
+        for t in conversation.turns.order_by("position")
+        if t.role == "agent" and t.audio_start_ms is not None and t.audio_end_ms is not None
+    ]
+    assert len(agent_spans) >= 2
+
+    sweep = run_sweep(dataset=dataset, judge_versions=[listening], qa_sample=0)
+
+    # One call for the conversation, carrying the agent's turns cut from the recording and joined.
+    assert len(endpoint.requests) == 1
+    [(fmt, data)] = endpoint.audio_received[0]
+    rate, sent = read_frames(data)
+    assert fmt == "wav" and rate == RATE
+    pause = b"\x80" * (JOIN_PAUSE_MS * RATE // 1000)
+    assert sent == pause.join(frames(a * RATE // 1000, b * RATE // 1000) for a, b in agent_spans)
+    call = JudgeCall.objects.get(sweep=sweep)
+    assert call.audio["sha256"] == hashlib.sha256(data).hexdigest()
+    assert call.audio["spans"] == [list(span) for span in agent_spans]
+    # Its answer became turn verdicts, each linked to that one call.
+    verdicts = Verdict.objects.filter(sweep=sweep, judge_version=listening)
+    assert verdicts.filter(turn__isnull=False).count() >= 2
+    assert set(verdicts.exclude(call=None).values_list("call_id", flat=True)) == {call.pk}
+
+
+def test_an_eva_listening_judge_with_no_recording_sends_nothing_and_leaves_every_turn_unresolved(endpoint, run_sweep):
+    from reviewapp.models import Dataset, JudgeVersion
+    from reviewapp.services.imports import dataset_import
+
+    from .test_eva_sweeps import JUDGE_YAML, RUN_RECORDS, load
+
+    dataset_import(path=RUN_RECORDS, fmt="eva-run", dataset_name="eva-silent")
+    load(JUDGE_YAML, "eva-997ae97")
+    listening = JudgeVersion.objects.get(judge__slug="tts_fidelity", version="eva-997ae97")
+    sweep = run_sweep(dataset=Dataset.objects.get(name="eva-silent"), judge_versions=[listening], qa_sample=0)
+
+    assert endpoint.requests == []
+    verdicts = Verdict.objects.filter(sweep=sweep, judge_version=listening)
+    assert verdicts.exists()
+    assert set(verdicts.values_list("status", flat=True)) == {Verdict.Status.UNRESOLVED}
+    assert {v.explanation for v in verdicts} == {"no audio: the conversation has no audio file"}

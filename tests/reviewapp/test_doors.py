@@ -139,3 +139,20 @@ def test_quoted_spans_and_dispute_context_show_bidi_controls(client, make_user):
     ):
         html = client.get(url).content.decode()
         assert "\u202e" not in html and "\u27e8U+202E\u27e9" in html, url
+
+
+def test_judges_explanations_show_bidi_controls_on_the_review_dispute_and_conversation_pages(client, make_user):
+    from reviewapp.models import ReviewItem, Role, Verdict
+
+    item = make_item("fr")
+    Verdict.objects.filter(turn=item.turn).update(explanation="Le code \u202e21 KZ\u202c est lu à l'envers.")
+    ReviewItem.objects.filter(pk=item.pk).update(status=ReviewItem.Status.AWAITING_ADJUDICATION)
+    client.force_login(make_user("lea", role=Role.LEAD))
+    for url in (
+        reverse("review_item", args=[item.pk]),
+        reverse("dispute_detail", args=[item.pk]),
+        reverse("conversation_detail", args=[item.conversation_id]),
+    ):
+        html = client.get(url).content.decode()
+        assert "lu à l" in html, url  # the explanation is on the page
+        assert "\u202e" not in html and "\u27e8U+202E\u27e9" in html, url

@@ -488,11 +488,19 @@ def test_a_tribunal_judge_without_bounds_in_its_spec_never_stores_an_answer_outs
     assert "outside the scale 1..5" in far.explanation
 
 
-def test_an_eva_audio_judge_whose_spec_sends_no_audio_cannot_run():
+def test_an_eva_audio_judge_cannot_run_without_the_audio_its_answer_rates():
     load(JUDGE_YAML, "eva-997ae97")
     version = JudgeVersion.objects.get(judge__slug="tts_fidelity", version="eva-997ae97")
+    assert version.spec["needs_audio"] is True
 
-    with pytest.raises(judges_service.JudgeNotRunnable, match="listens to the audio"):
+    # Loaded from judge.yaml it listens, so it runs (its calls carry the audio: test_audio_judges).
+    assert judges_service.runnable_spec(version).needs_audio
+
+    # The same spec told it sends no audio at all is refused for that reason.
+    deaf = dict(version.spec)
+    del deaf["needs_audio"]
+    version.spec = deaf
+    with pytest.raises(judges_service.JudgeNotRunnable, match="listens to the audio, and this spec sends none"):
         judges_service.runnable_spec(version)
 
 
