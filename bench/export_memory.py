@@ -1,8 +1,10 @@
-"""Peak memory of an export at two sizes: it should not grow with the row count.
+"""Rate and peak memory of an export at two sizes: memory should not grow with the row count.
 
     PYTHONPATH=. .venv/bin/python bench/export_memory.py [--rows 100000 1000000] [--formats jsonl parquet]
+        [--database-url postgres://postgres@127.0.0.1:5432/tribunal_bench_export]
 
-For each size: a fresh SQLite database in a temporary folder, N gold-labelled agent turns (two per
+For each size: a fresh database (SQLite in a temporary folder, or the PostgreSQL database named by
+--database-url, dropped and created again; it must not be one you need), N gold-labelled agent turns (two per
 conversation, each after a user turn, so rows carry context), then `manage.py export_dataset` in its
 own process, whose peak RSS (ru_maxrss from wait4) and wall time are reported. Data generation runs
 in another process, so its memory is not counted.
@@ -18,19 +20,21 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 
 GENERATE = r"""
 import sys, django
 django.setup()
+FALSE = False
 from django.db import connection, transaction
 from django.utils import timezone
 from reviewapp.models import Dataset, Judge
 rows = int(sys.argv[1])
 judge = Judge.objects.create(slug="conciseness", level="turn", scale="ordinal", scale_min=1, scale_max=3)
 dataset = Dataset.objects.create(name="bench", kind="validation")
-now = timezone.now().isoformat()
+now = timezone.now()
 conversations = (rows + 1) // 2
 batch = 20000
 with connection.cursor() as cursor:
@@ -59,10 +63,28 @@ with connection.cursor() as cursor:
             )
             cursor.executemany(
                 "INSERT INTO reviewapp_goldlabel (judge_id, conversation_id, turn_id, source, rating, label, failure_modes,"
-                " excluded, metadata, created_at) VALUES (%s, %s, %s, %s, %s, '', '[]', 0, '{}', %s)",
+                " excluded, metadata, created_at) VALUES (%s, %s, %s, %s, %s, '', '[]', FALSE, '{}', %s)",
                 labels,
             )
 print(rows)
+"""
+
+
+# The export in its own process, timed from the moment Django is loaded (process start-up is not the
+# export's): snapshot_create + snapshot_write, which counts, streams, writes, hashes and renames.
+EXPORT = r"""
+import json, sys, time, django
+django.setup()
+from reviewapp.models import Judge
+from reviewapp.services import exports
+fmt = sys.argv[1]
+started = time.perf_counter()
+snapshot = exports.snapshot_create(judge=Judge.objects.get(slug="conciseness"), fmt=fmt, name=f"bench-{fmt}", build=False)
+snapshot = exports.snapshot_write(snapshot_id=snapshot.pk)
+seconds = time.perf_counter() - started
+path = exports.snapshot_path(snapshot)
+print(json.dumps({"rows": snapshot.row_count, "export_s": seconds, "bytes": path.stat().st_size}))
+path.unlink()
 """
 
 
@@ -80,14 +102,29 @@ def run(command: list[str], env: dict[str, str]) -> tuple[int, float, str]:
     return usage.ru_maxrss, time.monotonic() - started, text
 
 
-def bench(rows: int, formats: list[str]) -> list[dict]:
+def fresh_postgres(url: str) -> None:
+    """Drop and create the benchmark's PostgreSQL database."""
+    import psycopg
+
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def bench(rows: int, formats: list[str], database_url: str | None = None) -> list[dict]:
     python = sys.executable
     results = []
     with tempfile.TemporaryDirectory(prefix="tribunal-export-bench-") as folder:
+        if database_url:
+            fresh_postgres(database_url)
         env = {
             **os.environ,
             "TRIBUNAL_VAR_DIR": folder,
-            "DATABASE_URL": f"sqlite:///{folder}/bench.sqlite3",
+            "MEDIA_ROOT": f"{folder}/media",
+            "DATABASE_URL": database_url or f"sqlite:///{folder}/bench.sqlite3",
             "DJANGO_SETTINGS_MODULE": "reviewapp.settings",
             "PYTHONPATH": str(ROOT),
             "LOG_LEVEL": "WARNING",
@@ -96,25 +133,22 @@ def bench(rows: int, formats: list[str]) -> list[dict]:
         run([python, "manage.py", "migrate", "-v0"], env)
         _, generated_s, _ = run([python, "-c", GENERATE, str(rows)], env)
         for fmt in formats:
-            out = Path(folder) / f"out.{fmt}"
-            peak_kib, seconds, stdout = run(
-                [python, "manage.py", "export_dataset", "--judge", "conciseness", "--format", fmt, "--out", str(out)],
-                env,
-            )
+            peak_kib, seconds, stdout = run([python, "-c", EXPORT, fmt], env)
             summary = json.loads(stdout.strip().splitlines()[-1])
             results.append(
                 {
+                    "database": "postgresql" if database_url else "sqlite",
                     "rows": summary["rows"],
                     "format": fmt,
                     "peak_rss_mib": round(peak_kib / 1024, 1),
-                    "seconds": round(seconds, 1),
-                    "rows_per_s": round(summary["rows"] / seconds),
-                    "file_mib": round(out.stat().st_size / 2**20, 1),
+                    "seconds": round(summary["export_s"], 1),
+                    "rows_per_s": round(summary["rows"] / summary["export_s"]),
+                    "process_s": round(seconds, 1),
+                    "file_mib": round(summary["bytes"] / 2**20, 1),
                     "generate_s": round(generated_s, 1),
                 }
             )
             print(json.dumps(results[-1]), flush=True)
-            out.unlink()
     return results
 
 
@@ -122,13 +156,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--formats", nargs="+", default=["jsonl", "csv", "parquet", "eva"])
+    parser.add_argument("--database-url", help="a PostgreSQL database to drop, create and fill (default: SQLite)")
     args = parser.parse_args()
-    results = [result for rows in args.rows for result in bench(rows, args.formats)]
-    print(f"{'rows':>9} {'format':<8} {'peak RSS MiB':>12} {'seconds':>8} {'rows/s':>8} {'file MiB':>9}")
+    results = [result for rows in args.rows for result in bench(rows, args.formats, args.database_url)]
+    header = f"{'database':<10} {'rows':>9} {'format':<8} {'peak RSS MiB':>12} {'seconds':>8} {'rows/s':>8}"
+    print(header + f" {'file MiB':>9}")
     for r in results:
         print(
-            f"{r['rows']:>9} {r['format']:<8} {r['peak_rss_mib']:>12} {r['seconds']:>8} {r['rows_per_s']:>8} "
-            f"{r['file_mib']:>9}"
+            f"{r['database']:<10} {r['rows']:>9} {r['format']:<8} {r['peak_rss_mib']:>12} {r['seconds']:>8} "
+            f"{r['rows_per_s']:>8} {r['file_mib']:>9}"
         )
 
 

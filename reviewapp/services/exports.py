@@ -26,6 +26,7 @@ from datetime import date
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -211,9 +212,14 @@ def flat_row(row: ExportRow, judge: Judge) -> dict[str, Any]:
     }
 
 
+def _json_bytes(value: Any) -> bytes:
+    """Compact UTF-8 JSON by orjson. orjson would write NaN and Infinity as null without a word, so
+    every value is passed through `NonFinite.clean` first, which counts them for the datasheet."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+
+
 def _json(value: Any) -> str:
-    # allow_nan=False: a literal NaN or Infinity is not JSON, and strict parsers refuse the file.
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _json_bytes(value).decode()
 
 
 class NonFinite:
@@ -222,6 +228,26 @@ class NonFinite:
 
     def __init__(self) -> None:
         self.count = 0
+
+    def flat(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A flat row: numbers can only be non-finite in the rating fields and the JSON columns that
+        come from stored JSON (failure modes, verdict flags), so only those are walked."""
+        rating = row["gold_rating"]
+        if rating is not None and not math.isfinite(rating):
+            self.count += 1
+            row["gold_rating"] = None
+        if row["gold_failure_modes"]:
+            row["gold_failure_modes"] = self.clean(row["gold_failure_modes"])
+        for review in row["reviews"]:
+            review["rating"] = self.clean(review["rating"])
+        if row["adjudication"] is not None:
+            row["adjudication"]["rating"] = self.clean(row["adjudication"]["rating"])
+        for verdicts in row["verdicts"].values():
+            for verdict in verdicts:
+                verdict["rating"] = self.clean(verdict["rating"])
+                if verdict["flags"]:
+                    verdict["flags"] = self.clean(verdict["flags"])
+        return row
 
     def clean(self, value: Any) -> Any:
         if isinstance(value, float):
@@ -237,18 +263,22 @@ class NonFinite:
 
 
 class _JsonlWriter:
-    def __init__(self, handle: IO[str], judge: Judge):
+    binary = True
+
+    def __init__(self, handle: IO[bytes], judge: Judge):
         self.handle, self.judge = handle, judge
         self.finite = NonFinite()
 
     def write(self, row: ExportRow) -> None:
-        self.handle.write(_json(self.finite.clean(flat_row(row, self.judge))) + "\n")
+        self.handle.write(_json_bytes(self.finite.flat(flat_row(row, self.judge))) + b"\n")
 
     def close(self) -> None:
         pass
 
 
 class _CsvWriter:
+    binary = False
+
     def __init__(self, handle: IO[str], judge: Judge):
         self.judge = judge
         self.finite = NonFinite()
@@ -256,7 +286,7 @@ class _CsvWriter:
         self.writer.writerow(COLUMN_NAMES)
 
     def write(self, row: ExportRow) -> None:
-        values = self.finite.clean(flat_row(row, self.judge))
+        values = self.finite.flat(flat_row(row, self.judge))
         cells = []
         for name, kind in COLUMNS:
             value = values[name]
@@ -275,7 +305,8 @@ class _CsvWriter:
 
 
 class _ParquetWriter:
-    """Row groups of PARQUET_ROW_GROUP rows: only one group is ever in memory."""
+    """Record batches of PARQUET_ROW_GROUP rows through pyarrow's ParquetWriter, one row group each:
+    only one batch is ever in memory."""
 
     def __init__(self, path: Path, judge: Judge):
         import pyarrow as pa
@@ -291,7 +322,7 @@ class _ParquetWriter:
         self.finite = NonFinite()
 
     def write(self, row: ExportRow) -> None:
-        values = self.finite.clean(flat_row(row, self.judge))
+        values = self.finite.flat(flat_row(row, self.judge))
         for name, kind in COLUMNS:
             value = values[name]
             self.buffer[name].append(_json(value) if kind == "json" and value is not None else value)
@@ -302,7 +333,9 @@ class _ParquetWriter:
     def _flush(self) -> None:
         if not self.buffered:
             return
-        self.writer.write_table(self.pa.Table.from_pydict(self.buffer, schema=self.schema))
+        self.writer.write_batch(
+            self.pa.RecordBatch.from_pydict(self.buffer, schema=self.schema), row_group_size=self.buffered
+        )
         self.buffer = {name: [] for name in COLUMN_NAMES}
         self.buffered = 0
 
@@ -318,7 +351,9 @@ class _EvaWriter:
     judges the `trace` shape. Rows of one conversation are consecutive, so one record is buffered.
     """
 
-    def __init__(self, handle: IO[str], judge: Judge):
+    binary = True
+
+    def __init__(self, handle: IO[bytes], judge: Judge):
         self.handle, self.judge = handle, judge
         self.rows: list[ExportRow] = []
         self.finite = NonFinite()
@@ -341,7 +376,7 @@ class _EvaWriter:
             record = eva_trace_record(first)
         else:
             record = eva_conv_turns_record(first.conversation, first.turns, self.rows)
-        self.handle.write(json.dumps(self.finite.clean(record), ensure_ascii=False, allow_nan=False) + "\n")
+        self.handle.write(_json_bytes(self.finite.clean(record)) + b"\n")
         self.rows = []
 
     def close(self) -> None:
@@ -605,12 +640,17 @@ def snapshot_write(*, snapshot_id: int, chunk_size: int = export_selectors.CHUNK
     partial = final.with_name(final.name + ".partial")
     tally = _Tally()
     try:
-        handle = None if snapshot.format == "parquet" else partial.open("w", encoding="utf-8", newline="")
+        handle: Any = None
         try:
             if snapshot.format == "parquet":
                 writer: Any = _ParquetWriter(partial, judge)
             else:
-                writer = {"jsonl": _JsonlWriter, "csv": _CsvWriter, "eva": _EvaWriter}[snapshot.format](handle, judge)
+                writer_class = {"jsonl": _JsonlWriter, "csv": _CsvWriter, "eva": _EvaWriter}[snapshot.format]
+                if writer_class.binary:
+                    handle = partial.open("wb", buffering=HASH_BLOCK)
+                else:
+                    handle = partial.open("w", encoding="utf-8", newline="", buffering=HASH_BLOCK)
+                writer = writer_class(handle, judge)
             next_progress = PROGRESS_EVERY_ROWS
             for chunk in export_selectors.export_rows(judge=judge, filters=filters, chunk_size=chunk_size):
                 for row in chunk:
