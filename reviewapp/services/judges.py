@@ -178,8 +178,12 @@ class JudgeLookupError(ValueError):
     """A `slug` or `slug@version` that names no stored judge version."""
 
 
-def judge_version_for(ref: str) -> JudgeVersion:
-    """`slug@version`, or `slug` for its newest version that can run (never an imported placeholder)."""
+def judge_version_for(ref: str, *, runnable: bool = True) -> JudgeVersion:
+    """`slug@version`, or `slug` for its newest version that can run (never an imported placeholder).
+
+    With `runnable=False` (commands that measure a version rather than run it: an imported judge's
+    verdicts are measured like any other's), `slug` alone is simply its newest version.
+    """
     slug, _, version = ref.partition("@")
     qs = JudgeVersion.objects.select_related("judge").filter(judge__slug=slug)
     if version:
@@ -191,6 +195,8 @@ def judge_version_for(ref: str) -> JudgeVersion:
     stored = list(qs.order_by("-created_at", "-id"))
     if not stored:
         raise JudgeLookupError(f"No judge {slug!r}: store its spec first.")
+    if not runnable:
+        return stored[0]
     problems = []
     for candidate in stored:
         try:

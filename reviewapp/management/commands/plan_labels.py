@@ -38,7 +38,7 @@ class Command(BaseCommand):
             raise CommandError("--budget is zero or more labels.")
         ref = options["judge"] + (f"@{options['version']}" if options["version"] else "")
         try:
-            version = judge_version_for(ref)
+            version = judge_version_for(ref, runnable=False)
         except JudgeLookupError as exc:
             raise CommandError(str(exc)) from exc
         plan = plan_cells(version=version, budget=options["budget"])
