@@ -44,6 +44,33 @@ VALIDATION_FLAGS = ("invalid", "validated")
 # an EVA-format export gives every field back exactly (see services/exports.py).
 RAW_KEY = "eva_raw"
 ORDER_KEY = "eva_key_order"
+# The key order of every object nested in the record, as lists (see key_shape): PostgreSQL's jsonb keeps
+# arrays in order but not the keys of the objects it stores, so the order is kept apart from them.
+SHAPE_KEY = "eva_key_shape"
+
+
+def key_shape(value: Any) -> Any:
+    """The key order of `value`'s objects, at every depth: {"k": keys, "v": {key: shape}} or [shapes]."""
+    if isinstance(value, dict):
+        nested = {key: key_shape(item) for key, item in value.items() if isinstance(item, dict | list)}
+        return {"k": list(value), "v": {key: shape for key, shape in nested.items() if shape}}
+    if isinstance(value, list):
+        shapes = [key_shape(item) for item in value]
+        return shapes if any(shapes) else None
+    return None
+
+
+def reorder(value: Any, shape: Any) -> Any:
+    """`value` with its objects' keys put back in the order `shape` (from key_shape) recorded; keys the
+    shape does not know come after, in the order they have."""
+    if isinstance(value, dict) and isinstance(shape, dict):
+        order = [key for key in shape.get("k", []) if key in value]
+        keys = order + [key for key in value if key not in order]
+        children = shape.get("v", {})
+        return {key: reorder(value[key], children.get(key)) for key in keys}
+    if isinstance(value, list) and isinstance(shape, list):
+        return [reorder(item, shape[i] if i < len(shape) else None) for i, item in enumerate(value)]
+    return value
 
 
 def judge_slug_for(path: Path) -> str:
@@ -125,6 +152,7 @@ def _conversation(
     metadata = {key: value for key, value in record.items() if key not in known}
     metadata[RAW_KEY] = {key: record[key] for key in (*id_keys, "language", *VALIDATION_FLAGS) if key in record}
     metadata[ORDER_KEY] = list(record)
+    metadata[SHAPE_KEY] = key_shape(record)
     return ParsedConversation(
         external_id=external_id,
         language=read.language(record.get("language"), "language", language),
@@ -134,13 +162,13 @@ def _conversation(
 
 
 def _keep_raw(turn: ParsedTurn, raw: dict[str, Any], read_as: dict[str, Any], standard: list[str]) -> None:
-    """Keep in the turn's metadata what the columns changed ("assistant" read as agent ...) and, unless
-    it starts with the `standard` keys in order, the turn's key order, so an export writes it back."""
+    """Keep in the turn's metadata what the columns changed ("assistant" read as agent ...) and the
+    turn's key order, so an export writes it back. The order is kept as a list even when it starts with
+    the `standard` keys: PostgreSQL's jsonb does not keep the key order of the objects it stores."""
     changed = {key: raw[key] for key, value in read_as.items() if key in raw and raw[key] != value}
     if changed:
         turn.metadata[RAW_KEY] = changed
-    if list(raw)[: len(standard)] != standard:
-        turn.metadata[ORDER_KEY] = list(raw)
+    turn.metadata[ORDER_KEY] = list(raw)
 
 
 def _flags(record: dict[str, Any], read: FieldReader) -> tuple[bool, dict[str, Any]]:

@@ -32,7 +32,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from reviewapp.importers.eva_validation import ORDER_KEY, RAW_KEY
+from reviewapp.importers.eva_validation import ORDER_KEY, RAW_KEY, SHAPE_KEY, reorder
 from reviewapp.models import ExportSnapshot, GoldLabel, Judge, JudgeVersion
 from reviewapp.selectors import exports as export_selectors
 from reviewapp.selectors.exports import ExportFilters, ExportRow
@@ -384,7 +384,13 @@ class _EvaWriter:
 
 
 def _without_bookkeeping(metadata: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in metadata.items() if key not in ("eva_shape", RAW_KEY, ORDER_KEY)}
+    return {key: value for key, value in metadata.items() if key not in ("eva_shape", RAW_KEY, ORDER_KEY, SHAPE_KEY)}
+
+
+def _as_imported(record: dict[str, Any], conversation) -> dict[str, Any]:
+    """The record with its keys, and those of every object in it, in the order they came in."""
+    metadata = conversation.metadata or {}
+    return reorder(_in_order(record, metadata.get(ORDER_KEY)), metadata.get(SHAPE_KEY))
 
 
 def _in_order(
@@ -442,7 +448,7 @@ def eva_conv_turns_record(conversation, turns, rows: Sequence[ExportRow]) -> dic
         conv_turns.append(_in_order(entry, metadata.get(ORDER_KEY)))
     record = _record_head(conversation, "conversation_id")
     record["conv_turns"] = conv_turns
-    return _in_order(record, (conversation.metadata or {}).get(ORDER_KEY))
+    return _as_imported(record, conversation)
 
 
 def _trace_event(turn) -> dict[str, Any] | None:
@@ -469,7 +475,7 @@ def eva_trace_record(row: ExportRow) -> dict[str, Any]:
     for key, value in (row.gold.metadata or {}).items():
         if key in ("validated", "invalid", "description"):
             record[key] = value
-    return _in_order(record, (conversation.metadata or {}).get(ORDER_KEY))
+    return _as_imported(record, conversation)
 
 
 def eva_intended_turns_record(row: ExportRow) -> dict[str, Any]:
@@ -493,7 +499,7 @@ def eva_intended_turns_record(row: ExportRow) -> dict[str, Any]:
     gold = row.gold
     rating = gold.rating if gold.rating is not None else (None if gold.passed is None else float(gold.passed))
     record.update(_gold_fields(gold, {"expected_rating": _number(rating)}))
-    return _in_order(record, (conversation.metadata or {}).get(ORDER_KEY))
+    return _as_imported(record, conversation)
 
 
 def eva_entity_record(conversation, turns, rows: Sequence[ExportRow]) -> dict[str, Any]:
@@ -514,7 +520,7 @@ def eva_entity_record(conversation, turns, rows: Sequence[ExportRow]) -> dict[st
         }
         labels.append(_gold_fields(gold, normalized)["label"])
     record["labels"] = labels
-    return _in_order(record, (conversation.metadata or {}).get(ORDER_KEY))
+    return _as_imported(record, conversation)
 
 
 # --- the datasheet ------------------------------------------------------------------------------------
