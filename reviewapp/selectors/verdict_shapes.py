@@ -64,12 +64,23 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def _weight(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def _spec_parts(spec: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(name, meta) of each declared part, in the spec's order."""
+    """(name, meta) of each declared part: sub-metrics heaviest first (then by name), then criteria in
+    the spec's order. Sub-metrics are an object in the stored spec, whose key order PostgreSQL's jsonb
+    does not keep, so their order is the one rule that reads the same on every database."""
     parts: list[tuple[str, dict[str, Any]]] = []
     thresholds = spec.get("sub_metric_thresholds") or {}
     critical = set(spec.get("critical_sub_metrics") or ())
-    for name, weight in (spec.get("sub_metrics") or {}).items():
+    sub_metrics = spec.get("sub_metrics") or {}
+    weighted = sorted(sub_metrics.items(), key=lambda pair: (-_weight(pair[1]), str(pair[0])))
+    for name, weight in weighted:
         parts.append((str(name), {"weight": weight, "threshold": thresholds.get(name), "critical": name in critical}))
     for criterion in spec.get("criteria") or ():
         if isinstance(criterion, Mapping) and "name" in criterion:

@@ -46,7 +46,9 @@ def test_weighted_judge_shows_each_sub_metric_with_weight_threshold_and_its_own_
     rows = re.findall(
         r'data-part="(\w+)">\s*<th scope="row">\w+</th>\s*<td class="num"><span class="strong">([\d.]+)', html
     )
-    assert rows == [(name, str(score)) for name, score in WEIGHTED.items()]
+    # Heaviest sub-metric first (language_match 0.40, clarity 0.25), ties by name (structure, terminology).
+    order = ["language_match", "clarity", "structure", "terminology", "appropriateness"]
+    assert rows == [(name, str(WEIGHTED[name])) for name in order]
     language = html[html.index('data-part="language_match"') :].split("</tr>")[0]
     assert "not met" in language and "weight 0.4, threshold 60, critical" in language
     assert 'aria-label="The judge\'s failure modes"><span class="mode">wrong_language</span>' in html
