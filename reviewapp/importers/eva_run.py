@@ -18,6 +18,7 @@ from typing import Any
 
 from . import strict
 from .audio import attach_record_audio
+from .eva_validation import EVENT_SHAPE_KEY, key_shape
 from .limits import INT32_MAX
 from .records import FieldReader, ParsedConversation, ParsedImport, ParsedTurn, RecordError, compact_json, describe
 
@@ -171,7 +172,12 @@ def turns_from_context(context: dict[str, Any], read: FieldReader) -> list[Parse
                     position=len(turns),
                     role=kind,
                     text=compact_json(body),
-                    metadata={"eva_turn_id": turn_id, "tool_name": event.get("tool_name"), "event": event},
+                    metadata={
+                        "eva_turn_id": turn_id,
+                        "tool_name": event.get("tool_name"),
+                        "event": event,
+                        EVENT_SHAPE_KEY: key_shape(event),
+                    },
                 )
             )
             continue

@@ -47,6 +47,8 @@ ORDER_KEY = "eva_key_order"
 # The key order of every object nested in the record, as lists (see key_shape): PostgreSQL's jsonb keeps
 # arrays in order but not the keys of the objects it stores, so the order is kept apart from them.
 SHAPE_KEY = "eva_key_shape"
+# The same for a tool call's or tool response's event kept on its turn (judges see it as EVA formats it).
+EVENT_SHAPE_KEY = "event_key_shape"
 
 
 def key_shape(value: Any) -> Any:
@@ -199,7 +201,12 @@ def parse_trace(record: dict[str, Any], read: FieldReader, judge: str, language:
             body = {key: value for key, value in event.items() if key != "event_type"}
             read.string(event.get("tool_name"), f"{prefix}.tool_name", required=True)
             conversation.turns.append(
-                ParsedTurn(position=index, role=event_type, text=compact_json(body), metadata={"event": event})
+                ParsedTurn(
+                    position=index,
+                    role=event_type,
+                    text=compact_json(body),
+                    metadata={"event": event, EVENT_SHAPE_KEY: key_shape(event)},
+                )
             )
         else:
             raise read.fail(

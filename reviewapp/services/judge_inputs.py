@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from reviewapp.importers.eva_validation import EVENT_SHAPE_KEY, reorder
 from scoring import eva
 from scoring.specs import JudgeSpec, MissingVariable, RenderedPrompt, render, template_variables
 
@@ -300,7 +301,8 @@ def eva_record(conversation: Any, turns: Sequence[Any], *, extra: dict[str, Any]
             continue
         meta = turn.metadata or {}
         if kind in ("tool_call", "tool_response"):
-            event = meta.get("event") or {}
+            # Stored as jsonb on PostgreSQL, the event lost its key order: EVA formats it in its own order.
+            event = reorder(meta.get("event") or {}, meta.get(EVENT_SHAPE_KEY))
             if kind == "tool_call":
                 payload = event.get("parameters", event.get("params", {}))
             else:
