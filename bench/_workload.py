@@ -249,3 +249,49 @@ def build_tribunal(size: int, *, reviewers: int = REVIEWERS, progress=print) -> 
             # What autovacuum does soon after a bulk load: planner statistics and the visibility map.
             cursor.execute("VACUUM ANALYZE")
     return {"conversations": size, "turns": size * MESSAGES, "verdicts": size, "gold": size, "items": items}
+
+
+# The rows of every dataset but the workload's (what the import operation added), children first.
+IMPORTED_ROWS_DELETE = (
+    "DELETE FROM reviewapp_verdict WHERE conversation_id IN (SELECT c.id FROM reviewapp_conversation c"
+    " JOIN reviewapp_dataset d ON d.id = c.dataset_id WHERE d.name <> %s)",
+    "DELETE FROM reviewapp_goldlabel WHERE conversation_id IN (SELECT c.id FROM reviewapp_conversation c"
+    " JOIN reviewapp_dataset d ON d.id = c.dataset_id WHERE d.name <> %s)",
+    "DELETE FROM reviewapp_turn WHERE conversation_id IN (SELECT c.id FROM reviewapp_conversation c"
+    " JOIN reviewapp_dataset d ON d.id = c.dataset_id WHERE d.name <> %s)",
+    "DELETE FROM reviewapp_conversation WHERE id IN (SELECT c.id FROM reviewapp_conversation c"
+    " JOIN reviewapp_dataset d ON d.id = c.dataset_id WHERE d.name <> %s)",
+    "DELETE FROM reviewapp_sweep_judge_versions WHERE sweep_id IN (SELECT s.id FROM reviewapp_sweep s"
+    " JOIN reviewapp_dataset d ON d.id = s.dataset_id WHERE d.name <> %s)",
+    "DELETE FROM reviewapp_sweep WHERE id IN (SELECT s.id FROM reviewapp_sweep s"
+    " JOIN reviewapp_dataset d ON d.id = s.dataset_id WHERE d.name <> %s)",
+)
+
+
+def reset_tribunal(size: int) -> bool:
+    """Put a database built by build_tribunal(size) back as it was built; False when it holds another size.
+
+    Undoes what the operations wrote: reviews, skips, comments, gold labels from reviews, claims, and the
+    datasets an import operation added (deleted in SQL, child tables first: a cascade through the ORM
+    would read every imported turn first).
+    """
+    from django.db import connection, transaction
+
+    from reviewapp.models import Comment, Conversation, Dataset, GoldLabel, Review, ReviewItem, ReviewSkip
+
+    if Conversation.objects.filter(dataset__name=DATASET).count() != size:
+        return False
+    with transaction.atomic():
+        Review.objects.all().delete()
+        ReviewSkip.objects.all().delete()
+        Comment.objects.all().delete()
+        GoldLabel.objects.exclude(source=GoldLabel.Source.IMPORTED).delete()
+        ReviewItem.objects.exclude(status=ReviewItem.Status.OPEN, claimed_by=None).update(
+            status=ReviewItem.Status.OPEN, claimed_by=None, lease_expires_at=None
+        )
+        if Dataset.objects.exclude(name=DATASET).exists():
+            with connection.cursor() as cursor:
+                for statement in IMPORTED_ROWS_DELETE:
+                    cursor.execute(statement, [DATASET])
+            Dataset.objects.exclude(name=DATASET).delete()
+    return True

@@ -201,15 +201,23 @@ def start_tribunal(server: str, env: dict[str, str], port: int) -> subprocess.Po
 
 def bench_tribunal(database: str, url: str, args, var: Path) -> dict[str, dict[str, float]]:
     """Figures per server for one database; the in-process query counts under "queries"."""
-    print(f"== Tribunal on {database}: building {args.size:,} judged turns", flush=True)
-    fresh_database(url)
     env = django_env(url, var, production=True)
     python = sys.executable
-    child([python, "manage.py", "migrate", "-v0"], env)
-    started = time.perf_counter()
-    child([python, "-c", f"import django; django.setup(); from bench._workload import build_tribunal; "
-                         f"print(build_tribunal({args.size}, progress=None))"], env)  # fmt: skip
-    print(f"   built in {time.perf_counter() - started:.0f} s", flush=True)
+    reused = False
+    if args.reuse:
+        child([python, "manage.py", "migrate", "-v0"], env)
+        reset = "import django; django.setup(); from bench._workload import reset_tribunal; "
+        reused = child([python, "-c", reset + f"print(reset_tribunal({args.size}))"], env)[2].strip() == "True"
+    if reused:
+        print(f"== Tribunal on {database}: the {args.size:,} judged turns of an earlier run, reset", flush=True)
+    else:
+        print(f"== Tribunal on {database}: building {args.size:,} judged turns", flush=True)
+        fresh_database(url)
+        child([python, "manage.py", "migrate", "-v0"], env)
+        started = time.perf_counter()
+        build = "import django; django.setup(); from bench._workload import build_tribunal; "
+        child([python, "-c", build + f"print(build_tribunal({args.size}, progress=None))"], env)
+        print(f"   built in {time.perf_counter() - started:.0f} s", flush=True)
     child([python, "manage.py", "collectstatic", "--noinput", "-v0"], env)
     info = json.loads(child([python, "-c", QUERIES], env)[2].strip().splitlines()[-1])
     results: dict[str, dict[str, float]] = {"queries": info["queries"]}
@@ -241,28 +249,31 @@ def bench_tribunal(database: str, url: str, args, var: Path) -> dict[str, dict[s
         shared["import_rss"] = round(peak_kib / 1024)
     checks = [child([python, "manage.py", "check"], env)[1] * 1000 for _ in range(5)]
     shared["check"] = median_ms(checks)
-    for key in ("export", "import", "import_turns", "import_rss", "check"):
-        for server in args.servers[1:]:
-            if key in shared:
-                results[f"{database}/{server}"][key] = shared[key]
     return results
 
 
 # --- the table ---------------------------------------------------------------------------------------
 def print_table(results: dict[str, dict[str, float]], size: int) -> None:
-    systems = [name for name in results if name != "queries" and not name.startswith("queries")]
+    systems = [name for name in results if name != "load" and not name.startswith("queries")]
     queries = {k: v for name, counts in results.items() if name.startswith("queries") for k, v in counts.items()}
     ls = results.get("label-studio")
+    # Export, import and check run once per database, without a server: they sit in its first column.
+    # The ratios are against gunicorn, the production server.
+    against = [name for name in systems if name.endswith("/gunicorn")] or [n for n in systems if n != "label-studio"]
     head = ["operation", *systems]
     if ls:
-        head += [f"LS/{name}" for name in systems if name != "label-studio"]
+        head += [f"LS/{name}" for name in against]
     head.append("queries")
+    load = results.get("load", {})
     lines = [f"Workload: {size:,} judged turns (9 messages each), medians of requests on new connections"]
+    lines.append(
+        f"load average (1 min) at start {load.get('start')}, at end {load.get('end')}, on {os.cpu_count()} CPUs"
+    )
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key, label in OPERATIONS:
         row = [label] + [fmt(results[name].get(key)) for name in systems]
         if ls:
-            row += [ratio(ls.get(key), results[name].get(key), key) for name in systems if name != "label-studio"]
+            row += [ratio(ls.get(key), results[name].get(key), key) for name in against]
         row.append(str(queries.get(key, "")))
         lines.append("| " + " | ".join(row) + " |")
     print("\n".join(lines))
@@ -292,12 +303,16 @@ def main() -> None:
     parser.add_argument("--label-studio", action="store_true", help="measure Label Studio too")
     parser.add_argument("--ls-venv", default="/work/lsvenv")
     parser.add_argument("--json", help="also write every figure to this file")
+    parser.add_argument("--work-dir", default=str(ROOT / "var" / "bench-compare"), help="SQLite file, media, JSONL")
+    parser.add_argument(
+        "--reuse", action="store_true", help="keep the workload an earlier run built at this size (migrated, reset)"
+    )
     args = parser.parse_args()
     if args.import_size is None:
         args.import_size = min(args.size, 100_000)
-    var = ROOT / "var" / "bench-compare"
+    var = Path(args.work_dir)
     var.mkdir(parents=True, exist_ok=True)
-    results: dict[str, dict[str, float]] = {}
+    results: dict[str, dict[str, float]] = {"load": {"start": round(os.getloadavg()[0], 1)}}
     for database in args.databases:
         url = f"sqlite:///{var / 'compare.sqlite3'}" if database == "sqlite" else args.postgres_url
         figures = bench_tribunal(database, url, args, var)
@@ -308,6 +323,7 @@ def main() -> None:
 
         with tempfile.TemporaryDirectory(prefix="ls-bench-") as folder:
             results["label-studio"] = _label_studio.bench(Path(args.ls_venv), Path(folder), args)
+    results["load"]["end"] = round(os.getloadavg()[0], 1)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     # The query counts of the first database are shown: they are the same on both when the code is.
