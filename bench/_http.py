@@ -24,6 +24,10 @@ class Http:
         self.port = port
         self.headers = headers or {}
         self.cookies = dict(cookies or {})
+        # When set: the CPU the server's processes spent on each request (last_cpu_ms). On a machine
+        # shared with other work, CPU per request is steadier than wall time.
+        self.server_pid: int | None = None
+        self.last_cpu_ms = 0.0
 
     @classmethod
     def tribunal(cls, port: int, session: str) -> Http:
@@ -42,6 +46,7 @@ class Http:
         elif body is not None:
             payload = json.dumps(body).encode()
             headers["Content-Type"] = "application/json"
+        cpu_before = tree_cpu_seconds(self.server_pid) if self.server_pid else 0.0
         started = time.perf_counter()
         connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
@@ -51,6 +56,8 @@ class Http:
         finally:
             connection.close()
         ms = (time.perf_counter() - started) * 1000
+        if self.server_pid:
+            self.last_cpu_ms = (tree_cpu_seconds(self.server_pid) - cpu_before) * 1000
         for value in response.headers.get_all("Set-Cookie") or []:
             cookie = SimpleCookie()
             cookie.load(value)
@@ -67,6 +74,21 @@ class Http:
         status, _, data, _ = self.request(method, path, body=body)
         assert status in expect, (method, path, status, data[:500])
         return json.loads(data) if data else None
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and all its descendants still alive (from /proc, in clock ticks)."""
+    total, pending = 0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+            for thread in Path(f"/proc/{current}/task").iterdir():
+                pending += [int(child) for child in (thread / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def free_port() -> int:

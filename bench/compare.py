@@ -93,30 +93,44 @@ def median_ms(samples: list[float]) -> float:
 
 
 # --- Tribunal ----------------------------------------------------------------------------------------
-def tribunal_http(port: int, repeats: int, sessions: list[str], cursor: str) -> dict[str, float]:
-    """The seven page operations against a running server, as reviewers of the workload's language."""
+def tribunal_http(port: int, pid: int, repeats: int, sessions: list[str], cursor: str) -> dict[str, float]:
+    """The seven page operations against a running server, as reviewers of the workload's language:
+    median wall ms of each, and the server's mean CPU ms per request under "<operation>_cpu"."""
     times: dict[str, list[float]] = {key: [] for key in ("queue", "middle", "filtered", "after_labels")}
     times |= {"review": [], "claim": [], "submit": []}
+    cpu: dict[str, list[float]] = {key: [] for key in times}
     reader = Http.tribunal(port, sessions[0])
+    reader.server_pid = pid
+
+    def read(key: str, path: str) -> None:
+        times[key].append(reader.get(path))
+        cpu[key].append(reader.last_cpu_ms)
+
+    for key, path in (("queue", "/queue/"), ("middle", f"/queue/?after={cursor}")):
+        for _ in range(repeats):
+            read(key, path)
     for _ in range(repeats):
-        times["queue"].append(reader.get("/queue/"))
-        times["middle"].append(reader.get(f"/queue/?after={cursor}"))
-        times["filtered"].append(reader.get("/queue/?reason=gold_disagrees"))
+        read("filtered", "/queue/?reason=gold_disagrees")
     for session in sessions[1 : repeats + 1]:
         client = Http.tribunal(port, session)
+        client.server_pid = pid
         status, headers, _, ms = client.request("POST", "/queue/next/")
         assert status == 302 and "/review/" in headers.get("location", ""), (status, headers)
         times["claim"].append(ms)
+        cpu["claim"].append(client.last_cpu_ms)
         path = "/review/" + headers["location"].split("/review/", 1)[1]
         status, _, body, ms = client.request("GET", path)
         assert status == 200, status
         times["review"].append(ms)
+        cpu["review"].append(client.last_cpu_ms)
         status, headers, _, ms = client.request("POST", path, form=label_form(body.decode()))
         assert status == 302, (status, headers)
         times["submit"].append(ms)
+        cpu["submit"].append(client.last_cpu_ms)
     for _ in range(repeats):
-        times["after_labels"].append(reader.get("/queue/"))
-    return {key: median_ms(value) for key, value in times.items()}
+        read("after_labels", "/queue/")
+    figures = {key: median_ms(value) for key, value in times.items()}
+    return figures | {f"{key}_cpu": round(sum(value) / len(value), 1) for key, value in cpu.items()}
 
 
 def label_form(page: str) -> dict[str, str]:
@@ -229,7 +243,7 @@ def bench_tribunal(database: str, url: str, args, var: Path) -> dict[str, dict[s
         try:
             first_page = wait_until_up(port, "/login/", process) - started
             sessions = info["sessions"][n * args.repeats :]
-            figures = tribunal_http(port, args.repeats, sessions, info["middle"])
+            figures = tribunal_http(port, process.pid, args.repeats, sessions, info["middle"])
         finally:
             stop(process)
         figures["first_page"] = round(first_page * 1000)
@@ -276,6 +290,10 @@ def print_table(results: dict[str, dict[str, float]], size: int) -> None:
             row += [ratio(ls.get(key), results[name].get(key), key) for name in against]
         row.append(str(queries.get(key, "")))
         lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "Server CPU per request (ms, mean; user + system of the server's processes, from /proc)"]
+    lines += ["| operation | " + " | ".join(systems) + " |", "|" + "---|" * (len(systems) + 1)]
+    for key, label in OPERATIONS[:7]:
+        lines.append("| " + " | ".join([label] + [fmt(results[name].get(f"{key}_cpu")) for name in systems]) + " |")
     print("\n".join(lines))
 
 
