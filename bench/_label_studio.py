@@ -8,6 +8,7 @@ DEBUG off like Tribunal. The legacy token is enabled so a fixed API token can dr
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import subprocess
@@ -65,6 +66,7 @@ def bench(venv: Path, data_dir: Path, args) -> dict[str, float]:
     try:
         figures["first_page"] = round((wait_until_up(port, "/health", process, limit=600) - started) * 1000)
         api = Http(port, headers={"Authorization": f"Token {token}"})
+        api.server_pid = process.pid
         project = api.json("POST", "/api/projects", {"title": "bench", "label_config": workload.LS_LABEL_CONFIG})
         pid = project["id"]
         started = time.perf_counter()
@@ -93,8 +95,18 @@ def bench(venv: Path, data_dir: Path, args) -> dict[str, float]:
 
 
 def operations(api: Http, pid: int, args) -> dict[str, float]:
+    """Median wall ms of each operation, and the server's mean CPU ms per request under "<operation>_cpu"."""
     times: dict[str, list[float]] = {key: [] for key in ("queue", "middle", "filtered", "after_labels")}
     times |= {"review": [], "claim": [], "submit": []}
+    cpu: dict[str, list[float]] = {key: [] for key in times}
+
+    def call(key: str, method: str, path: str, body=None, expect: int = 200) -> bytes:
+        status, _, data, ms = api.request(method, path, body=body)
+        assert status == expect, (method, path, status, data[:300])
+        times[key].append(ms)
+        cpu[key].append(api.last_cpu_ms)
+        return data
+
     middle = max(1, args.size // PAGE_SIZE // 2)
     judge_failed = {
         "filter": "filter:tasks:data.judge_failed",
@@ -106,28 +118,22 @@ def operations(api: Http, pid: int, args) -> dict[str, float]:
         "POST", "/api/dm/views", {"project": pid, "data": {"filters": {"conjunction": "and", "items": [judge_failed]}}}
     )
     listing = f"/api/tasks?project={pid}&page_size={PAGE_SIZE}"
-    filtered = api.json("GET", f"/api/tasks?project={pid}&view={view['id']}&page=1&page_size={PAGE_SIZE}")
-    print(f"   filtered list holds {filtered.get('total')} of {args.size} tasks", flush=True)
-    for _ in range(args.repeats):
-        times["queue"].append(api.get(f"{listing}&page=1"))
-        times["middle"].append(api.get(f"{listing}&page={middle}"))
-        times["filtered"].append(api.get(f"/api/tasks?project={pid}&view={view['id']}&page=1&page_size={PAGE_SIZE}"))
+    filtered = f"{listing}&view={view['id']}&page=1"
+    print(f"   filtered list holds {api.json('GET', filtered).get('total')} of {args.size} tasks", flush=True)
+    for key, path in (("queue", f"{listing}&page=1"), ("middle", f"{listing}&page={middle}"), ("filtered", filtered)):
+        for _ in range(args.repeats):
+            call(key, "GET", path)
     result = [
         {"from_name": "agree", "to_name": "dialogue", "type": "choices", "value": {"choices": ["agree"]}},
         {"from_name": "passed", "to_name": "dialogue", "type": "choices", "value": {"choices": ["pass"]}},
         {"from_name": "comment", "to_name": "dialogue", "type": "textarea", "value": {"text": ["Looks right."]}},
     ]
     for _ in range(args.repeats):
-        status, _, body, ms = api.request("GET", f"/api/projects/{pid}/next")
-        assert status == 200, (status, body[:300])
-        times["claim"].append(ms)
-        task = __import__("json").loads(body)["id"]
-        times["review"].append(api.get(f"/api/tasks/{task}?project={pid}"))
-        status, _, body, ms = api.request(
-            "POST", f"/api/tasks/{task}/annotations?project={pid}", body={"result": result, "lead_time": 40}
-        )
-        assert status == 201, (status, body[:300])
-        times["submit"].append(ms)
+        task = json.loads(call("claim", "GET", f"/api/projects/{pid}/next"))["id"]
+        call("review", "GET", f"/api/tasks/{task}?project={pid}")
+        annotation = {"result": result, "lead_time": 40}
+        call("submit", "POST", f"/api/tasks/{task}/annotations?project={pid}", body=annotation, expect=201)
     for _ in range(args.repeats):
-        times["after_labels"].append(api.get(f"{listing}&page=1"))
-    return {key: median(value) for key, value in times.items()}
+        call("after_labels", "GET", f"{listing}&page=1")
+    figures = {key: median(value) for key, value in times.items()}
+    return figures | {f"{key}_cpu": round(sum(value) / len(value), 1) for key, value in cpu.items()}
