@@ -56,6 +56,12 @@ def json_method_not_allowed(view: Callable) -> Callable:
     return wrapped
 
 
+# pydantic names the branch of a union (`dataset: str | int`) in the error's location: not a field.
+UNION_BRANCHES = frozenset(
+    {"str", "int", "float", "bool", "none", "list", "dict", "constrained-str", "constrained-int"}
+)
+
+
 def _field(loc: Iterable) -> str:
     # ninja prefixes the source ("body", "query", "path") and, for a body, the view's parameter name.
     parts = [str(p) for p in loc]
@@ -63,26 +69,38 @@ def _field(loc: Iterable) -> str:
         parts = parts[2:]
     elif parts[:1] in (["query"], ["path"]):
         parts = parts[1:]
+    while parts and parts[-1] in UNION_BRANCHES:
+        parts.pop()
     return ".".join(parts)
 
 
+def _problem(name: str, item: dict) -> str:
+    kind = item.get("type", "")
+    if not name:
+        return "The body must be a JSON object." if kind == "missing" or kind.endswith("type") else item.get("msg", "")
+    if kind == "extra_forbidden":
+        return f"`{name}` is not a field of this request ({SCHEMA_HINT})."
+    if kind == "missing":
+        return f"`{name}` is required."
+    return ""
+
+
 def validation_message(errors: list[dict]) -> str:
-    """One sentence per refused field, naming it: "`repeats`: Input should be a valid integer"."""
-    messages = []
+    """One sentence per refused field, naming it: "`repeats`: Input should be a valid integer."; the
+    branches of a union are joined: "`dataset`: Input should be a valid string, or ... a valid integer."."""
+    sentences: dict[str, str] = {}
+    reasons: dict[str, list[str]] = {}
     for item in errors:
         name = _field(item.get("loc", ()))
-        kind = item.get("type", "")
-        if not name and kind == "missing":
-            messages.append("The body must be a JSON object.")
-        elif not name:
-            messages.append("The body must be a JSON object." if kind.endswith("type") else item.get("msg", ""))
-        elif kind == "extra_forbidden":
-            messages.append(f"`{name}` is not a field of this request ({SCHEMA_HINT}).")
-        elif kind == "missing":
-            messages.append(f"`{name}` is required.")
+        problem = _problem(name, item)
+        if problem:
+            sentences.setdefault(problem, problem)
         else:
-            messages.append(f"`{name}`: {item.get('msg', 'is not valid')}.")
-    return " ".join(dict.fromkeys(messages))
+            reasons.setdefault(name, []).append(item.get("msg", "is not valid"))
+            sentences.setdefault(name, name)
+    return " ".join(
+        f"`{key}`: {', or '.join(dict.fromkeys(reasons[key]))}." if key in reasons else key for key in sentences
+    )
 
 
 def install_handlers(api: NinjaAPI) -> None:
