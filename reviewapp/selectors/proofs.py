@@ -16,7 +16,7 @@ from scoring import agreement, planner
 
 from ..models import Judge, ProofRun, Review, Sweep, Turn, Verdict
 from .leakage import TargetKey, excluded_targets
-from .quality import judge_gold, outcome, scale_labels
+from .quality_slice import judge_gold, outcome, scale_labels
 from .sweeps import GateReport, gate_report
 
 N_BOOT = 1000
