@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from scoring import agreement
+from scoring import agreement, before_after, classification
 
 from ..models import (
     Adjudication,
@@ -56,12 +56,12 @@ class Comparison:
     b: JudgeVersion
     language: str
     compared: int
-    movement: agreement.Movement
+    movement: before_after.Movement
     moves: list[MoveSummary]
     moved: list[MovedTarget]
     flags: list[tuple[str, int, int, int]]  # flag, count under A, count under B, change
-    noise: agreement.NoiseComparison
-    noise_movement: agreement.Movement
+    noise: before_after.NoiseComparison
+    noise_movement: before_after.Movement
     gold_rows: list[dict[str, Any]]  # per language (and "all"): n, A report, B report, McNemar on right/wrong
     only_a: int
     only_b: int
@@ -196,7 +196,7 @@ def version_comparison(
     before = [a_targets[t].reference.outcome or "" for t in common]
     after = [b_targets[t].reference.outcome or "" for t in common]
     labels = slice_labels(judge, before, after, [g for t in common if t in gold and (g := gold[t].outcome) is not None])
-    movement = agreement.movement_matrix(before, after, labels=labels)
+    movement = before_after.movement_matrix(before, after, labels=labels)
 
     moved: list[MovedTarget] = []
     for target, x, y in zip(common, before, after, strict=True):
@@ -238,11 +238,11 @@ def version_comparison(
     noise_before = [a_targets[t].reference.outcome or "" for t in noise_targets]
     noise_after = [a_targets[t].rerun.outcome or "" for t in noise_targets]  # type: ignore[union-attr]
     version_after = [b_targets[t].reference.outcome or "" for t in noise_targets]
-    noise = agreement.movement_vs_noise(
+    noise = before_after.movement_vs_noise(
         [x != y for x, y in zip(noise_before, version_after, strict=True)],
         [x != y for x, y in zip(noise_before, noise_after, strict=True)],
     )
-    noise_movement = agreement.movement_matrix(noise_before, noise_after, labels=labels)
+    noise_movement = before_after.movement_matrix(noise_before, noise_after, labels=labels)
 
     gold_common = [t for t in common if t in gold and gold[t].outcome is not None]
     by_language: dict[str, list[TargetKey]] = defaultdict(list)
@@ -252,10 +252,10 @@ def version_comparison(
     only_a = only_b = 0
     for lang, targets in [("", gold_common), *sorted(by_language.items())]:
         g = [gold[t].outcome or "" for t in targets]
-        ra = agreement.classification_report(
+        ra = classification.classification_report(
             g, [a_targets[t].reference.outcome or "" for t in targets], labels=labels, n_boot=n_boot
         )
-        rb = agreement.classification_report(
+        rb = classification.classification_report(
             g, [b_targets[t].reference.outcome or "" for t in targets], labels=labels, n_boot=n_boot
         )
         right_a = [a_targets[t].reference.outcome == gold[t].outcome for t in targets]
@@ -272,7 +272,7 @@ def version_comparison(
                 "b": rb,
                 "a_only": a_only,
                 "b_only": b_only,
-                "p_value": agreement.mcnemar_exact(b_only, a_only),
+                "p_value": before_after.mcnemar_exact(b_only, a_only),
             }
         )
     directions = None

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring import agreement
+from scoring import agreement, classification
 from scoring import outcomes as scoring_outcomes
 
 from ..models import (
@@ -72,16 +72,16 @@ class VersionQuality:
     version: JudgeVersion
     slice: Slice
     scored: PairSet
-    overall: agreement.ClassificationReport
+    overall: classification.ClassificationReport
     accuracy: dict[str, tuple[int, agreement.Estimate]] = field(default_factory=dict)  # convention -> (n, estimate)
-    by_language: dict[str, agreement.ClassificationReport] = field(default_factory=dict)
-    qa_weighted: agreement.ClassificationReport | None = None
-    qa_unweighted: agreement.ClassificationReport | None = None
+    by_language: dict[str, classification.ClassificationReport] = field(default_factory=dict)
+    qa_weighted: classification.ClassificationReport | None = None
+    qa_unweighted: classification.ClassificationReport | None = None
     qa: QaEstimate | None = None
     pass_rates: list[PassRate] = field(default_factory=list)
     pass_rates_note: str = ""
     sub_scores: dict[str, scoring_outcomes.SubScoreDifference] = field(default_factory=dict)
-    disputed: agreement.ClassificationReport | None = None
+    disputed: classification.ClassificationReport | None = None
     runs: Runs | None = None
     gold_sources: dict[str, int] = field(default_factory=dict)
     excluded_gold: int = 0  # gold targets left out: this version was drafted from them (selectors/leakage.py)

@@ -6,7 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from scoring import agreement, estimates
+from scoring import agreement, classification, estimates
 
 from ..models import (
     Judge,
@@ -50,8 +50,8 @@ class RunRow:
             "unresolved": self.unresolved,
             "failed": self.failed,
             "right": self.right,
-            "accuracy_excluded": agreement._round(self.accuracy_excluded),
-            "accuracy_wrong": agreement._round(self.accuracy_wrong),
+            "accuracy_excluded": agreement.rounded(self.accuracy_excluded),
+            "accuracy_wrong": agreement.rounded(self.accuracy_wrong),
         }
 
 
@@ -122,7 +122,7 @@ def run_spreads(
         g = [gold[t].outcome or "" for t in resolved]
         j = [observed[t].outcome or "" for t in resolved]
         f1s.append(
-            agreement.classification_report(g, j, labels=slice_labels(judge, g, j), n_boot=0).macro_f1.value
+            classification.classification_report(g, j, labels=slice_labels(judge, g, j), n_boot=0).macro_f1.value
             if resolved
             else None
         )
@@ -232,7 +232,7 @@ class PassRate:
             "judge_raw": self.raw.as_dict(),
             "human_only": self.human.as_dict() if self.human else None,
             "ppi": self.ppi.as_dict() if self.ppi else None,
-            "width_ratio": agreement._round(self.width_ratio),
+            "width_ratio": agreement.rounded(self.width_ratio),
             "method": self.method,
             "note": self.note,
         }

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring import agreement
+from scoring import classification
 
 from ..models import (
     Judge,
@@ -222,7 +222,7 @@ def _labels_for(judge: Judge, pairs: Sequence[Pair]) -> list[str]:
 
 def pairs_report(judge: Judge, pairs: Sequence[Pair], *, n_boot: int, weighted: bool = False):
     """Wilson accuracy (at the effective size of conversation clusters), conversation-bootstrap F1 and kappa."""
-    return agreement.classification_report(
+    return classification.classification_report(
         [p.gold for p in pairs],
         [p.judge for p in pairs],
         labels=_labels_for(judge, pairs),
