@@ -1,6 +1,7 @@
 """The JSON API: token auth, sweeps (start, status, gate), snapshots (list, download), language limits."""
 
 import json
+from datetime import datetime
 
 import pytest
 from django.core.management import call_command
@@ -110,6 +111,10 @@ def test_sweep_status_and_counts(api, make_user, fr_sweep):
     assert data["judge_versions"] == ["conciseness@1.0"]
     assert data["counts"]["targets"] == 2 and data["counts"]["verdicts_written"] == 2
     assert data["code_version"] == fr_sweep.code_version
+    # ISO 8601 in UTC to the millisecond, as DjangoJSONEncoder writes it.
+    created = fr_sweep.created_at
+    assert data["created_at"].endswith("Z")
+    assert datetime.fromisoformat(data["created_at"]) == created.replace(microsecond=created.microsecond // 1000 * 1000)
     assert data["gate_url"].endswith(reverse("api_sweep_gate", args=[fr_sweep.pk]))
 
 

@@ -107,3 +107,12 @@ def test_the_framework_pages_are_not_served(lead_token):
         response = client.get(path, HTTP_AUTHORIZATION=f"Bearer {lead_token}")
         assert response.status_code == 404 and response["Content-Type"] == "application/json", path
         assert response.json()["error"] == f"No API endpoint at {path}; see docs/api/openapi.yaml."
+
+
+def test_a_path_id_that_is_not_a_whole_number_is_a_400_naming_it(lead_token):
+    response = Client().get("/api/v1/sweeps/abc", HTTP_AUTHORIZATION=f"Bearer {lead_token}")
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "`sweep_id`: Input should be a valid integer, unable to parse string as an integer.",
+        "status": 400,
+    }
