@@ -2,7 +2,7 @@
 
     demo/accounts.yaml       the demo accounts, their roles and languages, and their shared password
     demo/categories.yaml     the failure taxonomy                      -> reviews.category_create
-    demo/judges/*.yaml       judge specs, two speakability versions    -> manage.py load_judges
+    demo/judges/*.yaml       judge specs, two speakability versions    -> manage.py load_judges (in name order)
     demo/conversations.jsonl conversations, gold labels and verdicts   -> imports.dataset_import (Tribunal JSONL)
     demo/queue.yaml          version-moved and QA items, reviews, lead decisions
                              -> triage.review_items_merge, reviews.review_submit, adjudication.adjudication_decide
