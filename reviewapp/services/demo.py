@@ -1,6 +1,7 @@
 """The demo: the files in the top-level `demo/` folder, loaded through the paths users take.
 
     demo/accounts.yaml       the demo accounts, their roles and languages, and their shared password
+    demo/dataset.yaml        the demo dataset's name, kind and description -> datasets.dataset_describe
     demo/categories.yaml     the failure taxonomy                      -> reviews.category_create
     demo/judges/*.yaml       judge specs, two speakability versions    -> manage.py load_judges (in name order)
     demo/conversations.jsonl conversations, gold labels and verdicts   -> imports.dataset_import (Tribunal JSONL)
@@ -44,6 +45,7 @@ from ..models import (
     Verdict,
 )
 from .adjudication import adjudication_decide
+from .datasets import dataset_describe
 from .demo_audio import demo_audio_write
 from .demo_signatures import DemoSignatureSummary, demo_signatures_seed
 from .imports import dataset_import
@@ -52,7 +54,6 @@ from .reviews import category_create, category_update, review_submit
 from .triage import review_items_merge
 
 DEMO_DIR = Path(settings.BASE_DIR) / "demo"
-DEMO_DATASET = "demo-voice-agents"
 DEMO_VERSIONS = ("demo-v1", "demo-v2")
 VERSION_MOVED = ReviewItem.Reason.VERSION_MOVED
 QA_SAMPLE = ReviewItem.Reason.QA_SAMPLE
@@ -68,6 +69,7 @@ def demo_yaml(name: str):
         return yaml.safe_load(handle)
 
 
+DEMO_DATASET: str = demo_yaml("dataset.yaml")["name"]
 # Demo-only accounts share one well-known password; the command refuses to run outside DEBUG unless forced.
 DEMO_PASSWORD: str = demo_yaml("accounts.yaml")["password"]
 
@@ -201,7 +203,13 @@ def demo_seed(*, reset: bool = False) -> DemoSummary:
     _seed_categories(actor=lead)
     call_command("load_judges", str(demo_file("judges")), stdout=StringIO())
     imported = dataset_import(path=demo_file("conversations.jsonl"), fmt="jsonl", dataset_name=DEMO_DATASET)
-    dataset = Dataset.objects.get(name=DEMO_DATASET)
+    about = demo_yaml("dataset.yaml")
+    dataset = dataset_describe(
+        actor=lead,
+        dataset=Dataset.objects.get(name=DEMO_DATASET),
+        kind=about["kind"],
+        description=about["description"],
+    )
     _seed_queue(dataset=dataset, users=users)
     items_from_imports(dataset=dataset)
     demo_audio_write(dataset=dataset)

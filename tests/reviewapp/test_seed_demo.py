@@ -46,11 +46,11 @@ def counts() -> dict[str, int]:
 # What seed_demo gives a fresh database, per model. Before the demo became files under demo/, it seeded
 # the same rows except: no adjudications, comments or adjudicated gold (its 9 closed version-moved items
 # were written closed; now the lead decides them through the adjudication service), 32 audit events
-# (now also the categories, reviews and decisions are audited), and 272 review items (the same reasons,
+# (now also the categories, the dataset's description, reviews and decisions are audited), and 272 review items (the same reasons,
 # but the QA draw is seeded by judge ids, which load_judges now assigns in file order).
 SEEDED = {
     "Adjudication": 9,
-    "AuditEvent": 96,
+    "AuditEvent": 97,
     "Category": 10,
     "Comment": 3,
     "Conversation": 54,
@@ -117,6 +117,7 @@ def test_seed_demo_covers_every_language_with_realistic_conversations():
         for conversation in conversations:
             assert 6 <= conversation.turns.count() <= 13, conversation.external_id
     assert summary.conversations == dataset.conversations.count()
+    assert dataset.kind == Dataset.Kind.DEMO and "glosses, wrong-language phrases" in dataset.description
     # TTS deviations are recorded as intended vs said on agent turns, in most languages.
     deviating = Turn.objects.filter(role="agent").exclude(intended_text="").exclude(intended_text=F("text"))
     assert {t.conversation.language for t in deviating.select_related("conversation")} == LANGUAGES
