@@ -193,9 +193,13 @@ def test_command_prints_accounts_and_refuses_without_debug_unless_forced(setting
     call_command("seed_demo", "--force", stdout=out)
     text = out.getvalue()
     assert "demo only" in text and DEMO_PASSWORD in text and "reviewer-asia" in text
+    assert "Signatures: 32 created, 0 kept" in text and "refused" not in text
     settings.DEBUG = True
-    call_command("seed_demo", "--reset", stdout=StringIO())
+    out = StringIO()
+    call_command("seed_demo", "--reset", stdout=out)
     assert Dataset.objects.filter(name=DEMO_DATASET).count() == 1
+    # A reset removes the demo turns the signatures had as evidence: each is made again with new evidence.
+    assert "Signatures: 32 created, 0 kept" in out.getvalue()
 
 
 def test_reviewer_fr_sees_only_french_and_german_demo_conversations(client):
