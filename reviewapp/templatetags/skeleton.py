@@ -86,7 +86,7 @@ _wrap_tag("emptystate", "includes/empty_state.html")
 
 
 @register.inclusion_tag("includes/filter_select.html")
-def filter_select(name: str, label: str, choices, selected, *, blank: str, id: str, value: str = "", text: str = ""):  # noqa: A002
+def filter_select(name: str, label: str, choices, selected, *, blank: str, id: str, value: str = "", text: str = ""):
     """A labelled select of a filter. Choices are plain values, (value, label) pairs, or objects whose
     `value` and `text` attributes give each option (`value="slug" text="name"`)."""
     options = []
