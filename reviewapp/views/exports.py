@@ -2,12 +2,12 @@
 
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ..forms_exports import ExportForm
-from ..models import ExportSnapshot, GoldLabel, Judge
-from ..selectors import datasheets
+from ..models import ExportSnapshot, GoldLabel
+from ..selectors import datasheets, listings
 from ..selectors import exports as export_selectors
 from ..services import exports as exports_service
 from .rendering import render_page
@@ -19,13 +19,10 @@ SNAPSHOTS_SHOWN = 200
 @login_required
 def snapshot_list(request):
     judge = request.GET.get("judge", "").strip()
-    snapshots = export_selectors.snapshots_visible(user=request.user)
-    if judge:
-        snapshots = snapshots.filter(judge__slug=judge)
     context = {
-        "snapshots": list(snapshots[:SNAPSHOTS_SHOWN]),
+        "snapshots": listings.snapshots_listed(user=request.user, judge_slug=judge, limit=SNAPSHOTS_SHOWN),
         "judge": judge,
-        "judges": list(Judge.objects.order_by("slug").values_list("slug", flat=True)),
+        "judges": listings.judge_slugs(),
     }
     return render_page(request, "exports/list.html", "rows", context)
 
@@ -53,7 +50,7 @@ def snapshot_new(request):
             form.add_error(None, str(exc))
         else:
             return redirect("snapshot_detail", snapshot_id=snapshot.pk)
-    return render(request, "exports/new.html", {"form": form, "sources": GoldLabel.Source})
+    return render_page(request, "exports/new.html", "", {"form": form, "sources": GoldLabel.Source})
 
 
 @require_GET

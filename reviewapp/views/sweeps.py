@@ -1,11 +1,12 @@
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import access
 from ..forms_sweeps import SweepForm, scope_label
 from ..models import Sweep
+from ..selectors import listings
 from ..selectors import signatures as signature_selectors
 from ..selectors import sweeps as sweep_selectors
 from ..services import sweep_scope
@@ -18,12 +19,9 @@ SWEEPS_SHOWN = 200
 @require_GET
 @login_required
 def sweep_list(request):
-    sweeps = sweep_selectors.sweeps_visible(user=request.user)
     status = request.GET.get("status", "").strip()
-    if status in Sweep.Status.values:
-        sweeps = sweeps.filter(status=status)
     context = {
-        "sweeps": list(sweeps[:SWEEPS_SHOWN]),
+        "sweeps": listings.sweeps_listed(user=request.user, status=status, limit=SWEEPS_SHOWN),
         "status": status,
         "statuses": Sweep.Status.choices,
         "can_start": access.is_lead(request.user),
@@ -54,7 +52,7 @@ def sweep_new(request):
             form.add_error(None, str(exc))
         else:
             return redirect("sweep_detail", sweep_id=sweep.pk)
-    return render(request, "sweeps/new.html", {"form": form})
+    return render_page(request, "sweeps/new.html", "", {"form": form})
 
 
 @require_GET
