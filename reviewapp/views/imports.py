@@ -32,7 +32,9 @@ class ImportForm(forms.Form):
     dataset_name = forms.CharField(required=False, max_length=200, help_text="Empty: named after the file.")
     language = forms.CharField(required=False, max_length=35, help_text="For records that name none.")
     skip_invalid = forms.BooleanField(
-        required=False, help_text="Import the good records and list the bad ones (default: refuse the whole input)."
+        required=False,
+        label="Skip bad records",
+        help_text="Import the good records and list the bad ones (default: refuse the whole input).",
     )
 
 
