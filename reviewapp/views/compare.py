@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET
 from .. import charts
 from ..forms_quality import CompareFilterForm
 from ..models import Dataset, Judge
+from ..selectors import comparisons
 from ..selectors import quality as selectors
 from ..selectors.versions import compare_pair
 from .disputes import check_lead
@@ -29,7 +30,7 @@ def compare_versions(request, judge_slug: str):
     if not form.is_valid():
         status = 400
     elif a is not None and b is not None and a.pk != b.pk:
-        comparison = selectors.version_comparison(a=a, b=b, n_boot=PAGE_BOOTSTRAP, slice=form.cleaned_data["slice"])
+        comparison = comparisons.version_comparison(a=a, b=b, n_boot=PAGE_BOOTSTRAP, slice=form.cleaned_data["slice"])
     context = {
         "form": form,
         "judge": judge,

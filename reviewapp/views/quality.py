@@ -10,6 +10,7 @@ from .. import charts
 from ..forms_quality import QualityFilterForm
 from ..models import Dataset, Judge, JudgeVersion
 from ..selectors import quality as selectors
+from ..selectors import quality_slice
 from ..selectors.versions import pick_version
 from .disputes import check_lead
 from .rendering import render_page
@@ -46,7 +47,7 @@ def quality_judge(request, judge_slug: str):
         status = 200
         data = form.cleaned_data if form.is_bound else {}
         version = data.get("version") or (versions[-1] if versions else None)
-        slice = data.get("slice") or selectors.Slice()
+        slice = data.get("slice") or quality_slice.Slice()
         quality = selectors.judge_quality(
             judge=judge, version=version, n_boot=PAGE_BOOTSTRAP, versions=versions, slice=slice
         )
@@ -58,7 +59,7 @@ def quality_judge(request, judge_slug: str):
         "selected": selected,
         "versions": versions,
         "language": quality.slice.language if quality else "",
-        "estimators": selectors.ESTIMATORS,
+        "estimators": quality_slice.ESTIMATORS,
         **charts.quality_charts(quality, selected),
     }
     return render_page(request, "quality/judge.html", "report", context, status=status)

@@ -11,7 +11,8 @@ from ..forms_signatures import SignatureActiveForm, SignatureEditForm, Signature
 from ..models import Signature
 from ..selectors import listings
 from ..selectors import signatures as signature_selectors
-from ..services.signatures import SignatureError, signature_check_all, signature_create, signature_update
+from ..services.signature_checks import signature_check_all
+from ..services.signatures import SignatureError, signature_create, signature_update
 from .rendering import render_page
 
 
