@@ -20,7 +20,7 @@ from ..models import (
     Turn,
     Verdict,
 )
-from .quality import outcome
+from .quality_slice import outcome
 
 KINDS = [
     ("judge_vs_judge", "Judge vs judge"),
@@ -93,6 +93,12 @@ def awaiting_items(*, language: str = "", kind: str = "") -> tuple[list[ReviewIt
         if not kind or kind in item.kinds:
             matching.append(item)
     return matching[:DISPUTES_SHOWN], len(matching)
+
+
+def awaiting_languages() -> list[str]:
+    """The languages of the items awaiting adjudication, for the disputes filter (one query)."""
+    awaiting = ReviewItem.objects.filter(status=ReviewItem.Status.AWAITING_ADJUDICATION)
+    return sorted(set(awaiting.order_by().values_list("language", flat=True).distinct()))
 
 
 def item_for_dispute(*, item_id: int) -> ReviewItem:
