@@ -50,18 +50,24 @@ VERDICT_KEYS = {
 VERDICT_STATUSES = ("resolved", "unresolved", "error")
 
 
-def json_lines(path: Path, display: str) -> Iterator[tuple[int, Any] | RecordError]:
+def json_lines(
+    path: Path, display: str, progress: strict.ReadProgress | None = None
+) -> Iterator[tuple[int, Any] | RecordError]:
     """Yield (line number, decoded object) per non-blank line, or a RecordError for a line that is refused
     (not UTF-8, not strict JSON: see importers.strict)."""
-    return strict.json_lines(path, display)
+    return strict.json_lines(path, display, progress)
 
 
-def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
-    parsed = ParsedImport(fmt="jsonl", source=display)
+def stream(
+    path: Path, *, display: str, language: str | None, parsed: ParsedImport, progress: strict.ReadProgress | None = None
+) -> Iterator[ParsedConversation | RecordError]:
+    """Each line's conversation, or the RecordError that refuses it, in file order (one line in memory).
+
+    `parsed` is the import's header: it collects the judges the lines name."""
     seen: dict[str, int] = {}
-    for item in json_lines(path, display):
+    for item in json_lines(path, display, progress):
         if isinstance(item, RecordError):
-            parsed.errors.append(item)
+            yield item
             continue
         number, record = item
         try:
@@ -74,12 +80,20 @@ def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
                     f"{describe(conversation.external_id)} already used on line {seen[conversation.external_id]}",
                 )
             seen[conversation.external_id] = number
-            parsed.conversations.append(conversation)
         except RecordError as error:
-            parsed.errors.append(error)
-    if any(conversation.labels for conversation in parsed.conversations):
-        parsed.dataset_kind = "validation"
-    return parsed
+            yield error
+            continue
+        yield conversation
+
+
+def header(display: str) -> ParsedImport:
+    # The kind becomes "validation" once a record carries gold labels (see ParsedImport.labels_make_validation).
+    return ParsedImport(fmt="jsonl", source=display, labels_make_validation=True)
+
+
+def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
+    parsed = header(display)
+    return parsed.collect(stream(path, display=display, language=language, parsed=parsed))
 
 
 def parse_conversation(
