@@ -169,10 +169,10 @@ class IdBlock:
             if connection.vendor == "postgresql":
                 # nextval is safe beside other writers; the ids of one call need not be consecutive.
                 cursor.execute(
-                    "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                    "SELECT array_agg(nextval(pg_get_serial_sequence(%s, 'id'))) FROM generate_series(1, %s)",
                     [self.table, count],
                 )
-                return [row[0] for row in cursor.fetchall()]
+                return cursor.fetchone()[0]
             if self.next_id is None:
                 # SQLite: this transaction holds the write lock since it created the dataset, so no
                 # other writer takes ids until it commits; AUTOINCREMENT never reuses a deleted id.
@@ -301,7 +301,8 @@ class StreamWriter:
                 at[turn.position] = turn_id
                 rows["turns"].append(
                     (turn_id, conversation_id, turn.position, turn.role, turn.text, turn.intended_text,
-                     turn.audio_start_ms, turn.audio_end_ms, json_text(turn.entities), json_text(turn.metadata))
+                     turn.audio_start_ms, turn.audio_end_ms, json_text(turn.entities) if turn.entities else "[]",
+                     json_text(turn.metadata) if turn.metadata else "{}")
                 )  # fmt: skip
             done: set[tuple[Any, ...]] = set()
             for label in conversation.labels:
