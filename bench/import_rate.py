@@ -29,10 +29,11 @@ ROOT = Path(__file__).resolve().parents[1]
 VAR = ROOT / "var"
 TURNS = 9
 JUDGE = "helpfulness"
-WORDS = (
-    "the flight seat window fare change confirm booking today morning refund bag gate delay option "
-    "passenger ticket return evening aisle upgrade receipt payment card"
-).split()
+WORDS = [
+    *("the", "flight", "seat", "window", "fare", "change", "confirm", "booking", "today", "morning"),
+    *("refund", "bag", "gate", "delay", "option", "passenger", "ticket", "return", "evening", "aisle"),
+    *("upgrade", "receipt", "payment", "card"),
+]
 
 
 def generate(path: Path, n: int) -> None:

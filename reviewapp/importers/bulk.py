@@ -129,7 +129,8 @@ class Table:
     def _insert(self, cursor: Any, count: int, params: list[Any]) -> None:
         if count not in self.statements:
             group = "(" + ", ".join(["%s"] * self.count) + ")"
-            sql = f"INSERT INTO {self.table} ({self.column_list}) VALUES {', '.join([group] * count)}"
+            # Table and column names come from the model's meta, quoted; every value is a parameter.
+            sql = f"INSERT INTO {self.table} ({self.column_list}) VALUES {', '.join([group] * count)}"  # noqa: S608
             self.statements[count] = (sql, sql.replace("%s", "?"))
         sql, qmark_sql = self.statements[count]
         if connection.vendor == "sqlite" and not connection.queries_logged and not connection.execute_wrappers:
@@ -146,10 +147,8 @@ def _max_params() -> int:
 
 
 def _default(field: models.Field, now: Any) -> Any:
-    if getattr(field, "auto_now_add", False) or getattr(field, "auto_now", False):
-        value = now
-    else:
-        value = field.get_default()
+    stamped = getattr(field, "auto_now_add", False) or getattr(field, "auto_now", False)
+    value = now if stamped else field.get_default()
     if isinstance(field, models.JSONField):
         return json_text(value)
     return field.get_db_prep_save(value, connection)
@@ -176,7 +175,8 @@ class IdBlock:
             if self.next_id is None:
                 # SQLite: this transaction holds the write lock since it created the dataset, so no
                 # other writer takes ids until it commits; AUTOINCREMENT never reuses a deleted id.
-                cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {connection.ops.quote_name(self.table)}")
+                table = connection.ops.quote_name(self.table)
+                cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}")  # noqa: S608
                 highest = cursor.fetchone()[0]
                 cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = %s", [self.table])
                 row = cursor.fetchone()

@@ -20,7 +20,6 @@ from django.utils.text import slugify
 from scoring.eva import VALIDATION_SET_JUDGES
 
 from .limits import slug_problem
-from .strict import ReadProgress
 from .records import (
     FieldReader,
     JudgeDefaults,
@@ -32,6 +31,7 @@ from .records import (
     compact_json,
     describe,
 )
+from .strict import ReadProgress
 from .tribunal_jsonl import json_lines
 
 SHAPES = {

@@ -124,6 +124,10 @@ def _open_quote_field(line: str) -> int | None:
 
 
 def header(display: str) -> ParsedImport:
+    return parse_header(display)
+
+
+def parse_header(display: str) -> ParsedImport:
     return ParsedImport(fmt="csv", source=display, labels_make_validation=True)
 
 
@@ -142,7 +146,7 @@ def stream(
 
 
 def parse(path: Path, *, display: str, language: str | None, into: ParsedImport | None = None) -> ParsedImport:
-    parsed = into if into is not None else header(display)
+    parsed = into if into is not None else parse_header(display)
     conversations: dict[str, ParsedConversation] = {}
     bad_conversations: set[str] = set()
     rows = csv_rows(path, display)

@@ -111,7 +111,7 @@ def parse_conversation(
 # ParsedConversation `_checked_conversation` would give; any other record, including every record
 # with an error, gets None and is read by `_checked_conversation`, which names the error.
 
-PLAIN_ROLES = {role: stored for role, stored in ROLE_ALIASES.items()}
+PLAIN_ROLES = dict(ROLE_ALIASES)  # the exact spellings; any other goes the checked way
 _known_languages: set[str] = set()
 
 

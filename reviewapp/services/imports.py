@@ -104,9 +104,7 @@ def dataset_import(
     summary = ImportSummary(dataset=None, format=stream.fmt)
     try:
         with transaction.atomic():
-            writer = StreamWriter(
-                header=stream.header, dataset_name=name, source=f"{stream.fmt}:{path}", method=method
-            )
+            writer = StreamWriter(header=stream.header, dataset_name=name, source=f"{stream.fmt}:{path}", method=method)
             if not name_problem:
                 writer.start()
             for batch in _batches(stream, summary, batch_size):

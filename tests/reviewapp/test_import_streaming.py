@@ -47,17 +47,34 @@ def varied_records():
             "channel": "phone",
             "audio": "https://audio.invalid/fr-1.wav",
             "turns": [
-                {"role": "Caller", "text": "Bonjour : je voudrais changer mon vol", "audio_start_ms": 0,
-                 "audio_end_ms": 900, "speaker": "c-7", "entities": [{"type": "date", "value": "mardi"}]},
-                {"role": "assistant", "text": "D'accord\u00a0! <b>Votre</b> vol ✈", "intended_text": "D'accord !",
-                 "metadata": {"tts": "v2"}, "position": 4,
-                 "labels": [{"judge": "helpful", "rating": 2, "failure_modes": "gloss, truncation"}],
-                 "verdicts": [
-                     {"judge": "helpful", "version": "v1", "rating": 3, "explanation": "Fine.", "sub_scores": {"x": 1}},
-                     {"judge": "helpful", "version": "v1", "run_index": 1, "rating": 1, "flags": ["late"]},
-                     {"judge": "helpful", "version": "v2", "passed": False, "label": "bad", "extra_field": 5},
-                 ]},
-            ],  # fmt: skip
+                {
+                    "role": "Caller",
+                    "text": "Bonjour : je voudrais changer mon vol",
+                    "audio_start_ms": 0,
+                    "audio_end_ms": 900,
+                    "speaker": "c-7",
+                    "entities": [{"type": "date", "value": "mardi"}],
+                },
+                {
+                    "role": "assistant",
+                    "text": "D'accord\u00a0! <b>Votre</b> vol ✈",
+                    "intended_text": "D'accord !",
+                    "metadata": {"tts": "v2"},
+                    "position": 4,
+                    "labels": [{"judge": "helpful", "rating": 2, "failure_modes": "gloss, truncation"}],
+                    "verdicts": [
+                        {
+                            "judge": "helpful",
+                            "version": "v1",
+                            "rating": 3,
+                            "explanation": "Fine.",
+                            "sub_scores": {"x": 1},
+                        },
+                        {"judge": "helpful", "version": "v1", "run_index": 1, "rating": 1, "flags": ["late"]},
+                        {"judge": "helpful", "version": "v2", "passed": False, "label": "bad", "extra_field": 5},
+                    ],
+                },
+            ],
             "labels": [{"judge": "tone", "passed": True, "excluded": True, "metadata": {"why": "test"}}],
             "verdicts": [
                 {"judge": "tone", "version": "v1", "status": "unresolved", "raw_text": "I am not sure, maybe."}
@@ -66,7 +83,7 @@ def varied_records():
         {
             "external_id": "en-2",
             "turns": [
-                {"role": "user", "text": None, "audio_start_ms": "12", "metadata": "{\"k\": 1}"},
+                {"role": "user", "text": None, "audio_start_ms": "12", "metadata": '{"k": 1}'},
                 {"role": " AGENT ", "text": 42, "verdicts": [{"judge": "helpful", "version": "v1", "rating": 2.5}]},
             ],
         },
@@ -87,24 +104,54 @@ def rows_of(dataset_name):
     )
     turns = sorted(
         Turn.objects.filter(**filters).values_list(
-            "conversation__external_id", "position", "role", "text", "intended_text", "audio_start_ms",
-            "audio_end_ms", "entities", "metadata",
-        ),  # fmt: skip
+            "conversation__external_id",
+            "position",
+            "role",
+            "text",
+            "intended_text",
+            "audio_start_ms",
+            "audio_end_ms",
+            "entities",
+            "metadata",
+        ),
         key=repr,
     )
     labels = sorted(
         GoldLabel.objects.filter(**filters).values_list(
-            "judge__slug", "conversation__external_id", "turn__position", "source", "rating", "label", "passed",
-            "failure_modes", "excluded", "metadata",
-        ),  # fmt: skip
+            "judge__slug",
+            "conversation__external_id",
+            "turn__position",
+            "source",
+            "rating",
+            "label",
+            "passed",
+            "failure_modes",
+            "excluded",
+            "metadata",
+        ),
         key=repr,
     )
     verdicts = sorted(
         Verdict.objects.filter(**filters).values_list(
-            "judge_version__judge__slug", "judge_version__version", "conversation__external_id", "turn__position",
-            "run_index", "tier", "status", "rating", "label", "passed", "flags", "sub_scores", "explanation",
-            "raw_text", "problem_code", "metadata", "signature", "call",
-        ),  # fmt: skip
+            "judge_version__judge__slug",
+            "judge_version__version",
+            "conversation__external_id",
+            "turn__position",
+            "run_index",
+            "tier",
+            "status",
+            "rating",
+            "label",
+            "passed",
+            "flags",
+            "sub_scores",
+            "explanation",
+            "raw_text",
+            "problem_code",
+            "metadata",
+            "signature",
+            "call",
+        ),
         key=repr,
     )
     sweep = Sweep.objects.get(dataset__name=dataset_name, kind=Sweep.Kind.IMPORT)
@@ -185,8 +232,26 @@ def test_the_streaming_writer_writes_the_rows_the_orm_writer_writes(tmp_path, me
     )
     assert ("en-2", 0, "user", "", "", 12, None, [], {"k": 1}) in turns
     assert ("en-2", 1, "agent", "42", "", None, None, [], {}) in turns
-    assert ("tone", "v1", "fr-1", None, 0, "imported", "unresolved", None, "", None, [], {}, "",
-            "I am not sure, maybe.", "hedged", {}, None, None) in verdicts  # fmt: skip
+    assert (
+        "tone",
+        "v1",
+        "fr-1",
+        None,
+        0,
+        "imported",
+        "unresolved",
+        None,
+        "",
+        None,
+        [],
+        {},
+        "",
+        "I am not sure, maybe.",
+        "hedged",
+        {},
+        None,
+        None,
+    ) in verdicts
     assert sweep == ("done", 12, 12, [("helpful", "v1"), ("helpful", "v2"), ("tone", "v1")])
     assert Dataset.objects.get(name="streamed").kind == Dataset.objects.get(name="legacy").kind == "validation"
 
@@ -210,8 +275,12 @@ def test_triage_after_a_streamed_import_queues_what_it_queued_after_the_orm_writ
     store_judge("conciseness", version="2.0")
     store_judge("faithfulness")
     text = json.dumps(varied_records(), ensure_ascii=False)
-    for imported, stored in (('"helpful"', '"conciseness"'), ('"tone"', '"faithfulness"'), ('"v1"', '"1.0"'),
-                             ('"v2"', '"2.0"')):  # fmt: skip
+    for imported, stored in (
+        ('"helpful"', '"conciseness"'),
+        ('"tone"', '"faithfulness"'),
+        ('"v1"', '"1.0"'),
+        ('"v2"', '"2.0"'),
+    ):
         text = text.replace(imported, stored)
     path = write_jsonl(tmp_path / "varied.jsonl", json.loads(text))
     legacy_import(path, "legacy")
@@ -221,9 +290,16 @@ def test_triage_after_a_streamed_import_queues_what_it_queued_after_the_orm_writ
         triage_run(sweep=Sweep.objects.get(dataset__name=name, kind=Sweep.Kind.IMPORT), qa_rate=0.0)
         return sorted(
             ReviewItem.objects.filter(dataset__name=name).values_list(
-                "judge__slug", "conversation__external_id", "turn__position", "language", "reasons", "priority",
-                "status", "reviews_required", "sample_weight",
-            ),  # fmt: skip
+                "judge__slug",
+                "conversation__external_id",
+                "turn__position",
+                "language",
+                "reasons",
+                "priority",
+                "status",
+                "reviews_required",
+                "sample_weight",
+            ),
             key=repr,
         )
 
