@@ -10,7 +10,8 @@ turn carries a gold label and an imported judge verdict; a third of the verdicts
 
 Each (database, size) runs in a fresh process, so its peak RSS (resource.getrusage) is its own: it
 is printed beside the RSS before the import, and does not grow with the file when memory is constant.
-SQLite gets a new file under var/ per run; on PostgreSQL the bench dataset is deleted first.
+SQLite gets a new file under var/ per run; on PostgreSQL the bench dataset is deleted first. Migrations
+run in a process of their own before each measured one.
 """
 
 from __future__ import annotations
@@ -75,13 +76,11 @@ def child(source: Path, legacy: bool) -> None:
     import django
 
     django.setup()
-    from django.core.management import call_command
     from django.db import connection, transaction
 
     from reviewapp.models import Dataset, Judge
     from reviewapp.services.imports import dataset_import
 
-    call_command("migrate", verbosity=0)
     Dataset.objects.filter(name="bench-import").delete()
     Judge.objects.filter(slug=JUDGE).delete()
     before = peak_rss_mb()
@@ -148,6 +147,9 @@ def main() -> None:
                 env["DATABASE_URL"] = f"sqlite:///{database}"
             else:
                 env["DATABASE_URL"] = target
+            # Migrations run in a process of their own, so the import's peak RSS is the import's.
+            migrate = [sys.executable, str(ROOT / "manage.py"), "migrate", "--verbosity", "0"]
+            subprocess.run(migrate, env={**env, "DJANGO_DEBUG": "false"}, check=True, cwd=ROOT)
             command = [sys.executable, __file__, "--child", str(source)] + (["--legacy"] if args.legacy else [])
             subprocess.run(command, env=env, check=True, cwd=ROOT)
 
