@@ -207,7 +207,6 @@ class StreamWriter:
         self.version_ids: dict[tuple[str, str], int] = {}
         self.sweep: Sweep | None = None
         self.verdicts_seen = 0
-        self.external_ids: set[str] = set()
 
     def start(self) -> None:
         header = self.header
@@ -231,10 +230,8 @@ class StreamWriter:
         if not self.direct:
             self._write_existing(conversations)
             return
-        conversations = [c for c in conversations if c.external_id not in self.external_ids]
-        self.external_ids.update(c.external_id for c in conversations)
-        if not conversations:
-            return
+        # Every parser gives each external id once (JSONL and EVA sets refuse a repeat, a CSV groups its
+        # rows by id, an EVA run keeps the first record), so no row of a new dataset can conflict.
         self._ensure_judges({item.judge for c in conversations for item in [*c.labels, *c.verdicts]})
         if any(c.verdicts for c in conversations):
             self._ensure_versions({(v.judge, v.version) for c in conversations for v in c.verdicts})

@@ -76,13 +76,16 @@ def stream(
     if progress is not None:
         progress.total = len(folders)
     base = path if path not in folders else path.parent
+    seen: set[str] = set()
     for folder in folders:
         try:
             conversation = parse_record(folder, base=base, language=language)
         except RecordError as error:
             yield error
         else:
-            yield conversation
+            if conversation.external_id not in seen:  # a second record with the same id adds nothing
+                seen.add(conversation.external_id)
+                yield conversation
         if progress is not None:
             progress.done += 1
 

@@ -345,7 +345,7 @@ def test_a_new_file_into_an_existing_dataset_over_several_batches(tmp_path):
     assert Conversation.objects.filter(dataset__name="calls").count() == 12
 
 
-def test_duplicate_record_ids_in_a_streamed_run_keep_the_first(tmp_path):
+def test_a_repeated_external_id_is_refused_or_skipped_never_written_twice(tmp_path):
     first, again = record(1), record(1)
     again["turns"][0]["text"] = "a second record with the same id"
     path = write_jsonl(tmp_path / "twice.jsonl", [first, again])
