@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
@@ -46,6 +47,7 @@ def walked(
     languages: Sequence[str],
     limit: int,
     related: Sequence[str] = (),
+    annotations: Mapping[str, Any] | None = None,
 ) -> QuerySet[ReviewItem]:
     """`queryset` in queue order (highest priority first), cut to its first `limit` items, read by
     walking an index in that order.
@@ -61,7 +63,7 @@ def walked(
 
     ordered = queryset.order_by("-priority", "id")
     if not connection.features.supports_slicing_ordering_in_compound:
-        return _with_related(ordered, related)[:limit]
+        return _with_related(ordered, related).annotate(**(annotations or {}))[:limit]
     # Both active statuses at once is the queue everyone works from: one walk per language.
     by_status = [Q(status__in=ACTIVE)] if set(statuses) == set(ACTIVE) else [Q(status=s) for s in statuses]
     parts = [
@@ -72,7 +74,9 @@ def walked(
     if not parts:
         return ReviewItem.objects.none()
     union = parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0]
-    return _with_related(ReviewItem.objects.filter(pk__in=union), related).order_by("-priority", "id")[:limit]
+    # Annotations (per-item subqueries) go on the outer query: they run for the `limit` rows shown only.
+    shown = _with_related(ReviewItem.objects.filter(pk__in=union), related).annotate(**(annotations or {}))
+    return shown.order_by("-priority", "id")[:limit]
 
 
 def _with_related(queryset: QuerySet[ReviewItem], related: Sequence[str]) -> QuerySet[ReviewItem]:

@@ -10,12 +10,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.contrib.auth import get_user_model
+from django.db.models import Exists, F, Func, OuterRef, Q, QuerySet, Subquery
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from .. import access
-from ..access import sees_all_languages
-from ..models import Dataset, Judge, Review, ReviewItem, ReviewSkip
+from ..access import language_allowed, sees_all_languages
+from ..models import Dataset, Judge, QueueCount, Review, ReviewItem, ReviewSkip
 from .claims import (
     _languages_for,
     _statuses_for,
@@ -104,7 +107,7 @@ class OwnProgress:
     reviewed_today: int
     skipped: int
     claimable: int
-    held: ReviewItem | None
+    held_id: int | None  # the item the reviewer holds under a live lease (`claims.held_item`)
 
 
 @dataclass
@@ -137,41 +140,40 @@ class CountGroup:
 
 
 def count_groups(*, user, languages: list[str], statuses: Sequence[str]) -> list[CountGroup]:
-    """Every item in `user`'s languages and `statuses`, counted per group: one GROUP BY.
-
-    For the active statuses this reads only the item_active_counts partial index (an index-only scan
-    that never touches the table), and the groups are few (languages x judges x datasets x the distinct
-    reason lists), so every count on the queue page is a sum over them: the total for any filter, the
-    count per reason, and what is waiting for the reviewer.
-    """
+    """Every item in `user`'s languages and `statuses`, counted per group, from the kept counts
+    (QueueCount): one query over a few rows at any queue size. The groups are few (languages x judges x
+    datasets x statuses x the distinct reason lists), so every count on the queue page is a sum over
+    them: the total for any filter, the count per reason, and what is waiting for the reviewer."""
     if not languages:
         return []
-    return [
-        CountGroup(language, judge_id, dataset_id, status, tuple(reasons or ()), n)
-        for language, judge_id, dataset_id, status, reasons, n in count_rows(
-            user=user, languages=languages, statuses=statuses
-        )
-    ]
+    return groups_of(count_rows(user=user, languages=languages, statuses=statuses))
 
 
-def count_rows(*, user, languages: list[str], statuses: Sequence[str]) -> QuerySet:
-    """The GROUP BY of `count_groups`: (language, judge_id, dataset_id, status, reasons, n) rows.
+def groups_of(rows) -> list[CountGroup]:
+    # A list of reasons may be stored in more than one spelling (JSON text on SQLite): merged here.
+    merged: dict[tuple, int] = {}
+    for language, judge_id, dataset_id, status, reasons, n in rows:
+        key = (language, judge_id, dataset_id, status, tuple(reasons or ()))
+        merged[key] = merged.get(key, 0) + n
+    return [CountGroup(*key, n) for key, n in merged.items() if n > 0]
 
-    Other statuses than the active ones (a lead looking at closed items) are counted in a second
-    branch of the same statement, so the active branch still reads only its partial index."""
-    fields = ("language", "judge_id", "dataset_id", "status", "reasons")
 
-    def grouped(in_statuses: Sequence[str]) -> QuerySet:
-        rows = ReviewItem.objects.filter(status__in=in_statuses)
-        if not sees_all_languages(user):
-            rows = rows.filter(language__in=languages)
-        return rows.order_by().values(*fields).annotate(n=Count("*")).values_list(*fields, "n")
+def count_rows(*, user, languages: Sequence[str] | None, statuses: Sequence[str] | None) -> QuerySet:
+    """The kept counts (QueueCount) as (language, judge_id, dataset_id, status, reasons, n) rows, in
+    `languages` (every language for a user who sees them all, or when None) and `statuses` (None: all)."""
+    rows = QueueCount.objects.filter(n__gt=0)
+    if statuses is not None:
+        rows = rows.filter(status__in=statuses)
+    if languages is not None and not sees_all_languages(user):
+        rows = rows.filter(language__in=languages)
+    return rows.order_by().values_list("language", "judge_id", "dataset_id", "status", "reasons", "n")
 
-    others = [status for status in statuses if status not in ACTIVE]
-    active = [status for status in statuses if status in ACTIVE]
-    if not others or not active:
-        return grouped(statuses)
-    return grouped(active).union(grouped(others), all=True)
+
+def queue_languages(user, groups: Sequence[CountGroup]) -> list[str]:
+    """The item languages `user` may review, sorted (`access.language_allowed`, the rule of
+    `access.language_q`): read off the kept counts rather than the items."""
+    codes = {group.language for group in groups}
+    return sorted((c for c in codes if language_allowed(user, c)), key=lambda code: (code.lower(), code))
 
 
 def _group_matches(group: CountGroup, filters: QueueFilters, judge_id: int | None) -> bool:
@@ -195,38 +197,64 @@ def reason_counts(groups: Sequence[CountGroup]) -> list[ReasonCount]:
     return [ReasonCount(code, label, counts[code]) for code, label in Reason.choices]
 
 
-def unclaimable_count(*, user, now: datetime, languages: list[str]) -> int:
-    """Active items in `languages` that `user` cannot claim now: held under a live lease (by anyone), or
-    already reviewed or skipped by them. Each set is small and found through its own index (item_claims,
-    the reviewer's reviews and skips), so this stays cheap however long the queue is."""
+def _counted(queryset: QuerySet) -> Coalesce:
+    """COUNT(*) of `queryset` as a scalar subquery (no GROUP BY: one row, whatever it matches)."""
+    return Coalesce(Subquery(queryset.order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n")), 0)
+
+
+def unclaimable_count_sql(*, user, now: datetime, languages: list[str]) -> RawSQL:
+    """How many active items in `languages` `user` cannot claim now, as a scalar subquery: held under a
+    live lease (by anyone), already reviewed or skipped by them, or sent back to other reviewers. Each
+    set is small and found through its own index (item_claims, the reviewer's reviews and skips), so
+    this stays cheap however long the queue is."""
     if not languages:
-        return 0
+        return RawSQL("0", ())
     active = ReviewItem.objects.filter(status__in=ACTIVE, language__in=languages).order_by()
     held = active.filter(claimed_by__isnull=False).exclude(lease_expires_at__lt=now)
     reviewed = active.filter(reviews__reviewer=user, reviews__revision_requested=False)
     skipped = active.filter(skips__reviewer=user)
     mine_to_revise = Review.objects.filter(reviewer=user, revision_requested=True).values("item")
     others_revising = active.filter(reviews__revision_requested=True).exclude(pk__in=mine_to_revise)
-    return (
-        held.values_list("pk")
-        .union(reviewed.values_list("pk"), skipped.values_list("pk"), others_revising.values_list("pk"))
-        .count()
+    union = held.values_list("pk").union(
+        reviewed.values_list("pk"), skipped.values_list("pk"), others_revising.values_list("pk")
     )
+    sql, params = union.query.sql_with_params()
+    # The inner SQL is the ORM's own compilation of the union; values stay parameters.
+    return RawSQL(f"SELECT COUNT(*) FROM ({sql}) unclaimable", params)  # noqa: S608, S611
 
 
 def own_progress(*, user, now: datetime, languages: list[str], active_total: int) -> OwnProgress:
-    """The reviewer's own numbers. `active_total` is how many active items are in `languages`; what
-    waits for them is that, less the ones they cannot claim (`claimable_q` counted the cheap way)."""
+    """The reviewer's own numbers, in one query. `active_total` is how many active items are in
+    `languages`; what waits for them is that, less the ones they cannot claim (`claimable_q` counted
+    the cheap way, `unclaimable_count_sql`)."""
     start_of_day = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
-    reviews = Review.objects.filter(reviewer=user).aggregate(
-        total=Count("pk"), today=Count("pk", filter=Q(created_at__gte=start_of_day))
+    reviews = Review.objects.filter(reviewer=user)
+    held = (
+        ReviewItem.objects.filter(
+            item_language_q(user, languages), claimed_by=user, lease_expires_at__gte=now, status__in=ACTIVE
+        )
+        .exclude(Exists(Review.objects.filter(item=OuterRef("pk"), reviewer=user, revision_requested=False)))
+        .order_by("-priority", "id")
+        .values("pk")[:1]
+    )
+    numbers = (
+        get_user_model()
+        .objects.filter(pk=user.pk)
+        .values(
+            reviewed=_counted(reviews),
+            today=_counted(reviews.filter(created_at__gte=start_of_day)),
+            skipped=_counted(ReviewSkip.objects.filter(reviewer=user)),
+            unclaimable=unclaimable_count_sql(user=user, now=now, languages=languages),
+            held=Subquery(held),
+        )
+        .get()
     )
     return OwnProgress(
-        reviewed=reviews["total"],
-        reviewed_today=reviews["today"],
-        skipped=ReviewSkip.objects.filter(reviewer=user).count(),
-        claimable=active_total - unclaimable_count(user=user, now=now, languages=languages),
-        held=held_item(user=user, now=now, languages=languages),
+        reviewed=numbers["reviewed"],
+        reviewed_today=numbers["today"],
+        skipped=numbers["skipped"],
+        claimable=active_total - numbers["unclaimable"],
+        held_id=numbers["held"],
     )
 
 
@@ -254,6 +282,10 @@ def top_items(
         # Judges and datasets are few and the page lists them anyway: they are attached from those lists
         # rather than joined, which keeps this query cheap to plan.
         related=("turn", "conversation", "claimed_by"),
+        annotations={
+            "review_count": _counted(Review.objects.filter(item=OuterRef("pk"))),
+            "reviewed_by_me": Exists(Review.objects.filter(item=OuterRef("pk"), reviewer=user)),
+        },
     )
 
 
@@ -261,39 +293,29 @@ def queue_page(
     *, user, filters: QueueFilters, now: datetime | None = None, after: tuple[int, int] | None = None
 ) -> QueuePage:
     """A page of the queue for `user`, by priority (the first, or the one after `after`), with its
-    counts: a fixed number of queries (ten, plus the request's session, user and profile; leads three
-    more for who can take the sent-back items shown) at any size, each reading only a bounded index
-    range except the one GROUP BY that counts, which reads only the active items' partial index."""
+    counts: five queries at any size (plus the request's session, user and profile; leads three more
+    for who can take the sent-back items shown): the kept counts, judges, datasets, the page of items
+    (bounded index walks) and the reviewer's own numbers."""
     now = now or timezone.now()
-    languages = review_languages(user=user)
+    every = groups_of(count_rows(user=user, languages=None, statuses=None))
+    languages = queue_languages(user, every)
+    allowed = set(languages)
+    reachable = [g for g in every if g.language in allowed]
     judges = list(Judge.objects.order_by("slug"))
     judge_id = next((judge.pk for judge in judges if judge.slug == filters.judge), None)
-
     # Only datasets with items in the user's languages: a reviewer never learns other datasets' names.
-    in_reach = ReviewItem.objects.filter(dataset=OuterRef("pk"))
-    if not sees_all_languages(user):
-        in_reach = in_reach.filter(language__in=languages)
-    datasets = list(Dataset.objects.filter(Exists(in_reach)).order_by("name"))
+    dataset_ids = {g.dataset_id for g in reachable}
+    datasets = list(Dataset.objects.filter(pk__in=dataset_ids).order_by("name")) if dataset_ids else []
     items = list(top_items(user=user, filters=filters, languages=languages, after=after, limit=QUEUE_PAGE_SIZE + 1))
     more, items = len(items) > QUEUE_PAGE_SIZE, items[:QUEUE_PAGE_SIZE]
     judges_by_id = {judge.pk: judge for judge in judges}
     datasets_by_id = {dataset.pk: dataset for dataset in datasets}
-    review_counts = {
-        item_id: (n, mine)
-        for item_id, n, mine in Review.objects.filter(item__in=[i.pk for i in items])
-        .order_by()
-        .values("item")
-        .annotate(n=Count("pk"), mine=Count("pk", filter=Q(reviewer=user)))
-        .values_list("item", "n", "mine")
-    }
     for item in items:
         # (An item whose judge or dataset arrived after those lists were read loads it on its own.)
         if item.judge_id in judges_by_id:
             item.judge = judges_by_id[item.judge_id]
         if item.dataset_id in datasets_by_id:
             item.dataset = datasets_by_id[item.dataset_id]
-        item.review_count, mine = review_counts.get(item.pk, (0, 0))
-        item.reviewed_by_me = mine > 0
         item.lease_active = bool(item.claimed_by_id and item.lease_expires_at and item.lease_expires_at >= now)
 
     # Leads see who can take each sent-back item on the page, and when nobody can.
@@ -302,7 +324,7 @@ def queue_page(
         item.takers = takers.get(item.pk)
 
     statuses = ACTIVE if not filters.status or filters.status in ACTIVE else (*ACTIVE, filters.status)
-    groups = count_groups(user=user, languages=languages, statuses=statuses)
+    groups = [g for g in reachable if g.status in statuses]
     matching = [g for g in groups if _group_matches(g, filters, judge_id)]
     return QueuePage(
         filters=filters,
