@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db.models import Q
 from django.utils import timezone
 
 from .. import access
-from ..models import Category, Comment, Judge, Review, ReviewItem, Verdict
+from ..models import Category, Comment, Judge, Review, ReviewItem, Turn, Verdict
 from . import corpus
 
 # Turns shown around the turn under review.
@@ -87,26 +88,38 @@ class ReviewScreen:
     blind: bool = False  # blind review applies to this item (access.item_is_blind)
 
 
+def context_turns(*, item: ReviewItem) -> list[Turn]:
+    """The turn under review with up to CONTEXT_TURNS turns on each side (a conversation-level item:
+    every turn), in order: one query that reads only the turns shown, however long the conversation.
+
+    The verdicts panel shows this item's judge; context turns stay plain text, and without gold (nor
+    "agrees with gold" marks) so reviewers label independently of it."""
+    turns = Turn.objects.filter(conversation_id=item.conversation_id)
+    if item.turn_id:
+        position = item.turn.position
+        before = turns.filter(position__lt=position).order_by("-position").values("pk")[:CONTEXT_TURNS]
+        after = turns.filter(position__gte=position).order_by("position").values("pk")[: CONTEXT_TURNS + 1]
+        turns = turns.filter(Q(pk__in=before) | Q(pk__in=after))
+    shown = list(turns.order_by("position"))
+    for turn in shown:
+        turn.gold, turn.judged = [], []
+        corpus._decorate(turn)  # the diff and tidy tool JSON, as on the conversation page
+        turn.blind = False
+        turn.is_target = turn.pk == item.turn_id
+    return shown
+
+
 def review_screen(*, item: ReviewItem, user, now: datetime | None = None) -> ReviewScreen:
     """Everything the turn review screen shows. In blind review (`access.can_see_judgements`) the
     judges' verdicts, other reviewers' labels and comments stay hidden until this reviewer has
     submitted. Gold labels are never shown here:
     reviewers label independently of them."""
     now = now or timezone.now()
-    conversation = corpus.conversation_detail(conversation=item.conversation)
     reviews = item_reviews(item=item)
     my_review = next((r for r in reviews if r.reviewer_id == user.pk), None)
     revealed = access.can_see_judgements(user, item)
-    turns = conversation.turn_list
-    target_index = next((i for i, t in enumerate(turns) if t.pk == item.turn_id), None)
-    if target_index is not None:
-        turns = turns[max(0, target_index - CONTEXT_TURNS) : target_index + CONTEXT_TURNS + 1]
-    for turn in turns:
-        # The verdicts panel shows this item's judge; context turns stay plain text, and without gold
-        # (nor "agrees with gold" marks) so reviewers label independently of it.
-        turn.gold, turn.judged = [], []
-        turn.is_target = turn.pk == item.turn_id
-    target = turns[min(target_index, CONTEXT_TURNS)] if target_index is not None else None
+    turns = context_turns(item=item)
+    target = next((turn for turn in turns if turn.is_target), None)
     lease_active = bool(item.claimed_by_id and item.lease_expires_at and item.lease_expires_at >= now)
     return ReviewScreen(
         item=item,

@@ -52,9 +52,12 @@ def _lease_live(item: ReviewItem, now: datetime) -> bool:
     return bool(item.claimed_by_id and item.lease_expires_at and item.lease_expires_at >= now)
 
 
-def _locked(item: ReviewItem) -> ReviewItem:
-    """The item re-read under a row lock (PostgreSQL; SQLite serialises writers anyway)."""
-    return ReviewItem.objects.select_for_update().select_related("judge", "dataset").get(pk=item.pk)
+def _locked(item: ReviewItem, *, with_turn: bool = False) -> ReviewItem:
+    """The item re-read under a row lock (PostgreSQL; SQLite serialises writers anyway), with its judge
+    and dataset (and turn when asked) in the same statement. `of=("self",)`: only the item is locked."""
+    related = ("judge", "dataset", "turn") if with_turn else ("judge", "dataset")
+    locked = ReviewItem.objects.select_for_update(of=("self",)).select_related(*related)
+    return locked.get(pk=item.pk)
 
 
 # --- claims -------------------------------------------------------------------------------------
@@ -134,25 +137,29 @@ def _claim_skip_locked(*, user, now: datetime, read_ids: Callable[[], list[int]]
 
 
 def _claim_conditional(*, user, candidates, now: datetime) -> tuple[dict, ReviewItem] | None:
+    """Claim the first candidate still free with a conditional UPDATE that must affect one row. The
+    candidates are read whole (with judge and dataset), so the winner needs no second read."""
     free = Q(status__in=ACTIVE) & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
     for _ in range(CLAIM_ROUNDS):
-        rows = list(candidates.values_list("pk", "status", "claimed_by", "lease_expires_at")[:CLAIM_CANDIDATES])
+        rows = list(candidates.select_related("judge", "dataset")[:CLAIM_CANDIDATES])
         if not rows:
             return None
-        for pk, status, claimed_by, lease in rows:
+        for item in rows:
             won = (
-                ReviewItem.objects.filter(free, pk=pk).update(
+                ReviewItem.objects.filter(free, pk=item.pk).update(
                     claimed_by=user, lease_expires_at=now + LEASE, status=Status.IN_REVIEW, updated_at=now
                 )
                 == 1
             )
             if won:
-                before = {
-                    "status": status,
-                    "claimed_by": claimed_by,
-                    "lease_expires_at": lease.isoformat() if lease else None,
-                }
-                return before, ReviewItem.objects.select_related("judge", "dataset").get(pk=pk)
+                before = _state(item)
+                item.claimed_by, item.lease_expires_at, item.status, item.updated_at = (
+                    user,
+                    now + LEASE,
+                    Status.IN_REVIEW,
+                    now,
+                )
+                return before, item
     return None
 
 

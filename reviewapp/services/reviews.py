@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ..access import language_allowed
-from ..models import Category, GoldLabel, Judge, Review, ReviewItem, ReviewSkip, Turn, Verdict
+from ..models import Category, GoldLabel, Judge, Review, ReviewItem, ReviewSkip, Verdict
 from ..selectors.outcomes import outcome_for
 from ..selectors.queue import ACTIVE
 from .audit import audit_record
@@ -110,17 +110,21 @@ def review_submit(
     A non-empty comment on a turn item is also kept as a Comment with the same categories."""
     now = now or timezone.now()
     with transaction.atomic():
-        item = _locked(item)
+        item = _locked(item, with_turn=True)
         if item.status not in ACTIVE:
             raise ReviewError(f"This item is {item.get_status_display().lower()}: it takes no more reviews.")
         if not language_allowed(user, item.language):
             raise ReviewError("This item's language is not assigned to you.")
         if _lease_live(item, now) and item.claimed_by_id != user.pk:
             raise ReviewError("Another reviewer holds this item; take the next one from the queue.")
-        existing = Review.objects.filter(item=item, reviewer=user).first()
+        # The item's few reviews, read once: whether this is a revision, whether others are revising,
+        # and later whether the item has its k reviews.
+        others = list(Review.objects.filter(item=item).order_by("pk"))
+        existing = next((r for r in others if r.reviewer_id == user.pk), None)
+        others = [r for r in others if r.reviewer_id != user.pk]
         if existing is not None and not existing.revision_requested:
             raise ReviewError("You have already reviewed this item.")
-        if existing is None and item.reviews.filter(revision_requested=True).exists():
+        if existing is None and any(r.revision_requested for r in others):
             raise ReviewError("A lead sent this item back to its reviewers; take the next one from the queue.")
         judge = item.judge
         _check_rating(judge, rating)
@@ -131,7 +135,7 @@ def review_submit(
         verdicts = _item_verdicts(item)
         agreement = _check_agreement(verdict_agreement or {}, {v.pk for v in verdicts})
         categories = _active_categories(categories)
-        turn = Turn.objects.get(pk=item.turn_id) if item.turn_id else None
+        turn = item.turn
         quoted_span = _check_span(turn, quoted_span)
 
         before = _state(item)
@@ -161,7 +165,10 @@ def review_submit(
             )
         else:
             review = Review.objects.create(item=item, reviewer=user, **fields)
-        review.categories.set(categories)
+        if existing is not None:
+            review.categories.set(categories)
+        elif categories:  # a new review has none yet: nothing to read or clear
+            review.categories.add(*categories)
         if comment.strip() and turn is not None:
             comment_create(
                 author=user,
@@ -172,7 +179,7 @@ def review_submit(
                 quoted_span=quoted_span,
             )
 
-        reviews = list(item.reviews.prefetch_related("categories"))
+        reviews = sorted([*others, review], key=lambda r: r.pk)
         if item.claimed_by_id == user.pk or not _lease_live(item, now):
             item.claimed_by, item.lease_expires_at = None, None
         if len(reviews) >= item.reviews_required and not any(r.revision_requested for r in reviews):
@@ -234,21 +241,25 @@ def _outcome(item: ReviewItem, reviews: list[Review], verdicts: list[Verdict]) -
 
 def _unanimous_gold(item: ReviewItem, reviews: list[Review]) -> None:
     first = reviews[0]
-    modes = sorted({c.slug for r in reviews for c in r.categories.all()})
-    GoldLabel.objects.update_or_create(
-        judge_id=item.judge_id,
-        conversation_id=item.conversation_id,
-        turn_id=item.turn_id,
-        source=GoldLabel.Source.UNANIMOUS,
-        defaults={
-            "rating": first.rating,
-            "passed": first.passed,
-            "label": first.label,
-            "failure_modes": modes,
-            "excluded": False,
-            "metadata": {"review_item": item.pk, "reviews": [r.pk for r in reviews]},
-        },
-    )
+    modes = sorted(set(Category.objects.filter(reviews__in=[r.pk for r in reviews]).values_list("slug", flat=True)))
+    target = {
+        "judge_id": item.judge_id,
+        "conversation_id": item.conversation_id,
+        "turn_id": item.turn_id,
+        "source": GoldLabel.Source.UNANIMOUS,
+    }
+    values = {
+        "rating": first.rating,
+        "passed": first.passed,
+        "label": first.label,
+        "failure_modes": modes,
+        "excluded": False,
+        "metadata": {"review_item": item.pk, "reviews": [r.pk for r in reviews]},
+    }
+    # The item's row lock serialises its closings, and one item per judge and target holds its unanimous
+    # gold: an UPDATE, else an INSERT, needs no savepoint (update_or_create would add four statements).
+    if not GoldLabel.objects.filter(**target).update(**values):
+        GoldLabel.objects.create(**target, **values)
     signatures_after_gold(judge_id=item.judge_id)
 
 
