@@ -110,29 +110,58 @@ def _first_ids(candidates) -> list[int]:
 
 def _claim_skip_locked(*, user, now: datetime, read_ids: Callable[[], list[int]]) -> tuple[dict, ReviewItem] | None:
     """Read the first few candidates without locks (`read_ids`: bounded index walks), then lock the
-    first of them still free with FOR UPDATE SKIP LOCKED: locking the whole ordered set would sort it
-    all first."""
-    free = Q(status__in=ACTIVE) & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
-    item = None
+    first of them still free with FOR UPDATE SKIP LOCKED and take it, in one statement (`_take`):
+    locking the whole ordered set would sort it all first."""
     for attempt in range(CLAIM_ROUNDS):
         ids = read_ids()
         if not ids:
             return None
-        item = (
-            ReviewItem.objects.filter(free, pk__in=ids)
-            .order_by("-priority", "id")
-            .select_for_update(skip_locked=True)
-            .first()
-        )
-        if item is not None:
-            break
+        taken = _take(ids=ids, user=user, now=now)
+        if taken is not None:
+            return taken
         # Every candidate locked or just taken: others are claiming right now; read the list again.
         time.sleep(0.02 * (attempt + 1))
-    if item is None:
+    return None
+
+
+_FIELDS = ReviewItem._meta.concrete_fields
+_TAKE = """
+WITH picked AS (
+    SELECT id, status, claimed_by_id, lease_expires_at FROM {items}
+    WHERE id = ANY(%s) AND status IN (%s, %s) AND (claimed_by_id IS NULL OR lease_expires_at < %s)
+    ORDER BY priority DESC, id LIMIT 1
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {items} AS item SET claimed_by_id = %s, lease_expires_at = %s, status = %s, updated_at = %s
+FROM picked WHERE item.id = picked.id
+RETURNING picked.status, picked.claimed_by_id, picked.lease_expires_at, {columns}
+"""
+
+
+def _take(*, ids: list[int], user, now: datetime) -> tuple[dict, ReviewItem] | None:
+    """PostgreSQL: lock the first free item of `ids` (skipping rows others hold locked) and claim it
+    for `user` in one UPDATE ... RETURNING, which also hands back its state before the claim."""
+    quote = connection.ops.quote_name
+    sql = _TAKE.format(
+        items=quote(ReviewItem._meta.db_table), columns=", ".join(f"item.{quote(f.column)}" for f in _FIELDS)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [ids, *ACTIVE, now, user.pk, now + LEASE, Status.IN_REVIEW, now])
+        row = cursor.fetchone()
+    if row is None:
         return None
-    before = _state(item)
-    item.claimed_by, item.lease_expires_at, item.status, item.updated_at = user, now + LEASE, Status.IN_REVIEW, now
-    item.save(update_fields=["claimed_by", "lease_expires_at", "status", "updated_at"])
+    status, claimed_by, lease, *values = row
+    values = [
+        field.from_db_value(value, None, connection) if hasattr(field, "from_db_value") else value
+        for field, value in zip(_FIELDS, values, strict=True)
+    ]
+    item = ReviewItem.from_db(connection.alias, [f.attname for f in _FIELDS], values)
+    item.claimed_by = user
+    before = {
+        "status": status,
+        "claimed_by": claimed_by,
+        "lease_expires_at": lease.isoformat() if lease else None,
+    }
     return before, item
 
 
