@@ -42,7 +42,7 @@ from .claims import (
     lease_renew,
 )
 from .comments import _active_categories, _check_span, category_create, category_update, comment_create, comment_flag
-from .signatures import signatures_after_gold
+from .signature_checks import signatures_after_gold
 
 __all__ = [
     "CLAIM_CANDIDATES",

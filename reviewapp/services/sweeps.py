@@ -45,8 +45,7 @@ from reviewapp.models import (
     Verdict,
 )
 from reviewapp.services import calls as calls_service
-from reviewapp.services import judge_audio, judge_inputs, judges
-from reviewapp.services import signatures as signatures_service
+from reviewapp.services import judge_audio, judge_inputs, judges, signature_checks
 from reviewapp.services import sweep_scope as scopes
 from reviewapp.services.rubrics import variance_check_params
 from reviewapp.versioning import code_version
@@ -266,7 +265,7 @@ def sweep_start(
     if scope.kind != "all":
         sweep.params["scope_targets"] = targets_by_version
     # Tier 1: the signature versions this sweep uses, rechecked on gold first (a suspended one is left out).
-    signatures_service.signatures_for_sweep(sweep=sweep, judges=[jv.judge for jv in judge_versions])
+    signature_checks.signatures_for_sweep(sweep=sweep, judges=[jv.judge for jv in judge_versions])
     sweep.total_targets = total
     sweep.save(update_fields=["params", "total_targets"])
 
@@ -504,7 +503,7 @@ def sweep_chunk_run(
         run0 = done.get(0)
         if run0 is None and target.turn is not None:
             if target.language not in rules_cache:
-                rules_cache[target.language] = signatures_service.rules_for_sweep(
+                rules_cache[target.language] = signature_checks.rules_for_sweep(
                     sweep=sweep, judge=jv.judge, language=target.language
                 )
             match = signature_engine.evaluate(rules_cache[target.language], target.turn.text, target.language)
