@@ -12,7 +12,10 @@ the judge differs from gold, a third unresolved, a third a QA sample needing two
 languages. Use a database of its own: it is migrated first and the bench dataset replaced (kept with
 --reuse when its size matches). Each figure is the median of --repeats requests through Django's test
 client (in-process: views, templates, SQL), as a reviewer of fr (fr and fr-CA: 40% of the items) and as
-a lead; the query counts include the request's session, user and profile reads.
+a lead; the query counts include the request's session, user and profile reads (and a write's BEGIN
+and COMMIT). "This process's CPU" is the time the bench process itself spent (views, templates, the
+ORM; on SQLite the SQL too, not PostgreSQL's server time): on a shared machine it tells the code's
+cost apart from waiting for the CPU.
 """
 
 import sys
@@ -183,17 +186,21 @@ def main() -> None:
         assert response.status_code == 302, (response.status_code, response.content[:500])
 
     def report(label: str, call, *, prepare=None) -> None:
-        samples, counts = [], set()
+        samples, cpu, counts = [], [], set()
         for _ in range(args.repeats):
             argument = prepare() if prepare else None
             with CaptureQueriesContext(connection) as queries:
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 call(argument) if prepare else call()
                 samples.append((time.perf_counter() - start) * 1000)
+                cpu.append((time.process_time() - start_cpu) * 1000)
             counts.add(len(queries))
         median = statistics.median(samples)
         shown = "/".join(str(c) for c in sorted(counts))
-        print(f"{label:<44} median {median:6.1f} ms  max {max(samples):6.1f} ms  {shown:>5} queries")
+        print(
+            f"{label:<46} median {median:6.1f} ms  max {max(samples):6.1f} ms  "
+            f"this process's CPU {statistics.median(cpu):5.1f} ms  {shown:>5} queries"
+        )
         if args.profile:
             for query in queries.captured_queries:
                 print(f"    {float(query['time']) * 1000:7.2f} ms  {' '.join(query['sql'].split())[:160]}")
