@@ -57,13 +57,11 @@ def walked(
     the active items) or item_queue (status, language, -priority, id) in order and stops after `limit`
     rows, so the cost does not grow with the queue; the few rows found are then sorted. `ORDER BY
     priority` over `status IN (...) AND language IN (...)` would instead sort every matching row.
-    Elsewhere (SQLite) it is the plain ordered query.
+    SQLite cannot slice UNION parts, so there each walk is an `id IN (... LIMIT n)` of its own.
     """
     from django.db import connection
 
     ordered = queryset.order_by("-priority", "id")
-    if not connection.features.supports_slicing_ordering_in_compound:
-        return _with_related(ordered, related).annotate(**(annotations or {}))[:limit]
     # Both active statuses at once is the queue everyone works from: one walk per language.
     by_status = [Q(status__in=ACTIVE)] if set(statuses) == set(ACTIVE) else [Q(status=s) for s in statuses]
     parts = [
@@ -73,9 +71,15 @@ def walked(
     ]
     if not parts:
         return ReviewItem.objects.none()
-    union = parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0]
+    if connection.features.supports_slicing_ordering_in_compound:
+        found = Q(pk__in=parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0])
+    else:
+        # SQLite cannot slice the parts of a UNION: each walk is an `id IN (... LIMIT n)` instead.
+        found = Q()
+        for part in parts:
+            found |= Q(pk__in=part)
     # Annotations (per-item subqueries) go on the outer query: they run for the `limit` rows shown only.
-    shown = _with_related(ReviewItem.objects.filter(pk__in=union), related).annotate(**(annotations or {}))
+    shown = _with_related(ReviewItem.objects.filter(found), related).annotate(**(annotations or {}))
     return shown.order_by("-priority", "id")[:limit]
 
 
