@@ -106,9 +106,12 @@ def wait_ready(redis_url: str, timeout: float = 60.0) -> None:
 def run_sweep(dataset, judge_version, *, label: str) -> tuple[float, int, object]:
     from reviewapp.models import Sweep
     from reviewapp.services.sweeps import sweep_start
+    from reviewapp.tasks.sweeps import sweep_queue
 
     started = time.monotonic()
-    sweep = sweep_start(dataset=dataset, judge_versions=[judge_version], repeats=1, qa_sample=0, name=label)
+    sweep = sweep_start(
+        dataset=dataset, judge_versions=[judge_version], repeats=1, qa_sample=0, name=label, dispatch=sweep_queue
+    )
     last = 0.0
     while True:
         sweep.refresh_from_db()

@@ -187,7 +187,7 @@ def triage_run(*, sweep: Sweep, variance_threshold: float | None = None, qa_rate
     for row in _verdict_rows(sweep):
         runs[row["judge_version_id"]][(row["conversation_id"], row["turn_id"])].append(row)
     versions = {jv.pk: jv for jv in JudgeVersion.objects.filter(pk__in=list(runs)).select_related("judge")}
-    specs = {pk: judges.spec_of(jv) for pk, jv in versions.items()}
+    specs = {pk: judges.judge_version_spec(jv) for pk, jv in versions.items()}
 
     variance = variance_compute(
         runs_by_target={jv: t for jv, t in runs.items() if jv in specs}, specs=specs, threshold=threshold

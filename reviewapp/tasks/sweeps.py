@@ -47,7 +47,12 @@ def _send(task, *args) -> None:
     if SWEEP_QUEUE:
         task.apply_async(args=args, queue=SWEEP_QUEUE)
     else:
-        task.apply_async(args=args)
+        task.delay(*args)
+
+
+def sweep_queue(sweep_id: int) -> None:
+    """Queue a planned sweep's dispatch: what callers hand to sweep_start (it runs after the commit)."""
+    _send(sweep_dispatch, sweep_id)
 
 
 @shared_task(

@@ -39,6 +39,7 @@ from ..services.api_tokens import (
     token_has_scope,
     token_language_allowed,
 )
+from ..tasks.sweeps import sweep_queue
 
 log = logging.getLogger(__name__)
 
@@ -233,6 +234,7 @@ def sweep_create(request):
             user=request.user,
             name=str(body.get("name") or "")[:200],
             scope=scope,
+            dispatch=sweep_queue,
         )
     except sweeps_service.SweepError as exc:
         raise ApiError(400, str(exc)) from exc

@@ -11,6 +11,7 @@ from reviewapp.services import calls
 from reviewapp.services.imports import ImportFailed, dataset_import
 from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
+from reviewapp.tasks.sweeps import sweep_queue
 from scoring.llm import LLMReply
 from scoring.specs import load_specs
 from tests.llm_server import HTML_BODY, HUGE_ANSWER_BYTES, run_llm_server
@@ -54,7 +55,7 @@ def test_bad_answers_are_unresolved_archived_and_queued_on_postgresql(llm_worker
         Turn.objects.create(conversation=conversation, position=0, role=Turn.Role.USER, text="Hello?")
         Turn.objects.create(conversation=conversation, position=1, role=Turn.Role.AGENT, text=f"x [[llm:{behaviour}]]")
 
-    sweep = sweep_start(dataset=dataset, judge_versions=[judge], qa_sample=0)
+    sweep = sweep_start(dataset=dataset, judge_versions=[judge], qa_sample=0, dispatch=sweep_queue)
     wait_until(
         lambda: Sweep.objects.get(pk=sweep.pk).status == Sweep.Status.DONE,
         timeout=180,

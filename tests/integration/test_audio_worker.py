@@ -13,6 +13,7 @@ from reviewapp.models import Conversation, ImportJob, Turn, Verdict
 from reviewapp.services.import_jobs import import_job_start
 from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
+from reviewapp.tasks.sweeps import sweep_queue
 from scoring.specs import load_specs
 from tests.llm_server import run_llm_server
 
@@ -59,7 +60,7 @@ def test_imported_recording_reaches_the_listening_judge_segment_by_segment(audio
 
     spec = load_specs(ROOT / "judges" / "tts_fidelity.yaml")[0]
     listening = judge_version_store(spec=replace(spec, needs_audio=True))
-    sweep = sweep_start(dataset=conversation.dataset, judge_versions=[listening], qa_sample=0)
+    sweep = sweep_start(dataset=conversation.dataset, judge_versions=[listening], qa_sample=0, dispatch=sweep_queue)
     wait_until(
         lambda: Verdict.objects.filter(sweep=sweep).count() == 10,
         timeout=120,

@@ -19,6 +19,7 @@ from sklearn.metrics import accuracy_score
 from reviewapp.models import JudgeCall, JudgeVersion, Sweep, Turn, Verdict
 from reviewapp.services.imports import dataset_import
 from reviewapp.services.sweeps import sweep_start
+from reviewapp.tasks.sweeps import sweep_queue
 from tests.llm_server import run_llm_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +52,7 @@ def test_eva_conciseness_over_its_validation_set_on_a_worker(eva_worker, wait_un
     version = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
     dataset = version.judge.gold_labels.first().conversation.dataset
 
-    sweep = sweep_start(dataset=dataset, judge_versions=[version], qa_sample=0)
+    sweep = sweep_start(dataset=dataset, judge_versions=[version], qa_sample=0, dispatch=sweep_queue)
     wait_until(
         lambda: Sweep.objects.get(pk=sweep.pk).status == Sweep.Status.DONE,
         timeout=240,

@@ -9,6 +9,7 @@ from reviewapp.selectors.drafts import draft_from_corrections
 from reviewapp.selectors.proofs import proof_comparison
 from reviewapp.services.drafts import draft_version_save
 from reviewapp.services.proofs import proof_start
+from reviewapp.tasks.sweeps import sweep_queue
 from tests.llm_server import run_llm_server
 
 from ..reviewapp import loop_data
@@ -43,7 +44,7 @@ def test_the_proof_runs_on_workers_and_compares_on_held_out_gold(llm_worker, wai
         comment_ids=draft.comment_ids,
         user=lead,
     )
-    run = proof_start(version=v2, user=lead)
+    run = proof_start(version=v2, user=lead, dispatch=sweep_queue)
     sweep_ids = list(run.main_sweeps.values_list("pk", flat=True)) + list(run.rerun_sweeps.values_list("pk", flat=True))
     wait_until(
         lambda: Sweep.objects.filter(pk__in=sweep_ids, status=Sweep.Status.DONE).count() == len(sweep_ids),

@@ -14,6 +14,7 @@ from django.db import connection
 from reviewapp.models import Conversation, Dataset, JudgeCall, Sweep, Turn, Verdict
 from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
+from reviewapp.tasks.sweeps import sweep_queue
 from scoring.specs import load_specs
 from tests.llm_server import run_llm_server
 
@@ -79,7 +80,12 @@ def test_sweep_survives_a_killed_worker_without_losing_or_doubling_verdicts(llm_
     dataset = make_corpus()
 
     sweep = sweep_start(
-        dataset=dataset, judge_versions=[judge], repeats=REPEATS, variance_sample=VARIANCE_SAMPLE, qa_sample=0.05
+        dataset=dataset,
+        judge_versions=[judge],
+        repeats=REPEATS,
+        variance_sample=VARIANCE_SAMPLE,
+        qa_sample=0.05,
+        dispatch=sweep_queue,
     )
     sampled = set(sweep.params["variance_sample"]["turn"])
     assert len(sampled) == round(VARIANCE_SAMPLE * TURNS)

@@ -5,6 +5,7 @@ import pytest
 from reviewapp.models import JudgeCall, Sweep, Verdict
 from reviewapp.services import sweeps as sweeps_service
 from reviewapp.services.sweeps import LLM_OFF_EXPLANATION, SweepError, sweep_chunk_run, sweep_finalize, sweep_start
+from reviewapp.tasks.sweeps import sweep_queue
 
 from . import test_sweep_support as support
 from .test_sweep_support import add_signature, make_dataset, store_judge
@@ -199,7 +200,7 @@ def test_sweep_start_queues_the_dispatch_only_on_commit(corpus, conciseness, eag
     from django.db import transaction
 
     with transaction.atomic():
-        sweep = sweep_start(dataset=corpus, judge_versions=[conciseness])
+        sweep = sweep_start(dataset=corpus, judge_versions=[conciseness], dispatch=sweep_queue)
         transaction.set_rollback(True)
     assert not Verdict.objects.filter(sweep_id=sweep.pk).exists()
     assert scripted_llm.calls == []
