@@ -241,8 +241,7 @@ def test_reserved_slots_hold_the_shared_rate_across_processes_and_use_90_percent
     start_at = time.time() + 3.0
     workers = [
         subprocess.Popen(
-            [sys.executable, "-c", RESERVOIR_WORKER, redis_url, key, str(per_second), str(threads), str(each)]
-            + [str(start_at)],
+            [sys.executable, "-c", RESERVOIR_WORKER, redis_url, key, *map(str, (per_second, threads, each, start_at))],
             cwd=harness.PROJECT_DIR,
             stdout=subprocess.PIPE,
             text=True,
