@@ -39,9 +39,6 @@ PRIORITY = {
 # A QA-sample item estimates judge accuracy without bias, so it needs two independent labels at least.
 QA_REVIEWS_REQUIRED = 2
 REASON_ORDER = [str(r) for r in sorted(PRIORITY, key=lambda r: (-PRIORITY[r], list(PRIORITY).index(r)))]
-# Triage reads Verdict.problem_code (scoring.parsing.UNCERTAIN_CODES), never these words; they stay
-# only for code that still matches the parser's old prose, until it reads the code too.
-UNCERTAIN_MARKERS = ("said it is uncertain", "gave no rating")
 BATCH = 500
 
 

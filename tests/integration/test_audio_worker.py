@@ -15,30 +15,20 @@ from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
 from reviewapp.tasks.sweeps import sweep_queue
 from scoring.specs import load_specs
-from tests.llm_server import run_llm_server
 
 from ..reviewapp.audio_support import RATE, eva_record_with_audio, frames, read_frames
 from ..reviewapp.test_sweep_support import ROOT
 
 
 @pytest.fixture
-def audio_worker(celery_worker_process, monkeypatch, settings, tmp_path):
+def audio_worker(start_llm_worker, settings, tmp_path):
     """The worker restarted with its media, import folder and LLM endpoint where this test can see them."""
     paths = {"MEDIA_ROOT": tmp_path / "media", "TRIBUNAL_IMPORT_ROOT": tmp_path / "imports"}
     paths["TRIBUNAL_IMPORT_ROOT"].mkdir()
-    with run_llm_server(behaviour="good") as server:
-        for name, value in paths.items():
-            monkeypatch.setenv(name, str(value))
-            setattr(settings, name, value)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        celery_worker_process.restart()
-        try:
-            yield celery_worker_process, server, paths
-        finally:
-            for name in (*paths, "OPENAI_BASE_URL", "OPENAI_API_KEY"):
-                monkeypatch.delenv(name)
-            celery_worker_process.restart()
+    for name, value in paths.items():
+        setattr(settings, name, value)
+    worker, server = start_llm_worker(behaviour="good", env=paths)
+    return worker, server, paths
 
 
 def test_imported_recording_reaches_the_listening_judge_segment_by_segment(audio_worker, wait_until):

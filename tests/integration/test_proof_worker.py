@@ -10,23 +10,13 @@ from reviewapp.selectors.proofs import proof_comparison
 from reviewapp.services.drafts import draft_version_save
 from reviewapp.services.proofs import proof_start
 from reviewapp.tasks.sweeps import sweep_queue
-from tests.llm_server import run_llm_server
 
 from ..reviewapp import loop_data
 
 
 @pytest.fixture
-def llm_worker(celery_worker_process, monkeypatch):
-    with run_llm_server(behaviour="good", latency_s=0.0) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        celery_worker_process.restart()
-        try:
-            yield celery_worker_process, server
-        finally:
-            monkeypatch.delenv("OPENAI_BASE_URL")
-            monkeypatch.delenv("OPENAI_API_KEY")
-            celery_worker_process.restart()
+def llm_worker(start_llm_worker):
+    return start_llm_worker(behaviour="good", latency_s=0.0)
 
 
 def test_the_proof_runs_on_workers_and_compares_on_held_out_gold(llm_worker, wait_until, make_user):

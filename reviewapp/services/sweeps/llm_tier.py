@@ -9,12 +9,13 @@ import threading
 import time
 from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 
-from reviewapp.models import JudgeCall, JudgeVersion, Sweep, Turn, Verdict
+from reviewapp.models import JudgeCall, JudgeVersion, PromptText, Sweep, Turn, Verdict
 from reviewapp.services import calls as calls_service
 from reviewapp.services import judge_audio, judge_inputs
 from scoring import eva
@@ -39,8 +40,9 @@ log = logging.getLogger(__name__)
 # The calls wait on the network, so threads are cheap; the database work stays on the task's own
 # thread.
 LLM_THREADS = settings.TRIBUNAL_SWEEP_LLM_THREADS
-# Answers are archived and their verdicts written in batches of this many (or every second).
-VERDICT_FLUSH_EVERY = 32
+# Answers are archived and their verdicts written in batches of this many (or every second): one
+# transaction per batch, so a chunk whose calls come back together commits once or twice.
+VERDICT_FLUSH_EVERY = 128
 HEARTBEAT_SECONDS = settings.TRIBUNAL_SWEEP_HEARTBEAT_SECONDS
 
 
@@ -121,6 +123,7 @@ def llm_tier_run(
             return client.complete(model=model, system=prompt.system, user=prompt.user, params=call_params, audio=clip)
         return client.complete(model=model, system=prompt.system, user=prompt.user, params=call_params)
 
+    archive = _Archive(sweep=sweep, jv=jv, spec=spec, model=model, sent_params=sent_params, clips=clips)
     answered: list[tuple[Target, int, Any, Any]] = []
     done: queue.SimpleQueue[Future] = queue.SimpleQueue()
     pool = llm_pool(max(1, threads))
@@ -153,12 +156,12 @@ def llm_tier_run(
                 outcome.llm_calls += 1
                 remaining -= 1
             if len(answered) >= VERDICT_FLUSH_EVERY or (answered and time.monotonic() - last_flush > 1.0):
-                outcome.llm_verdicts += _archive_and_write(sweep, jv, spec, model, sent_params, answered, clips)
+                outcome.llm_verdicts += archive.write(answered)
                 last_flush = time.monotonic()
     finally:
         # On a time limit, keep what is answered; the redelivered chunk does only the rest. Calls
         # not started yet are dropped; those in flight finish in the pool and are not written.
-        outcome.llm_verdicts += _archive_and_write(sweep, jv, spec, model, sent_params, answered, clips)
+        outcome.llm_verdicts += archive.write(answered)
         for future in futures:
             future.cancel()
     return outcome
@@ -255,51 +258,68 @@ def _reply_of(future: Future, sweep: Sweep, target: Target):
         return exc
 
 
-def _archive_and_write(sweep, jv, spec, model, sent_params, answered: list, clips: dict | None = None) -> int:
-    """Archive a batch of answered calls and write their verdicts: a handful of queries per batch.
+@dataclass
+class _Archive:
+    """Archives a chunk's answered calls and writes their verdicts, a batch per transaction.
 
     The archive rows are those services.calls.call_archive writes (prompts stored once by hash via
     prompt_texts_store); done in bulk here because one call_archive per verdict (3-4 round trips)
-    was what limited a worker's throughput.
+    was what limited a worker's throughput. The prompt rows a committed batch stored are kept for
+    the chunk's next batches: the system prompt is stored (and hashed) once per chunk, not per batch.
     """
-    if not answered:
-        return 0
-    with transaction.atomic():
-        texts = [t for _, _, p, r in answered if not isinstance(r, Exception) for t in (p.system, p.user) if t]
-        prompts = calls_service.prompt_texts_store(texts=texts)
-        calls: list[JudgeCall | None] = []
-        for target, _, prompt, reply in answered:
-            if isinstance(reply, Exception):
-                calls.append(None)
-                continue
-            clip = (clips or {}).get(target.id)
-            calls.append(
-                JudgeCall(
-                    judge_version=jv,
-                    sweep=sweep,
-                    system_prompt=prompts.get(prompt.system) if prompt.system else None,
-                    user_prompt=prompts[prompt.user],
-                    model=model,
-                    params=sent_params,
-                    **calls_service.received_fields(reply),
-                    prompt_tokens=reply.prompt_tokens,
-                    completion_tokens=reply.completion_tokens,
-                    latency_ms=max(0, reply.latency_ms),
-                    attempts=max(1, reply.attempts),
-                    error=reply.error,
-                    audio=judge_audio.archived_audio(
-                        clip, conversation_id=target.conversation.pk, turn_id=target.turn.pk if target.turn else None
+
+    sweep: Sweep
+    jv: JudgeVersion
+    spec: JudgeSpec
+    model: str
+    sent_params: dict[str, Any]
+    clips: dict[int, AudioClip]
+    prompts: dict[str, PromptText] = field(default_factory=dict)
+
+    def write(self, answered: list) -> int:
+        if not answered:
+            return 0
+        sweep, jv, clips = self.sweep, self.jv, self.clips
+        with transaction.atomic():
+            texts = {t for _, _, p, r in answered if not isinstance(r, Exception) for t in (p.system, p.user) if t}
+            stored = calls_service.prompt_texts_store(texts=[t for t in texts if t not in self.prompts])
+            prompts = {**self.prompts, **stored}
+            calls: list[JudgeCall | None] = []
+            for target, _, prompt, reply in answered:
+                if isinstance(reply, Exception):
+                    calls.append(None)
+                    continue
+                clip = clips.get(target.id)
+                calls.append(
+                    JudgeCall(
+                        judge_version=jv,
+                        sweep=sweep,
+                        system_prompt=prompts.get(prompt.system) if prompt.system else None,
+                        user_prompt=prompts[prompt.user],
+                        model=self.model,
+                        params=self.sent_params,
+                        **calls_service.received_fields(reply),
+                        prompt_tokens=reply.prompt_tokens,
+                        completion_tokens=reply.completion_tokens,
+                        latency_ms=max(0, reply.latency_ms),
+                        attempts=max(1, reply.attempts),
+                        error=reply.error,
+                        audio=judge_audio.archived_audio(
+                            clip,
+                            conversation_id=target.conversation.pk,
+                            turn_id=target.turn.pk if target.turn else None,
+                        )
+                        if clip is not None
+                        else {},
                     )
-                    if clip is not None
-                    else {},
                 )
-            )
-        JudgeCall.objects.bulk_create([c for c in calls if c is not None])
-        verdicts = [
-            verdict
-            for (target, run, _, reply), judge_call in zip(answered, calls, strict=True)
-            for verdict in verdicts_from_reply(sweep, jv, spec, target, run, reply, judge_call)
-        ]
-        written = write_verdicts(verdicts)
-    answered.clear()
-    return written
+            JudgeCall.objects.bulk_create([c for c in calls if c is not None])
+            verdicts = [
+                verdict
+                for (target, run, _, reply), judge_call in zip(answered, calls, strict=True)
+                for verdict in verdicts_from_reply(sweep, jv, self.spec, target, run, reply, judge_call)
+            ]
+            written = write_verdicts(verdicts)
+        self.prompts.update(stored)  # only once committed: a rolled-back batch's rows do not exist
+        answered.clear()
+        return written

@@ -10,7 +10,7 @@ from typing import Any
 from reviewapp.models import Conversation, Judge, JudgeVersion, Sweep, Turn, Verdict
 from reviewapp.services import calls as calls_service
 from scoring import eva
-from scoring.parsing import JudgeResult, parse_answer
+from scoring.parsing import JudgeResult, ProblemCode, parse_answer
 
 
 @dataclass
@@ -114,7 +114,7 @@ def verdict_fields_from_result(result: JudgeResult, raw_text: str) -> dict[str, 
     marked excerpt (calls.verdict_raw_text), so a 5 MB answer is not stored twice.
     """
     raw_text = calls_service.verdict_raw_text(raw_text, archived=True)
-    if result.status == "resolved":
+    if result.resolved:
         return {
             "status": Verdict.Status.RESOLVED,
             "rating": result.rating,
@@ -135,7 +135,7 @@ def verdict_fields_from_result(result: JudgeResult, raw_text: str) -> dict[str, 
         "sub_scores": {},
         "explanation": result.problem or "unresolved",
         "raw_text": raw_text,
-        "problem_code": result.problem_code or "invalid",
+        "problem_code": str(result.problem_code or ProblemCode.INVALID),
     }
 
 
