@@ -93,7 +93,9 @@ def run_sweep(eager_celery):
     from reviewapp.tasks.sweeps import sweep_queue
 
     def _run(**kwargs):
-        sweep = sweep_start(**kwargs, dispatch=sweep_queue)  # the live server's database commits: the dispatch runs eagerly
+        sweep = sweep_start(
+            **kwargs, dispatch=sweep_queue
+        )  # the live server's database commits: the dispatch runs eagerly
         sweep.refresh_from_db()
         return sweep
 

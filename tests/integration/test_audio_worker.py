@@ -13,6 +13,7 @@ from reviewapp.models import Conversation, ImportJob, Turn, Verdict
 from reviewapp.services.import_jobs import import_job_start
 from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
+from reviewapp.tasks.import_jobs import import_job_queue
 from reviewapp.tasks.sweeps import sweep_queue
 from scoring.specs import load_specs
 
@@ -36,7 +37,7 @@ def test_imported_recording_reaches_the_listening_judge_segment_by_segment(audio
     assert connection.vendor == "postgresql"
     record = eva_record_with_audio(paths["TRIBUNAL_IMPORT_ROOT"])
 
-    job = import_job_start(user=None, server_path="run")
+    job = import_job_start(user=None, server_path="run", dispatch=import_job_queue)
     wait_until(
         lambda: ImportJob.objects.get(pk=job.pk).finished,
         timeout=120,

@@ -54,4 +54,4 @@ def test_codes_given_as_text_become_the_enum_and_unknown_ones_are_refused():
     with pytest.raises(ValueError):
         JudgeResult(status="maybe")
     assert unresolved("x", code="uncertain").problem_code is ProblemCode.UNCERTAIN
-    assert UNCERTAIN_CODES == {ProblemCode.UNCERTAIN, ProblemCode.HEDGED}
+    assert {ProblemCode.UNCERTAIN, ProblemCode.HEDGED} == UNCERTAIN_CODES
