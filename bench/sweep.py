@@ -221,6 +221,8 @@ def main() -> None:
         "TRIBUNAL_SWEEP_LLM_THREADS": str(args.threads),
         "TRIBUNAL_SWEEP_CHUNK_SIZE": str(args.chunk_size),
         "LOG_LEVEL": "WARNING",
+        # Judges without a rate of their own (EVA's) are not held to the 20/s default either.
+        "LLM_RATE_LIMIT_PER_SECOND": str(args.rate),
     }
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
     import redis
@@ -272,9 +274,16 @@ def main() -> None:
                 results["zero_latency"] = run_sweep(dataset, unlimited, label="latency 0s", worker_pid=worker.pid)
                 server.set_latency(args.latency)
             if limit_dataset is not None:
+                first = len(server.request_times)
                 limit = run_sweep(limit_dataset, limited, label=f"limit {args.limit:g}/s", worker_pid=worker.pid)
+                arrivals = sorted(server.request_times[first:])
+                steady = (len(arrivals) - 1) / (arrivals[-1] - arrivals[0])
                 limit["rate_limit_per_second"] = args.limit
+                # End to end (planning, dispatch and the closing triage included), and while calling:
+                # the rate the endpoint saw between the sweep's first and last request.
                 limit["share_of_limit"] = round(limit["calls_per_second"] / args.limit, 3)
+                limit["endpoint_requests_per_second"] = round(steady, 1)
+                limit["endpoint_share_of_limit"] = round(steady / args.limit, 3)
                 results["rate_limit"] = limit
             if eva is not None:
                 results["eva_per_turn"] = run_sweep(*eva, label="EVA per-turn", worker_pid=worker.pid)
