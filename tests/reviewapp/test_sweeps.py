@@ -204,3 +204,19 @@ def test_sweep_start_queues_the_dispatch_only_on_commit(corpus, conciseness, eag
         transaction.set_rollback(True)
     assert not Verdict.objects.filter(sweep_id=sweep.pk).exists()
     assert scripted_llm.calls == []
+
+
+def test_sweep_start_hands_the_sweep_id_to_the_callers_dispatch_after_the_commit(
+    corpus, conciseness, django_capture_on_commit_callbacks
+):
+    queued: list[int] = []
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        sweep = sweep_start(dataset=corpus, judge_versions=[conciseness], dispatch=queued.append)
+    assert queued == []  # nothing before the commit
+    for callback in callbacks:
+        callback()
+    assert queued == [sweep.pk]
+    # Without a dispatch the sweep is only planned.
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        sweep_start(dataset=corpus, judge_versions=[conciseness])
+    assert callbacks == [] and queued == [sweep.pk]
