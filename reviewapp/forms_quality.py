@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 
 from .models import Dataset, JudgeVersion
-from .selectors import quality
+from .selectors import quality_slice
 
 
 class QualityFilterForm(forms.Form):
@@ -38,7 +38,7 @@ class QualityFilterForm(forms.Form):
         if self.errors:
             return data
         try:
-            data["slice"] = quality.slice_for(
+            data["slice"] = quality_slice.slice_for(
                 datasets=data.get("dataset") or [],
                 sweep_id=data.get("sweep"),
                 language=data.get("language") or "",
@@ -46,7 +46,7 @@ class QualityFilterForm(forms.Form):
                 date_to=data.get("date_to"),
                 unresolved=data.get("unresolved") or "excluded",
             )
-        except quality.SliceError as error:
+        except quality_slice.SliceError as error:
             raise forms.ValidationError(str(error)) from None
         return data
 
@@ -66,7 +66,9 @@ class CompareFilterForm(forms.Form):
         if self.errors:
             return data
         try:
-            data["slice"] = quality.slice_for(datasets=data.get("dataset") or [], language=data.get("language") or "")
-        except quality.SliceError as error:
+            data["slice"] = quality_slice.slice_for(
+                datasets=data.get("dataset") or [], language=data.get("language") or ""
+            )
+        except quality_slice.SliceError as error:
             raise forms.ValidationError(str(error)) from None
         return data

@@ -2,8 +2,14 @@
 
 import pytest
 from django.contrib.auth import get_user_model
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from reviewapp.models import Profile, Role
+
+# Property tests check behaviour, not speed: on a busy machine slow examples are not failures.
+hypothesis_settings.register_profile("tribunal", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("tribunal")
 
 
 @pytest.fixture

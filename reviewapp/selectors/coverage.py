@@ -13,7 +13,7 @@ from scoring.specs import Criterion
 from ..models import EdgeCase, EdgeCaseTag, Judge, JudgeVersion, Turn, Verdict
 from ..services import judges
 from .leakage import excluded_targets, without_excluded
-from .quality import judge_gold
+from .quality_slice import judge_gold
 
 
 @dataclass

@@ -20,7 +20,7 @@ from ..models import (
     Turn,
     Verdict,
 )
-from .quality import outcome
+from .quality_slice import outcome
 
 KINDS = [
     ("judge_vs_judge", "Judge vs judge"),

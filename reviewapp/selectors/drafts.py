@@ -30,7 +30,7 @@ from ..models import (
 )
 from ..services import judges
 from .leakage import TargetKey
-from .quality import judge_gold, outcome
+from .quality_slice import judge_gold, outcome
 
 EXAMPLES_PER_LANGUAGE = 6
 QUOTES_PER_CATEGORY = 2

@@ -11,7 +11,7 @@ from scoring import planner
 
 from ..models import JudgeVersion, Verdict
 from .leakage import excluded_targets, without_excluded
-from .quality import judge_gold, outcome
+from .quality_slice import judge_gold, outcome
 
 DEFAULT_BUDGET = 200
 

@@ -12,11 +12,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from scoring import agreement, planner
+from scoring import agreement, before_after, classification, planner
 
 from ..models import Judge, ProofRun, Review, Sweep, Turn, Verdict
 from .leakage import TargetKey, excluded_targets
-from .quality import judge_gold, outcome, scale_labels
+from .quality_slice import judge_gold, outcome, scale_labels
 from .sweeps import GateReport, gate_report
 
 N_BOOT = 1000
@@ -27,8 +27,8 @@ MOVED_SHOWN = 200
 class ProofRow:
     language: str
     n: int
-    a: agreement.ClassificationReport
-    b: agreement.ClassificationReport
+    a: classification.ClassificationReport
+    b: classification.ClassificationReport
     a_wilson: tuple[float, float] | None
     b_wilson: tuple[float, float] | None
     a_right: int
@@ -61,7 +61,7 @@ class Proof:
     compared: int = 0
     excluded_gold: int = 0
     excluded_total: int = 0
-    noise: agreement.NoiseComparison | None = None
+    noise: before_after.NoiseComparison | None = None
     statement: str = ""
     rows: list[ProofRow] = field(default_factory=list)
     moved: list[Moved] = field(default_factory=list)
@@ -153,7 +153,7 @@ def proof_comparison(*, run: ProofRun, n_boot: int = N_BOOT) -> Proof:
         excluded_total=len(excluded),
     )
     noise_targets = [t for t in common if a_again.get(t) is not None]
-    proof.noise = agreement.movement_vs_noise(
+    proof.noise = before_after.movement_vs_noise(
         [a[t] != b[t] for t in noise_targets], [a[t] != a_again[t] for t in noise_targets]
     )
     proof.statement = proof.noise.statement(f"{judge.slug}@{run.parent.version}", f"{judge.slug}@{run.version.version}")
@@ -179,15 +179,15 @@ def proof_comparison(*, run: ProofRun, n_boot: int = N_BOOT) -> Proof:
             ProofRow(
                 language=language,
                 n=len(targets),
-                a=agreement.classification_report(g, [a[t] or "" for t in targets], labels=labels, n_boot=n_boot),
-                b=agreement.classification_report(g, [b[t] or "" for t in targets], labels=labels, n_boot=n_boot),
+                a=classification.classification_report(g, [a[t] or "" for t in targets], labels=labels, n_boot=n_boot),
+                b=classification.classification_report(g, [b[t] or "" for t in targets], labels=labels, n_boot=n_boot),
                 a_wilson=planner.wilson_interval(sum(right_a), len(targets)),
                 b_wilson=planner.wilson_interval(sum(right_b), len(targets)),
                 a_right=sum(right_a),
                 b_right=sum(right_b),
                 a_only=a_only,
                 b_only=b_only,
-                p_value=agreement.mcnemar_exact(b_only, a_only),
+                p_value=before_after.mcnemar_exact(b_only, a_only),
             )
         )
 

@@ -16,7 +16,7 @@ from django.db import transaction
 from .. import access
 from ..models import Adjudication, Category, GoldLabel, Judge, Review, ReviewItem
 from .audit import audit_record
-from .signatures import signatures_after_gold
+from .signature_checks import signatures_after_gold
 
 Status = ReviewItem.Status
 

@@ -10,7 +10,7 @@ from django.db import transaction
 
 from ..models import Conversation, JudgeVersion, ProofRun
 from ..selectors.leakage import excluded_targets, without_excluded
-from ..selectors.quality import judge_gold
+from ..selectors.quality_slice import judge_gold
 from .sweeps import sweep_start
 
 

@@ -37,7 +37,7 @@ from ..selectors.queue import (
     review_languages,
 )
 from .audit import audit_record
-from .signatures import signatures_after_gold
+from .signature_checks import signatures_after_gold
 
 __all__ = [
     "LEASE",

@@ -103,7 +103,7 @@ def scope_targets(*, scope: Scope, judge: Judge, level: str, target_ids: list[in
         field = "turn__conversation_id" if conversation_level else "turn_id"
         keep = set(comments.values_list(field, flat=True))
     elif scope.kind == "gold":
-        from ..selectors.quality import judge_gold
+        from ..selectors.quality_slice import judge_gold
 
         keep = {conv if conversation_level else turn for conv, turn in judge_gold(judge=judge)}
         keep.discard(None)
@@ -116,7 +116,7 @@ def scope_targets(*, scope: Scope, judge: Judge, level: str, target_ids: list[in
 
 def _moved(judge: Judge, scope: Scope, conversation_level: bool) -> set[int]:
     """The targets the comparison page lists as moved from version A to version B."""
-    from ..selectors.quality import version_comparison
+    from ..selectors.comparisons import version_comparison
 
     assert scope.versions is not None
     found = {v.version: v for v in JudgeVersion.objects.filter(judge=judge, version__in=scope.versions)}

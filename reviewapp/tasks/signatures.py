@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from reviewapp.services.signatures import signatures_recheck
+from reviewapp.services.signature_checks import signatures_recheck
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=600, time_limit=660)

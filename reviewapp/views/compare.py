@@ -8,6 +8,7 @@ from django.views.decorators.http import require_GET
 
 from ..forms_quality import CompareFilterForm
 from ..models import Dataset, Judge
+from ..selectors import comparisons
 from ..selectors import quality as selectors
 from . import charts
 from .disputes import check_lead
@@ -35,7 +36,7 @@ def compare_versions(request, judge_slug: str):
     if not form.is_valid():
         status = 400
     elif a is not None and b is not None and a.pk != b.pk:
-        comparison = selectors.version_comparison(a=a, b=b, n_boot=PAGE_BOOTSTRAP, slice=form.cleaned_data["slice"])
+        comparison = comparisons.version_comparison(a=a, b=b, n_boot=PAGE_BOOTSTRAP, slice=form.cleaned_data["slice"])
     language = form.cleaned_data.get("language", "") if form.is_valid() else ""
     context = {
         "form": form,

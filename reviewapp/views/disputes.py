@@ -13,7 +13,7 @@ from ..models import Category, Judge, ReviewItem
 from ..selectors import disputes as selectors
 from ..selectors import queue as queue_selectors
 from ..selectors import verdict_shapes
-from ..selectors.quality import scale_labels
+from ..selectors.quality_slice import scale_labels
 from ..services import adjudication as service
 from .rendering import render_page
 

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 from ..forms_quality import QualityFilterForm
 from ..models import Dataset, Judge, JudgeVersion
 from ..selectors import quality as selectors
+from ..selectors import quality_slice
 from . import charts
 from .disputes import check_lead
 from .rendering import render_page
@@ -66,7 +67,7 @@ def quality_judge(request, judge_slug: str):
         status = 200
         data = form.cleaned_data if form.is_bound else {}
         version = data.get("version") or (versions[-1] if versions else None)
-        slice = data.get("slice") or selectors.Slice()
+        slice = data.get("slice") or quality_slice.Slice()
         quality = selectors.judge_quality(
             judge=judge, version=version, n_boot=PAGE_BOOTSTRAP, versions=versions, slice=slice
         )
@@ -78,7 +79,7 @@ def quality_judge(request, judge_slug: str):
         "selected": selected,
         "versions": versions,
         "language": quality.slice.language if quality else "",
-        "estimators": selectors.ESTIMATORS,
+        "estimators": quality_slice.ESTIMATORS,
         "heatmap": charts.heatmap(
             selected.overall.confusion, selected.overall.labels, row_title="Gold", column_title="Judge"
         )

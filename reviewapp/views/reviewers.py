@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from .. import access
-from ..selectors import quality as selectors
+from ..selectors import reviewer_stats
 from .disputes import check_lead
 from .rendering import render_page
 
@@ -20,7 +20,7 @@ def reviewer_list(request):
     check_lead(request.user)
     language = request.GET.get("language", "").strip()
     context = {
-        "rows": selectors.reviewer_stats(language=language),
+        "rows": reviewer_stats.reviewer_stats(language=language),
         "language": language,
         "single": None,
     }
@@ -35,7 +35,7 @@ def reviewer_detail(request, user_id: int):
         raise PermissionDenied("Reviewers see their own statistics only.")
     language = request.GET.get("language", "").strip()
     context = {
-        "rows": selectors.reviewer_stats(reviewer_ids=[reviewer.pk], language=language),
+        "rows": reviewer_stats.reviewer_stats(reviewer_ids=[reviewer.pk], language=language),
         "language": language,
         "single": reviewer,
     }

@@ -10,7 +10,8 @@ from .. import access
 from ..forms_signatures import SignatureActiveForm, SignatureEditForm, SignatureForm
 from ..models import Judge, Signature
 from ..selectors import signatures as signature_selectors
-from ..services.signatures import SignatureError, signature_check_all, signature_create, signature_update
+from ..services.signature_checks import signature_check_all
+from ..services.signatures import SignatureError, signature_create, signature_update
 from .rendering import render_page
 
 

@@ -7,7 +7,7 @@ from django.urls import reverse
 from scipy.stats import binomtest
 
 from reviewapp.models import JudgeVersion, Role
-from reviewapp.selectors import quality
+from reviewapp.selectors import comparisons
 from reviewapp.services.demo import demo_seed
 
 from . import quality_data as data
@@ -25,7 +25,7 @@ def demo():
 
 
 def test_demo_pair_names_gloss_moves_and_weighs_them_against_noise(client, make_user, demo):
-    comparison = quality.version_comparison(a=demo["demo-v1"], b=demo["demo-v2"], n_boot=100)
+    comparison = comparisons.version_comparison(a=demo["demo-v1"], b=demo["demo-v2"], n_boot=100)
     assert comparison.compared > 150
     noise = comparison.noise
     assert noise.n == comparison.compared  # demo-v1 has a second run on every target
@@ -67,7 +67,7 @@ def test_a_change_within_noise_is_called_so():
     data.verdicts(data.sweep_for(turns), v1, turns, base)
     data.verdicts(data.sweep_for(turns), v1, turns, [not p if i in (1, 2, 3) else p for i, p in enumerate(base)])
     data.verdicts(data.sweep_for(turns), v2, turns, [not p if i in (5, 6) else p for i, p in enumerate(base)])
-    comparison = quality.version_comparison(a=v1, b=v2, n_boot=0)
+    comparison = comparisons.version_comparison(a=v1, b=v2, n_boot=0)
     # A's latest sweep is the reference; its earlier sweep is the rerun.
     assert comparison.noise.noise_moved == 3
     assert not comparison.noise.exceeds_noise

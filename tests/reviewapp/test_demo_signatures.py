@@ -7,7 +7,7 @@ from django.core.management import call_command
 from reviewapp.models import GoldLabel, JudgeVersion, Signature, SignatureVersion, Turn, Verdict
 from reviewapp.services.demo import DEMO_DATASET, demo_seed
 from reviewapp.services.demo_signatures import PATTERNS
-from reviewapp.services.signatures import signature_check_all
+from reviewapp.services.signature_checks import signature_check_all
 
 from . import test_sweep_support as support
 from .corpus_data import fast_password_hasher  # noqa: F401

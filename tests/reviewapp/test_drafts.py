@@ -291,7 +291,8 @@ def test_proof_page_full_fragment_forbidden_and_running(client, corpus, people, 
 
 def test_quality_and_compare_pages_leave_the_drafting_evidence_out_of_the_new_version_gold(client, corpus, people):
     from reviewapp.models import Verdict
-    from reviewapp.selectors.quality import judge_quality, judge_versions, version_comparison
+    from reviewapp.selectors.comparisons import version_comparison
+    from reviewapp.selectors.quality import judge_quality, judge_versions
 
     lead, _ = people
     draft = draft_from_corrections(version=corpus.v1)

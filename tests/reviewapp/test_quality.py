@@ -7,7 +7,7 @@ from django.urls import reverse
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 
 from reviewapp.models import GoldLabel, ReviewItem, Role
-from reviewapp.selectors import quality
+from reviewapp.selectors import quality, quality_slice, reviewer_stats
 from reviewapp.services.reviews import review_submit
 
 from . import quality_data as data
@@ -63,7 +63,7 @@ def test_gold_prefers_adjudication_then_unanimous_then_imported(scored, make_use
         review_submit(item=item, user=make_user(name, languages=["fr"]), rating=None, passed=True)
     item.refresh_from_db()
     assert item.status == ReviewItem.Status.CLOSED
-    gold = quality.judge_gold(judge=judge)
+    gold = quality_slice.judge_gold(judge=judge)
     assert gold[(turns[1].conversation_id, turns[1].pk)].source == "adjudicated"
     assert gold[(turns[4].conversation_id, turns[4].pk)].source == "unanimous"
     assert gold[(turns[0].conversation_id, turns[0].pk)].source == "imported"
@@ -93,7 +93,7 @@ def test_runs_give_mean_and_standard_deviation(scored):
     data.verdicts(sweep, v1, turns, rerun, run_index=1)
     # Another sweep with a third run is not pooled in: runs are the run indexes of one sweep.
     data.verdicts(data.sweep_for(turns), v1, turns, GOLD)
-    report = quality.judge_quality(judge=judge, n_boot=0, slice=quality.Slice(sweep_id=sweep.pk)).selected
+    report = quality.judge_quality(judge=judge, n_boot=0, slice=quality_slice.Slice(sweep_id=sweep.pk)).selected
     first = accuracy_score([as_label(g) for g, j in zip(GOLD, JUDGE, strict=True) if j is not None],
                            [as_label(j) for j in JUDGE if j is not None])  # fmt: skip
     second = accuracy_score([as_label(g) for g, j in zip(GOLD, rerun, strict=True) if j is not None],
@@ -139,7 +139,7 @@ def test_reviewer_statistics_for_leads_and_for_oneself(client, make_user, scored
         item = data.item(judge, turns[index], status="closed", reasons=["qa_sample"])
         data.review(item, ana, passed=GOLD[index], categories=[data.category()], seconds=60)
         data.review(item, bea, passed=not GOLD[index] if index == 0 else GOLD[index], seconds=120)
-    rows = {r.username: r for r in quality.reviewer_stats()}
+    rows = {r.username: r for r in reviewer_stats.reviewer_stats()}
     assert rows["ana"].gold_agreement == 1.0 and rows["bea"].gold_agreement == pytest.approx(2 / 3)
     assert rows["ana"].peer_agreement == pytest.approx(2 / 3)
     assert rows["ana"].items_per_hour == pytest.approx(60) and rows["bea"].items_per_hour == pytest.approx(30)

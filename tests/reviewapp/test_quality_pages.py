@@ -21,7 +21,7 @@ from reviewapp.models import (
     Turn,
     Verdict,
 )
-from reviewapp.selectors import corpus, quality
+from reviewapp.selectors import comparisons, corpus, quality, quality_slice
 from reviewapp.selectors.exports import ExportFilters, export_rows
 
 from .corpus_data import fast_password_hasher  # noqa: F401
@@ -121,7 +121,7 @@ def test_conversation_quality_comparison_and_exports_agree_on_which_gold_wins(sc
     assert "adjudicated: 1" in page and "unanimous: 1" in page and "imported: 4" in page
 
     # 3. The comparison on gold.
-    comparison = quality.version_comparison(a=v1, b=v2, n_boot=0)
+    comparison = comparisons.version_comparison(a=v1, b=v2, n_boot=0)
     overall = comparison.gold_rows[0]
     assert overall["a"].accuracy.value == pytest.approx(accuracy_score(expected, [str(r) for r in V1]))
     assert overall["b"].accuracy.value == pytest.approx(accuracy_score(expected, [str(r) for r in V2]))
@@ -134,7 +134,7 @@ def test_conversation_quality_comparison_and_exports_agree_on_which_gold_wins(sc
 
 
 def test_comparison_counts_ordinal_moves_up_and_down_against_the_rerun_per_language(scored):
-    comparison = quality.version_comparison(a=scored["v1"], b=scored["v2"], n_boot=0)
+    comparison = comparisons.version_comparison(a=scored["v1"], b=scored["v2"], n_boot=0)
     up = sum(1 for a, b in zip(V1, V2, strict=True) if b > a)
     down = sum(1 for a, b in zip(V1, V2, strict=True) if b < a)
     noise_up = sum(1 for a, b in zip(V1, V1_RERUN, strict=True) if b > a)
@@ -271,7 +271,7 @@ def test_comparison_works_for_a_conversation_level_judge(client, make_user):
         GoldLabel(judge=judge, conversation=c, source="imported", rating=r)
         for c, r in zip(conversations, [2, 2, 3, 3], strict=True)
     )
-    comparison = quality.version_comparison(a=a, b=b, n_boot=0)
+    comparison = comparisons.version_comparison(a=a, b=b, n_boot=0)
     assert comparison.compared == 4 and comparison.movement.moved == 2
     assert (comparison.directions.version.up, comparison.directions.version.down) == (1, 1)
     assert comparison.gold_rows[0]["a"].accuracy.value == pytest.approx(3 / 4)
@@ -287,9 +287,9 @@ def test_compare_page_takes_a_dataset_slice(scored, client, make_user):
     sweep = Sweep.objects.create(kind=Sweep.Kind.IMPORT, dataset=other, status="done")
     verdicts(scored["v1"], sweep, turns, [1, 1, 1, 1])
     verdicts(scored["v2"], sweep, turns, [3, 3, 3, 3])
-    everything = quality.version_comparison(a=scored["v1"], b=scored["v2"], n_boot=0)
-    only_calls = quality.version_comparison(
-        a=scored["v1"], b=scored["v2"], n_boot=0, slice=quality.slice_for(datasets=["calls"])
+    everything = comparisons.version_comparison(a=scored["v1"], b=scored["v2"], n_boot=0)
+    only_calls = comparisons.version_comparison(
+        a=scored["v1"], b=scored["v2"], n_boot=0, slice=quality_slice.slice_for(datasets=["calls"])
     )
     assert (everything.compared, only_calls.compared) == (10, 6)
     assert everything.directions.version.up == only_calls.directions.version.up + 4

@@ -1,6 +1,7 @@
 """Retention: old judge-call archives go, verdicts, labels and snapshots stay; every run records its code version."""
 
 import json
+import subprocess
 from datetime import timedelta
 
 import pytest
@@ -92,11 +93,29 @@ def test_celery_beat_runs_the_purge_every_night():
     assert entry["task"] == judge_calls_purge_old.name
 
 
-def test_code_version_prefers_the_setting_then_git_then_unknown(settings, monkeypatch):
+def test_code_version_prefers_the_setting_then_git_then_unknown(settings, monkeypatch, tmp_path):
     settings.TRIBUNAL_CODE_VERSION = "release-7"
     assert versioning.code_version() == "release-7"
     settings.TRIBUNAL_CODE_VERSION = ""
-    head = versioning._git_head()
-    assert versioning.code_version() == (head or "unknown")
-    monkeypatch.setattr(versioning, "_git_head", lambda: "")
-    assert versioning.code_version() == "unknown"
+
+    # A checkout of our own, so the expected commit is known without asking the code under test.
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=tmp_path, capture_output=True, text=True, check=True).stdout.strip()
+
+    git("init", "-q")
+    (tmp_path / "f").write_text("x")
+    git("add", "f")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "one")
+    commit = git("rev-parse", "HEAD")
+    assert len(commit) == 40
+    settings.BASE_DIR = tmp_path
+    versioning._git_head.cache_clear()
+    try:
+        assert versioning.code_version() == commit
+        settings.BASE_DIR = tmp_path / "not-a-checkout"
+        (tmp_path / "not-a-checkout").mkdir()
+        monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+        versioning._git_head.cache_clear()
+        assert versioning.code_version() == "unknown"
+    finally:
+        versioning._git_head.cache_clear()

@@ -8,7 +8,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from reviewapp.models import AuditEvent, GoldLabel, Signature, SignatureVersion, Verdict
-from reviewapp.services.signatures import SignatureError, signature_create, signature_update, signatures_recheck
+from reviewapp.services.signature_checks import signatures_recheck
+from reviewapp.services.signatures import SignatureError, signature_create, signature_update
 from reviewapp.tasks.signatures import signatures_recheck_all
 
 from . import test_sweep_support as support
@@ -192,14 +193,14 @@ def test_the_periodic_recheck_suspends_and_is_scheduled(speak, french, settings)
 
 
 def test_a_sweep_start_rechecks_only_when_gold_or_signatures_changed(speak, french, monkeypatch):
-    from reviewapp.services import signatures as service
+    from reviewapp.services import signature_checks
     from reviewapp.services.sweeps import sweep_start
 
     dataset, turns = french
     greeting(speak, turns[:1], passed=True)
     calls = []
-    real = service.signatures_recheck
-    monkeypatch.setattr(service, "signatures_recheck", lambda **kw: calls.append(1) or real(**kw))
+    real = signature_checks.signatures_recheck
+    monkeypatch.setattr(signature_checks, "signatures_recheck", lambda **kw: calls.append(1) or real(**kw))
 
     def start():
         return sweep_start(dataset=dataset, judge_versions=[speak], qa_sample=0, dispatch=False)

@@ -4,7 +4,8 @@ from django.core.management.base import CommandError
 
 from reviewapp.forms_signatures import SignatureAdminForm
 from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, Signature, Turn
-from reviewapp.services.signatures import SignatureError, signature_check_all, signature_create, signature_update
+from reviewapp.services.signature_checks import signature_check_all
+from reviewapp.services.signatures import SignatureError, signature_create, signature_update
 
 pytestmark = pytest.mark.django_db
 

@@ -268,7 +268,7 @@ def test_switch_off_and_back_on_with_evidence(lead_client, reviewer_client, sign
 
 
 def test_a_suspended_signature_says_so_on_its_page_and_in_the_list(lead_client, signature, turn):
-    from reviewapp.services.signatures import signatures_recheck
+    from reviewapp.services.signature_checks import signatures_recheck
 
     for position in range(10, 16):
         extra = Turn.objects.create(conversation=turn.conversation, position=position, role="agent", text="No.")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix, f1_score
 
-from scoring import agreement
+from scoring import agreement, before_after, classification
 
 EVA_CONCISENESS = (
     Path(__file__).resolve().parents[3] / "shared/data/eva/docs/metrics/judge_validation_datasets/conciseness.jsonl"
@@ -45,7 +45,7 @@ def noisy_judge(gold: list[str], *, error_rate: float, seed: int) -> list[str]:
 @pytest.mark.parametrize("error_rate", [0.0, 0.1, 0.35])
 def test_metrics_equal_scikit_learn_on_eva_conciseness(eva_gold, error_rate):
     judge = noisy_judge(eva_gold, error_rate=error_rate, seed=7)
-    report = agreement.classification_report(eva_gold, judge, n_boot=400)
+    report = classification.classification_report(eva_gold, judge, n_boot=400)
     labels = ["1", "2", "3"]
 
     assert report.n == 479
@@ -78,7 +78,7 @@ def test_bootstrap_reads_each_resample_like_scikit_learn(eva_gold):
         pred = [judge[i] for i in index]
         for w in (None, weights):
             matrix = confusion_matrix(gold, pred, labels=labels, sample_weight=w)
-            read = agreement.metrics_from_confusion(matrix)
+            read = classification.metrics_from_confusion(matrix)
             assert float(read["accuracy"]) == pytest.approx(accuracy_score(gold, pred, sample_weight=w))
             # Macro-F1 over the classes present, scikit-learn's default when not given `labels`.
             assert float(read["macro_f1"]) == pytest.approx(
@@ -90,7 +90,7 @@ def test_bootstrap_reads_each_resample_like_scikit_learn(eva_gold):
 def test_weighted_report_equals_scikit_learn_with_sample_weight(eva_gold):
     judge = noisy_judge(eva_gold, error_rate=0.2, seed=5)
     weights = [1.0 if label == "3" else 12.5 for label in eva_gold]
-    report = agreement.classification_report(eva_gold, judge, weights=weights, n_boot=200)
+    report = classification.classification_report(eva_gold, judge, weights=weights, n_boot=200)
     assert report.weighted
     assert report.accuracy.value == pytest.approx(accuracy_score(eva_gold, judge, sample_weight=weights))
     assert report.macro_f1.value == pytest.approx(f1_score(eva_gold, judge, average="macro", sample_weight=weights))
@@ -99,9 +99,9 @@ def test_weighted_report_equals_scikit_learn_with_sample_weight(eva_gold):
 
 def test_bootstrap_is_reproducible_and_seeded(eva_gold):
     judge = noisy_judge(eva_gold, error_rate=0.2, seed=1)
-    first = agreement.classification_report(eva_gold, judge, n_boot=300, seed=4)
-    again = agreement.classification_report(eva_gold, judge, n_boot=300, seed=4)
-    other = agreement.classification_report(eva_gold, judge, n_boot=300, seed=5)
+    first = classification.classification_report(eva_gold, judge, n_boot=300, seed=4)
+    again = classification.classification_report(eva_gold, judge, n_boot=300, seed=4)
+    other = classification.classification_report(eva_gold, judge, n_boot=300, seed=5)
     assert first.macro_f1 == again.macro_f1 and first.kappa == again.kappa
     assert (first.macro_f1.low, first.macro_f1.high) != (other.macro_f1.low, other.macro_f1.high)
     # Accuracy's interval is Wilson: no resampling, so the seed does not move it.
@@ -124,7 +124,7 @@ def test_weighted_accuracy_corrects_a_biased_sample():
     population_accuracy = 0.75
 
     unweighted = float(np.mean(correct))
-    weighted = agreement.weighted_accuracy(correct, weights, n_boot=500)
+    weighted = classification.weighted_accuracy(correct, weights, n_boot=500)
 
     assert unweighted > 0.9  # biased towards the easy stratum
     assert weighted.value == pytest.approx(population_accuracy, abs=0.04)
@@ -166,7 +166,7 @@ def test_mean_std_over_runs():
 def test_movement_matrix_counts_each_move():
     before = ["pass", "pass", "pass", "fail", "fail", "pass"]
     after = ["fail", "fail", "pass", "fail", "pass", "pass"]
-    movement = agreement.movement_matrix(before, after)
+    movement = before_after.movement_matrix(before, after)
     assert movement.labels == ["pass", "fail"]
     assert movement.matrix == [[2, 2], [1, 1]]
     assert movement.moves == {("pass", "fail"): 2, ("fail", "pass"): 1}
@@ -177,20 +177,20 @@ def test_movement_larger_than_noise_is_called_so():
     # 300 targets: B moves 40 of them, a rerun of A moves 6 (2 of those also move under B).
     version = [i < 40 for i in range(300)]
     noise = [i in (0, 1, 100, 101, 102, 103) for i in range(300)]
-    result = agreement.movement_vs_noise(version, noise)
+    result = before_after.movement_vs_noise(version, noise)
     assert (result.version_moved, result.noise_moved, result.only_version, result.only_noise) == (40, 6, 38, 4)
     assert result.p_value < 1e-6 and result.exceeds_noise
     assert "is larger than run-to-run noise" in result.statement("v1", "v2")
 
-    same = agreement.movement_vs_noise([i < 6 for i in range(300)], [150 <= i < 157 for i in range(300)])
+    same = before_after.movement_vs_noise([i < 6 for i in range(300)], [150 <= i < 157 for i in range(300)])
     assert not same.exceeds_noise
     assert "not distinguishable from run-to-run noise" in same.statement()
 
 
 def test_mcnemar_exact_matches_the_binomial_definition():
-    assert agreement.mcnemar_exact(0, 0) == 1.0
-    assert agreement.mcnemar_exact(10, 0) == pytest.approx(2 * 0.5**10)
-    assert agreement.mcnemar_exact(5, 5) == pytest.approx(1.0)
+    assert before_after.mcnemar_exact(0, 0) == 1.0
+    assert before_after.mcnemar_exact(10, 0) == pytest.approx(2 * 0.5**10)
+    assert before_after.mcnemar_exact(5, 5) == pytest.approx(1.0)
 
 
 @pytest.fixture(scope="module")
@@ -207,8 +207,8 @@ def test_a_slice_is_scored_on_its_own_pairs_whatever_else_is_in_the_label_set(ev
     """Other versions' answers or another dataset's pass/fail gold in the label set leave V's figures alone."""
     v1 = noisy_judge(eva_gold, error_rate=0.2, seed=21)
     leaky = ["1", "2", "3", "4", "pass", "fail"]
-    own = agreement.classification_report(eva_gold, v1, labels=["1", "2", "3"], clusters=eva_conversations)
-    wide = agreement.classification_report(eva_gold, v1, labels=leaky, clusters=eva_conversations)
+    own = classification.classification_report(eva_gold, v1, labels=["1", "2", "3"], clusters=eva_conversations)
+    wide = classification.classification_report(eva_gold, v1, labels=leaky, clusters=eva_conversations)
     for report in (own, wide):
         assert report.accuracy.value == pytest.approx(accuracy_score(eva_gold, v1))
         assert report.macro_f1.value == pytest.approx(f1_score(eva_gold, v1, average="macro"))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from scoring import agreement
+from scoring import agreement, classification
 from scoring.estimates import SampleItem, prediction_powered_rate, proportion_estimate, qa_sample
 
 BAND = (0.91, 0.99)
@@ -58,7 +58,7 @@ def test_report_accuracy_interval_covers_in_simulation():
         right = rng.random(30) < 0.97
         gold = ["pass"] * 30
         judge = ["pass" if r else "fail" for r in right]
-        report = agreement.classification_report(gold, judge, labels=["pass", "fail"], n_boot=0)
+        report = classification.classification_report(gold, judge, labels=["pass", "fail"], n_boot=0)
         hits += covers(report.accuracy.low, report.accuracy.high, 0.97)
     assert hits / 300 >= 0.9
 
@@ -88,8 +88,8 @@ def test_cluster_bootstrap_covers_when_errors_cluster_by_conversation():
     hits = {"macro_f1": 0, "kappa": 0, "accuracy": 0, "pair_macro_f1": 0}
     for seed in range(draws):
         gold, judge, clusters = clustered_sample(rng, 60, 8)
-        by_conv = agreement.classification_report(gold, judge, clusters=clusters, n_boot=300, seed=seed)
-        by_pair = agreement.classification_report(gold, judge, n_boot=300, seed=seed)
+        by_conv = classification.classification_report(gold, judge, clusters=clusters, n_boot=300, seed=seed)
+        by_pair = classification.classification_report(gold, judge, n_boot=300, seed=seed)
         hits["macro_f1"] += covers(by_conv.macro_f1.low, by_conv.macro_f1.high, TRUE_MACRO_F1)
         hits["kappa"] += covers(by_conv.kappa.low, by_conv.kappa.high, TRUE_KAPPA)
         hits["accuracy"] += covers(by_conv.accuracy.low, by_conv.accuracy.high, 1 - MEAN_ERROR)
@@ -197,8 +197,8 @@ def test_bootstrap_wilson_interval_holds_coverage_near_one_where_percentiles_fal
         judge = np.where(wrong, (gold + rng.integers(1, 3, 100)) % 3, gold)
         args = ([str(g) for g in gold], [str(j) for j in judge])
         clusters = list(np.repeat(np.arange(20), 5))
-        wilson = agreement.classification_report(*args, clusters=clusters, n_boot=400, seed=seed)
-        percentile = agreement.classification_report(
+        wilson = classification.classification_report(*args, clusters=clusters, n_boot=400, seed=seed)
+        percentile = classification.classification_report(
             *args, clusters=clusters, n_boot=400, seed=seed, bootstrap_interval="percentile"
         )
         hits += covers(wilson.macro_f1.low, wilson.macro_f1.high, truth)

@@ -13,7 +13,7 @@ from scipy.stats import binomtest
 from sklearn.metrics import accuracy_score, cohen_kappa_score, confusion_matrix, f1_score
 from statsmodels.stats.proportion import proportion_confint
 
-from scoring import agreement
+from scoring import agreement, classification
 from scoring.agreement import RunCounts
 
 SCALES = {
@@ -57,7 +57,7 @@ def test_proportion_interval_refuses_what_is_not_a_proportion():
 
 def test_an_all_correct_slice_of_12_has_a_lower_bound_well_below_1():
     gold = ["3", "2", "1"] * 4
-    report = agreement.classification_report(gold, gold, labels=["1", "2", "3"], n_boot=500)
+    report = classification.classification_report(gold, gold, labels=["1", "2", "3"], n_boot=500)
     assert report.accuracy.value == 1.0
     assert report.accuracy.low == pytest.approx(proportion_confint(12, 12, method="wilson")[0])
     assert report.accuracy.low < 0.8 and report.accuracy.high == pytest.approx(1.0)
@@ -117,7 +117,7 @@ def test_evidence_floor_and_labels_still_needed():
 def test_report_equals_scikit_learn_on_three_scales(scale, n, error_rate, seed):
     labels = SCALES[scale]
     gold, judge = random_pairs(labels, n, error_rate=error_rate, seed=seed)
-    report = agreement.classification_report(gold, judge, labels=labels, n_boot=200)
+    report = classification.classification_report(gold, judge, labels=labels, n_boot=200)
 
     assert report.n == n
     assert report.accuracy.value == pytest.approx(accuracy_score(gold, judge))
@@ -142,8 +142,8 @@ def test_macro_f1_is_over_the_classes_present_whatever_the_scale_or_other_labels
     """Another version answering "4", or another dataset's pass/fail, must not move this slice's macro-F1."""
     gold = ["3", "3", "3", "2", "2", "3", "3", "2", "3", "3"]
     judge = ["3", "3", "2", "2", "2", "3", "3", "3", "3", "3"]
-    base = agreement.classification_report(gold, judge, n_boot=0)
-    wide = agreement.classification_report(gold, judge, labels=["1", "2", "3", "4", "5"], n_boot=0)
+    base = classification.classification_report(gold, judge, n_boot=0)
+    wide = classification.classification_report(gold, judge, labels=["1", "2", "3", "4", "5"], n_boot=0)
     expected = f1_score(gold, judge, average="macro")
     assert base.macro_f1.value == pytest.approx(expected)
     assert wide.macro_f1.value == pytest.approx(expected)
@@ -156,7 +156,7 @@ def test_quadratic_kappa_uses_the_full_scale_and_numeric_order():
     gold = ["1", "1", "3", "3", "5", "5", "1", "5"]
     judge = ["1", "3", "3", "5", "5", "5", "1", "3"]
     scale = ["5", "4", "3", "2", "1"]  # given in any order: weighed in numeric order
-    report = agreement.classification_report(gold, judge, labels=scale, n_boot=0)
+    report = classification.classification_report(gold, judge, labels=scale, n_boot=0)
     assert report.labels == ["1", "2", "3", "4", "5"]
     expected = cohen_kappa_score(gold, judge, labels=["1", "2", "3", "4", "5"], weights="quadratic")
     assert report.kappa_quadratic.value == pytest.approx(expected)
@@ -171,30 +171,30 @@ def test_vectorised_quadratic_kappa_reads_like_scikit_learn():
         weights = rng.uniform(0.1, 5, len(gold))
         for w in (None, weights):
             matrix = confusion_matrix(gold, judge, labels=labels, sample_weight=w)
-            read = agreement.metrics_from_confusion(matrix, quadratic=True)
+            read = classification.metrics_from_confusion(matrix, quadratic=True)
             expected = cohen_kappa_score(gold, judge, labels=labels, weights="quadratic", sample_weight=w)
             assert float(read["kappa_quadratic"]) == pytest.approx(expected)
 
 
 def test_adversarial_slices():
-    empty = agreement.classification_report([], [], labels=["pass", "fail"])
+    empty = classification.classification_report([], [], labels=["pass", "fail"])
     assert empty.n == 0 and empty.accuracy.value is None and empty.evidence.reason == "no pairs"
     assert empty.as_dict()["accuracy"] == {"value": None, "low": None, "high": None}
 
-    one = agreement.classification_report(["pass"], ["fail"], labels=["pass", "fail"])
+    one = classification.classification_report(["pass"], ["fail"], labels=["pass", "fail"])
     assert one.accuracy.value == 0.0 and one.macro_f1.value == 0.0
     assert one.macro_f1.low is None  # one cluster: nothing to resample
     assert one.accuracy.high == pytest.approx(proportion_confint(0, 1, method="wilson")[1])
 
-    single_class = agreement.classification_report(["fail"] * 40, ["fail"] * 40, labels=["pass", "fail"])
+    single_class = classification.classification_report(["fail"] * 40, ["fail"] * 40, labels=["pass", "fail"])
     assert single_class.kappa.value is None and single_class.macro_f1.value == 1.0
     assert single_class.macro_f1_labels == ["fail"]
     assert single_class.accuracy.low == pytest.approx(proportion_confint(40, 40, method="wilson")[0])
 
     with pytest.raises(ValueError, match="not in the label set"):
-        agreement.classification_report(["pass"], ["3"], labels=["pass", "fail"])
+        classification.classification_report(["pass"], ["3"], labels=["pass", "fail"])
     with pytest.raises(ValueError, match="cluster ids"):
-        agreement.classification_report(["pass"], ["pass"], clusters=[1, 2])
+        classification.classification_report(["pass"], ["pass"], clusters=[1, 2])
 
 
 def clustered_pairs(n_conv: int, turns: int, *, seed: int) -> tuple[list[str], list[str], list[int]]:
@@ -214,9 +214,11 @@ def clustered_pairs(n_conv: int, turns: int, *, seed: int) -> tuple[list[str], l
 
 def test_cluster_bootstrap_is_wider_when_errors_cluster_and_identical_without_clusters():
     gold, judge, clusters = clustered_pairs(40, 10, seed=4)
-    by_pair = agreement.classification_report(gold, judge, n_boot=800, seed=1)
-    by_pair_explicit = agreement.classification_report(gold, judge, clusters=list(range(len(gold))), n_boot=800, seed=1)
-    by_conv = agreement.classification_report(gold, judge, clusters=clusters, n_boot=800, seed=1)
+    by_pair = classification.classification_report(gold, judge, n_boot=800, seed=1)
+    by_pair_explicit = classification.classification_report(
+        gold, judge, clusters=list(range(len(gold))), n_boot=800, seed=1
+    )
+    by_conv = classification.classification_report(gold, judge, clusters=clusters, n_boot=800, seed=1)
     assert by_pair.macro_f1 == by_pair_explicit.macro_f1
     assert by_conv.clusters == 40 and by_pair.clusters == 400
     assert by_conv.macro_f1.value == by_pair.macro_f1.value
@@ -232,7 +234,7 @@ def test_cluster_bootstrap_is_wider_when_errors_cluster_and_identical_without_cl
 
 def test_effective_n_of_an_all_correct_clustered_slice_is_the_number_of_conversations():
     gold = ["pass"] * 30
-    report = agreement.classification_report(gold, gold, clusters=[i // 10 for i in range(30)])
+    report = classification.classification_report(gold, gold, clusters=[i // 10 for i in range(30)])
     assert report.effective_n == 3
     assert report.accuracy.low == pytest.approx(proportion_confint(3, 3, method="wilson")[0])
 
@@ -241,7 +243,7 @@ def test_weighted_effective_n_matches_the_linearised_variance():
     rng = np.random.default_rng(8)
     right = rng.random(200) < 0.8
     weights = rng.choice([1.0, 4.0, 20.0], 200)
-    report = agreement.classification_report(
+    report = classification.classification_report(
         ["r"] * 200, ["r" if r else "w" for r in right], labels=["r", "w"], weights=weights, n_boot=0
     )
     p = float(np.average(right, weights=weights))
@@ -309,7 +311,7 @@ def test_any_slice_reads_like_scikit_learn(pairs, weighted, data):
     gold = [g for g, _ in pairs]
     judge = [j for _, j in pairs]
     weights = data.draw(st.lists(st.floats(0.1, 50), min_size=len(pairs), max_size=len(pairs))) if weighted else None
-    report = agreement.classification_report(gold, judge, labels=["1", "2", "3"], weights=weights, n_boot=50)
+    report = classification.classification_report(gold, judge, labels=["1", "2", "3"], weights=weights, n_boot=50)
     if not pairs:
         assert report.accuracy.value is None
         return
@@ -343,12 +345,12 @@ def test_both_ways_of_drawing_resamples_have_the_spread_theory_gives():
     right = (gold == judge).astype(float)
     p = right.mean()
 
-    pairs = agreement._bootstrap_confusions(gold, judge, np.ones(n), 3, 4000, 1)  # <= 9 kinds
+    pairs = classification._bootstrap_confusions(gold, judge, np.ones(n), 3, 4000, 1)  # <= 9 kinds
     accuracy = np.trace(pairs, axis1=1, axis2=2) / n
     assert accuracy.std() == pytest.approx(math.sqrt(p * (1 - p) / n), rel=0.06)
 
     cluster = np.repeat(np.arange(150), 4)  # 150 conversations of 4 turns: many distinct kinds
-    conv = agreement._bootstrap_confusions(gold, judge, np.ones(n), 3, 4000, 2, cluster, 150)
+    conv = classification._bootstrap_confusions(gold, judge, np.ones(n), 3, 4000, 2, cluster, 150)
     accuracy = np.trace(conv, axis1=1, axis2=2) / n
     per_cluster = np.bincount(cluster, weights=right - p)
     assert accuracy.std() == pytest.approx(math.sqrt((per_cluster**2).sum()) / n, rel=0.08)
@@ -365,7 +367,7 @@ def test_labels_needed_scale_with_the_design_effect_of_clustered_pairs():
     assert (clustered.estimate.low, clustered.estimate.high) == pytest.approx((low, high))
     assert plain.sufficient and not clustered.sufficient  # +-7.8 points at n = 100, +-15 at an effective 25
     gold, judge, clusters = clustered_pairs(40, 10, seed=4)
-    report = agreement.classification_report(gold, judge, clusters=clusters, n_boot=0)
+    report = classification.classification_report(gold, judge, clusters=clusters, n_boot=0)
     assert report.evidence.estimate == report.accuracy
     assert report.evidence.n == 400
 
@@ -373,7 +375,7 @@ def test_labels_needed_scale_with_the_design_effect_of_clustered_pairs():
 @pytest.mark.parametrize("bad", [0.0, -1.0, math.inf, math.nan])
 def test_weights_must_be_finite_and_positive(bad):
     with pytest.raises(ValueError, match="finite and positive"):
-        agreement.classification_report(["pass", "fail"], ["pass", "pass"], weights=[1.0, bad])
+        classification.classification_report(["pass", "fail"], ["pass", "pass"], weights=[1.0, bad])
 
 
 def test_bootstrap_intervals_are_read_off_the_replicates_as_documented():
@@ -383,10 +385,10 @@ def test_bootstrap_intervals_are_read_off_the_replicates_as_documented():
     g = np.array([index[x] for x in gold])
     j = np.array([index[x] for x in judge])
     codes = np.array(clusters)
-    replicates = agreement.metrics_from_confusion(
-        agreement._bootstrap_confusions(g, j, np.ones(len(g)), 3, 500, 3, codes, 30), quadratic=True
+    replicates = classification.metrics_from_confusion(
+        classification._bootstrap_confusions(g, j, np.ones(len(g)), 3, 500, 3, codes, 30), quadratic=True
     )
-    pct = agreement.classification_report(
+    pct = classification.classification_report(
         gold, judge, labels=labels, clusters=clusters, n_boot=500, seed=3, bootstrap_interval="percentile"
     )
     assert (pct.macro_f1.low, pct.macro_f1.high) == pytest.approx(
@@ -394,7 +396,7 @@ def test_bootstrap_intervals_are_read_off_the_replicates_as_documented():
     )
     assert (pct.kappa.low, pct.kappa.high) == pytest.approx(tuple(np.percentile(replicates["kappa"], [2.5, 97.5])))
 
-    report = agreement.classification_report(gold, judge, labels=labels, clusters=clusters, n_boot=500, seed=3)
+    report = classification.classification_report(gold, judge, labels=labels, clusters=clusters, n_boot=500, seed=3)
     f1, sd = report.macro_f1.value, replicates["macro_f1"].std(ddof=1)
     n_eff = f1 * (1 - f1) / sd**2
     assert (report.macro_f1.low, report.macro_f1.high) == pytest.approx(

@@ -11,7 +11,7 @@ when a signature contradicts gold anywhere, listing the turns.
 from django.core.management.base import BaseCommand, CommandError
 
 from ...models import Signature
-from ...services.signatures import signature_check_all, signature_suspend
+from ...services.signature_checks import signature_check_all, signature_suspend
 
 
 class Command(BaseCommand):

@@ -30,7 +30,7 @@ from datetime import date
 from django.core.management.base import BaseCommand, CommandError
 
 from reviewapp.models import Judge
-from reviewapp.selectors import quality
+from reviewapp.selectors import quality, quality_slice
 from scoring.agreement import DEFAULT_BOOTSTRAP, Estimate
 
 
@@ -71,7 +71,7 @@ class Command(BaseCommand):
         parser.add_argument("--to", dest="date_to", type=_day, default=None, help="Verdicts on or before.")
         parser.add_argument(
             "--unresolved",
-            choices=quality.CONVENTIONS,
+            choices=quality_slice.CONVENTIONS,
             default="excluded",
             help="excluded (default): unresolved answers are left out; wrong: counted wrong in a fixed "
             "denominator (EVA's convention). Both accuracies are in the JSON either way.",
@@ -94,7 +94,7 @@ class Command(BaseCommand):
         elif not versions:
             raise CommandError(f"{judge.slug} has no version yet.")
         try:
-            slice = quality.slice_for(
+            slice = quality_slice.slice_for(
                 datasets=options["dataset"],
                 sweep_id=options["sweep"],
                 language=options["language"],
@@ -102,7 +102,7 @@ class Command(BaseCommand):
                 date_to=options["date_to"],
                 unresolved=options["unresolved"],
             )
-        except quality.SliceError as error:
+        except quality_slice.SliceError as error:
             raise CommandError(str(error)) from None
         report = quality.judge_quality(
             judge=judge, version=version, n_boot=options["bootstrap"], versions=versions, slice=slice

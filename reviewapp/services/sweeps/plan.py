@@ -15,8 +15,7 @@ from django.utils import timezone
 
 from reviewapp.access import language_match_q
 from reviewapp.models import Conversation, Dataset, Judge, JudgeVersion, Sweep, Turn
-from reviewapp.services import judge_inputs, judges
-from reviewapp.services import signatures as signatures_service
+from reviewapp.services import judge_inputs, judges, signature_checks
 from reviewapp.services import sweep_scope as scopes
 from reviewapp.services.rubrics import variance_check_params
 from reviewapp.versioning import code_version
@@ -211,7 +210,7 @@ def sweep_start(
     if scope.kind != "all":
         sweep.params["scope_targets"] = targets_by_version
     # Tier 1: the signature versions this sweep uses, rechecked on gold first (a suspended one is left out).
-    signatures_service.signatures_for_sweep(sweep=sweep, judges=[jv.judge for jv in judge_versions])
+    signature_checks.signatures_for_sweep(sweep=sweep, judges=[jv.judge for jv in judge_versions])
     sweep.total_targets = total
     sweep.save(update_fields=["params", "total_targets"])
 

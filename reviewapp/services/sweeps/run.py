@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reviewapp.models import JudgeVersion, Sweep, Verdict
-from reviewapp.services import judges
-from reviewapp.services import signatures as signatures_service
+from reviewapp.services import judges, signature_checks
 from scoring import signatures as signature_engine
 
 from . import llm_tier
@@ -55,7 +54,7 @@ def sweep_chunk_run(
         run0 = done.get(0)
         if run0 is None and target.turn is not None:
             if target.language not in rules_cache:
-                rules_cache[target.language] = signatures_service.rules_for_sweep(
+                rules_cache[target.language] = signature_checks.rules_for_sweep(
                     sweep=sweep, judge=jv.judge, language=target.language
                 )
             match = signature_engine.evaluate(rules_cache[target.language], target.turn.text, target.language)
