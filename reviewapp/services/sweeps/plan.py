@@ -235,18 +235,24 @@ def sweep_chunks(*, sweep: Sweep) -> list[tuple[int, list[int]]]:
 
 
 def _conversation_chunks(turn_ids: list[int], chunk_size: int) -> list[list[int]]:
-    """Turn chunks that never split a conversation: a per-turn EVA judge makes one call per conversation."""
+    """Turn chunks that never split a conversation, `chunk_size` conversations each.
+
+    A per-turn EVA judge makes one call per conversation for all its turns: counting conversations,
+    not turns, gives its chunk as many calls as a chunk of a one-call-per-turn judge (one wave of the
+    worker's pool), instead of a fifth of them for conversations of five rated turns.
+    """
     conversation_of = dict(Turn.objects.filter(pk__in=turn_ids).values_list("id", "conversation_id"))
     chunks: list[list[int]] = []
     current: list[int] = []
+    conversations = 0
     for _conversation_id, group in groupby(
         sorted(turn_ids, key=lambda t: (conversation_of[t], t)), key=conversation_of.get
     ):
-        ids = list(group)
-        if current and len(current) + len(ids) > chunk_size:
+        if conversations == chunk_size:
             chunks.append(current)
-            current = []
-        current.extend(ids)
+            current, conversations = [], 0
+        current.extend(group)
+        conversations += 1
     if current:
         chunks.append(current)
     return chunks
