@@ -19,10 +19,18 @@ The LLM server runs in this process, so its CPU is not counted against the worke
     .venv/bin/python bench/sweep.py --pool threads --concurrency 8
     (PostgreSQL and Redis from BENCH_DATABASE_URL / BENCH_REDIS_URL; the database is recreated.)
 
-Measured on the 2-core development machine, shared with other work (load average in the output),
-3000 turns, prefork x2: see docs/performance.md for the figures and the commands.
-Before the shared rate limit reserved its slots (polling Redis per call) and with 64 threads for
-chunks of 100: 109-186 verdicts/s at 300 ms, 4.0-7.8 ms of worker CPU per verdict.
+Measured on the 2-core development machine, shared with seven other engineers' test runs (load
+average 14-24 during these runs, so wall-clock rates are far below what the worker does alone),
+prefork x2, 128 threads, chunks of 128, `.venv/bin/python bench/sweep.py`:
+    300 ms latency, 3000 turns: 107 verdicts/s, 2.70 ms of worker CPU per verdict
+    0 ms latency, 3000 turns: 168 verdicts/s, 2.31 ms of worker CPU per verdict
+    rate limit 150/s, 3000 turns (--limit-turns 3000): the endpoint saw 142 requests/s while the
+        sweep called it (95% of the limit); 116/s end to end (78%: planning, dispatch and the
+        closing triage included); 2.64 ms per verdict
+    EVA per-turn, 600 calls, 2874 verdicts: 339 verdicts/s (71 calls/s), 0.80 ms per verdict
+Before (one Redis round trip per rate-limit try, polled; 64 threads, chunks of 100; load 0.3-7):
+186 verdicts/s at 300 ms, 214/s at 0 ms, 4.03 ms of worker CPU per verdict; EVA per-turn chunks
+of 128 turns: 163 verdicts/s (34 calls/s) under load 20.
 """
 
 from __future__ import annotations
