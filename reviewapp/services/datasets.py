@@ -1,4 +1,4 @@
-"""A dataset's review settings: blind mode and how many reviews each item needs (k)."""
+"""A dataset's review settings (blind mode and how many reviews each item needs, k) and its description."""
 
 from __future__ import annotations
 
@@ -50,4 +50,21 @@ def dataset_settings_update(*, actor, dataset: Dataset, blind_review: bool, revi
             before=before,
             after={**_state(dataset), "items_updated": changed},
         )
+    return dataset
+
+
+@transaction.atomic
+def dataset_describe(*, actor, dataset: Dataset, kind: str, description: str) -> Dataset:
+    """Say what a dataset is (its kind: agent run, validation, review or demo set) and what it holds. Audited."""
+    if not access.is_lead(actor):
+        raise DatasetError("Only leads and admins describe a dataset.")
+    if kind not in Dataset.Kind.values:
+        raise DatasetError(f"Unknown dataset kind {kind!r}.")
+    dataset = Dataset.objects.select_for_update().get(pk=dataset.pk)
+    before = {"kind": dataset.kind, "description": dataset.description}
+    after = {"kind": kind, "description": description.strip()}
+    if before != after:
+        dataset.kind, dataset.description = after["kind"], after["description"]
+        dataset.save(update_fields=["kind", "description"])
+        audit_record(actor=actor, action="dataset.describe", obj=dataset, before=before, after=after)
     return dataset

@@ -1,129 +1,77 @@
-"""Demo data: a multilingual voice-agent dataset with gold labels, imported verdicts and demo accounts.
+"""The demo: the files in the top-level `demo/` folder, loaded through the paths users take.
 
-`demo_seed` is idempotent: running it again updates the same rows (turn ids are kept, so comments and
-reviews made on demo turns survive) and leaves the counts unchanged. `reset=True` deletes the demo
-dataset and the demo judge versions first.
+    demo/accounts.yaml       the demo accounts, their roles and languages, and their shared password
+    demo/dataset.yaml        the demo dataset's name, kind and description -> datasets.dataset_describe
+    demo/categories.yaml     the failure taxonomy                      -> reviews.category_create
+    demo/judges/*.yaml       judge specs, two speakability versions    -> manage.py load_judges (in name order)
+    demo/conversations.jsonl conversations, gold labels and verdicts   -> imports.dataset_import (Tribunal JSONL)
+    demo/queue.yaml          version-moved and QA items, reviews, lead decisions
+                             -> triage.review_items_merge, reviews.review_submit, adjudication.adjudication_decide
+    demo/signatures.yaml     tier-1 signatures                         -> signatures.signature_create
+
+then queue_items.items_from_imports triages the imported verdicts, and every conversation gets a generated
+audio file (demo_audio: tones at the turn timings, not content).
+
+`demo_seed` is idempotent: every step skips what exists, so running it again adds nothing and keeps turn
+ids (comments and reviews on demo turns survive). `reset=True` deletes the demo dataset and the demo judge
+versions first.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import zlib
+import functools
 from dataclasses import dataclass, field
+from io import StringIO
+from pathlib import Path
 
+import yaml
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import make_password
+from django.core.management import call_command
 from django.db import transaction
 
 from ..models import (
+    Adjudication,
     Category,
-    Conversation,
     Dataset,
-    GoldLabel,
     Judge,
     JudgeVersion,
     Profile,
+    Review,
+    ReviewItem,
     Role,
-    Sweep,
     Turn,
     Verdict,
 )
-from . import demo_content as content
+from .adjudication import adjudication_decide
+from .datasets import dataset_describe
 from .demo_audio import demo_audio_write
-from .demo_signatures import demo_signatures_seed
-from .demo_versions import demo_versions_seed
+from .demo_signatures import DemoSignatureSummary, demo_signatures_seed
+from .imports import dataset_import
 from .queue_items import items_from_imports
+from .reviews import category_create, category_update, review_submit
+from .triage import review_items_merge
 
-DEMO_DATASET = "demo-voice-agents"
-DEMO_VERSION = "demo-v1"
+DEMO_DIR = Path(settings.BASE_DIR) / "demo"
+DEMO_VERSIONS = ("demo-v1", "demo-v2")
+VERSION_MOVED = ReviewItem.Reason.VERSION_MOVED
+QA_SAMPLE = ReviewItem.Reason.QA_SAMPLE
+
+
+def demo_file(name: str) -> Path:
+    return DEMO_DIR / name
+
+
+@functools.cache
+def demo_yaml(name: str):
+    with demo_file(name).open(encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+DEMO_DATASET: str = demo_yaml("dataset.yaml")["name"]
 # Demo-only accounts share one well-known password; the command refuses to run outside DEBUG unless forced.
-DEMO_PASSWORD = "tribunal-demo"  # noqa: S105
-
-DEMO_USERS: list[tuple[str, str, list[str]]] = [
-    ("reviewer-fr", Role.REVIEWER, ["fr", "de"]),
-    ("reviewer-asia", Role.REVIEWER, ["ja", "ko", "hi"]),
-    ("lead", Role.LEAD, []),
-    ("admin", Role.ADMIN, []),
-]
-
-CATEGORIES: list[tuple[str, str, str]] = [
-    (content.GLOSS, "Gloss", "A term followed by its translation in parentheses, read aloud as is."),
-    (content.WRONG_LANGUAGE, "Wrong-language phrase", "A phrase in another language inside a turn."),
-    (
-        content.LETTER_NAMES,
-        "Spelled-code letter names",
-        "A spelled code read with letter names from another language or the NATO alphabet.",
-    ),
-    (content.POLITENESS, "Politeness formula", "Service formulas that add words but no information."),
-    (content.NUMBER, "Number reading", "A number, time, amount or counter read the wrong way for the language."),
-    (content.ACRONYM, "Acronym expansion", "An acronym expanded or read as a word when it should be spelled."),
-    (content.ENTITY, "Entity error", "A name, code or place changed between what was meant and what was said."),
-    (content.TRUNCATION, "Truncation", "Speech cut off before the end of the turn."),
-    (content.FILLER, "Filler", "Hesitation words and verbal tics in generated speech."),
-    (content.VERBOSITY, "Verbosity", "Longer than a caller can follow by ear."),
-]
-
-JUDGES: dict[str, dict] = {
-    "conciseness": {
-        "name": "Conciseness",
-        "level": Judge.Level.TURN,
-        "scale": Judge.Scale.ORDINAL,
-        "scale_min": 1,
-        "scale_max": 3,
-        "description": "Is the agent turn short enough to follow by ear? 3 concise, 2 somewhat long, 1 too long.",
-    },
-    "speakability": {
-        "name": "Speakability",
-        "level": Judge.Level.TURN,
-        "scale": Judge.Scale.BINARY,
-        "scale_min": 0,
-        "scale_max": 1,
-        "description": "Can the text be spoken as written (no glosses, no stray languages, no markup)?",
-    },
-    "tts_fidelity": {
-        "name": "TTS fidelity",
-        "level": Judge.Level.TURN,
-        "scale": Judge.Scale.BINARY,
-        "scale_min": 0,
-        "scale_max": 1,
-        "description": "Did the speech say what the agent meant, with codes, numbers and names read correctly?",
-    },
-    "task_completion": {
-        "name": "Task completion",
-        "level": Judge.Level.CONVERSATION,
-        "scale": Judge.Scale.BINARY,
-        "scale_min": 0,
-        "scale_max": 1,
-        "description": "Did the caller leave with the task done and the right details?",
-    },
-}
-TURN_JUDGE_FIELD = {"conciseness": "concise", "speakability": "speak", "tts_fidelity": "tts"}
-
-WHY_FAILED = {
-    content.GLOSS: "Glosses a term with its English translation in parentheses; a caller hears both.",
-    content.WRONG_LANGUAGE: "Switches to another language mid-turn.",
-    content.LETTER_NAMES: "Reads the spelled code with letter names from another language.",
-    content.POLITENESS: "Stacks service formulas at the end of the turn.",
-    content.NUMBER: "Reads a number, time or counter the wrong way for this language.",
-    content.ACRONYM: "Expands or mispronounces an acronym instead of saying it as callers do.",
-    content.ENTITY: "A name or code in the speech differs from the one the agent meant.",
-    content.TRUNCATION: "The speech stops before the end of the sentence.",
-    content.FILLER: "Hesitation fillers make the turn harder to follow.",
-    content.VERBOSITY: "Too long to follow by ear; half of it could go.",
-}
-WHY_PASSED = {
-    "conciseness": "Short and to the point for a phone call.",
-    "speakability": "Reads naturally aloud in the conversation's language.",
-    "tts_fidelity": "The speech matches what the agent meant.",
-    "task_completion": "The caller's request was handled and the details confirmed.",
-}
-FALSE_ALARM = {
-    "conciseness": ([content.VERBOSITY], "Slightly long for a voice turn; the last sentence could be cut."),
-    "speakability": ([content.WRONG_LANGUAGE], "A brand or product name may be read as a foreign-language phrase."),
-    "tts_fidelity": ([content.ENTITY], "A name in the speech may not match the intended text."),
-    "task_completion": ([], "The caller did not explicitly confirm the outcome."),
-}
+DEMO_PASSWORD: str = demo_yaml("accounts.yaml")["password"]
 
 
 @dataclass
@@ -137,267 +85,144 @@ class DemoSummary:
     languages: list[str]
     users: list[tuple[str, str, list[str]]] = field(default_factory=list)
     password: str = DEMO_PASSWORD
+    signatures: DemoSignatureSummary | None = None
 
 
-def _stable(*parts: object) -> int:
-    """A deterministic number per item, so the same demo comes out on every run and machine."""
-    return zlib.crc32(":".join(str(p) for p in parts).encode())
+def demo_users() -> list[tuple[str, str, list[str]]]:
+    return [(a["username"], a["role"], list(a["languages"])) for a in demo_yaml("accounts.yaml")["accounts"]]
 
 
-def _spec_hash(slug: str, spec: dict) -> str:
-    canonical = json.dumps({"judge": slug, "version": DEMO_VERSION, "spec": spec}, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _gold_values(judge: str, modes: list[str]) -> dict:
-    if judge == "conciseness":
-        return {"rating": float(3 - min(2, len(modes))), "passed": None}
-    return {"rating": None, "passed": not modes}
-
-
-def _verdict_values(judge: str, gold: dict, modes: list[str], seed: int) -> dict:
-    """An imported judge answer: mostly right, sometimes wrong, now and then unresolved."""
-    roll = seed % 100
-    if roll < 6:
-        return {
-            "status": Verdict.Status.UNRESOLVED,
-            "rating": None,
-            "passed": None,
-            "flags": [],
-            "explanation": "",
-            "raw_text": "I am not sure: the transcript alone does not settle it. Maybe a 2?",
-        }
-    wrong = roll < 28
-    if judge == "conciseness":
-        rating = gold["rating"]
-        if wrong:
-            rating = 2.0 if rating == 3 else 3.0
-        flags = modes if rating < 3 and not (wrong and gold["rating"] == 3) else []
-        if wrong and gold["rating"] == 3:
-            flags, explanation = FALSE_ALARM[judge]
-        elif rating < 3:
-            explanation = " ".join(WHY_FAILED[m] for m in modes)
-        else:
-            explanation = WHY_PASSED[judge]
-        return {
-            "status": Verdict.Status.RESOLVED,
-            "rating": rating,
-            "passed": None,
-            "flags": list(flags),
-            "explanation": explanation,
-            "raw_text": "",
-        }
-    passed = gold["passed"] != wrong
-    if judge == "speakability" and content.GLOSS in modes:
-        # The blind spot demo-v2 fixes: demo-v1's prompt has no rule for glosses, so it lets them through.
-        passed = True
-    if passed:
-        flags, explanation = [], WHY_PASSED[judge]
-    elif gold["passed"]:
-        flags, explanation = FALSE_ALARM[judge]
-    else:
-        flags, explanation = modes, " ".join(WHY_FAILED[m] for m in modes)
-    return {
-        "status": Verdict.Status.RESOLVED,
-        "rating": None,
-        "passed": passed,
-        "flags": list(flags),
-        "explanation": explanation,
-        "raw_text": "",
-    }
-
-
-def _seed_taxonomy_and_judges() -> dict[str, JudgeVersion]:
-    for slug, name, description in CATEGORIES:
-        Category.objects.update_or_create(
-            slug=slug, defaults={"name": name, "description": description, "active": True}
-        )
-    versions = {}
-    for slug, attributes in JUDGES.items():
-        judge, _ = Judge.objects.get_or_create(slug=slug, defaults=attributes)
-        spec = {"imported": True}
-        versions[slug], _ = JudgeVersion.objects.get_or_create(
-            judge=judge,
-            version=DEMO_VERSION,
-            defaults={"spec": spec, "spec_hash": _spec_hash(slug, spec), "source": "seed_demo (imported verdicts)"},
-        )
-    return versions
-
-
-def _seed_users() -> list[tuple[str, str, list[str]]]:
+def _seed_users() -> dict[str, object]:
     user_model = get_user_model()
     # One hash for the shared demo password: PBKDF2 is deliberately slow, and these accounts share it anyway.
     password_hash = make_password(DEMO_PASSWORD)
-    for username, role, languages in DEMO_USERS:
+    users = {}
+    for username, role, languages in demo_users():
         user, _ = user_model.objects.get_or_create(username=username)
         user.is_staff = user.is_superuser = role == Role.ADMIN
         user.is_active = True
         user.password = password_hash
         user.save()
         Profile.objects.update_or_create(user=user, defaults={"role": role, "languages": languages})
-    return DEMO_USERS
+        users[username] = user
+    return users
 
 
-def _timed(script: list[dict]) -> list[dict]:
-    """Give speech turns plausible audio positions: about 65 ms a character, 400 ms between turns."""
-    clock = 0
-    timed = []
-    for line in script:
-        line = dict(line)
-        if line["role"] in ("user", "agent"):
-            spoken = line.get("said") or line["text"]
-            line["start"], clock = clock, clock + max(1200, 65 * len(spoken))
-            line["end"] = clock
-            clock += 400
-        timed.append(line)
-    return timed
+def _seed_categories(*, actor) -> None:
+    existing = {c.slug: c for c in Category.objects.all()}
+    for row in demo_yaml("categories.yaml"):
+        category = existing.get(row["slug"])
+        if category is None:
+            category_create(actor=actor, slug=row["slug"], name=row["name"], description=row["description"])
+        elif (category.name, category.description, category.active) != (row["name"], row["description"], True):
+            category_update(
+                actor=actor, category=category, name=row["name"], description=row["description"], active=True
+            )
+
+
+def _demo_versions():
+    slugs = [spec["slug"] for spec in map(yaml.safe_load, _judge_files())]
+    return JudgeVersion.objects.filter(version__in=DEMO_VERSIONS, judge__slug__in=slugs)
+
+
+def _judge_files() -> list[str]:
+    return [p.read_text(encoding="utf-8") for p in sorted(demo_file("judges").glob("*.yaml"))]
+
+
+def _stale() -> bool:
+    """Demo versions stored as import placeholders (an older demo) would clash with the demo's judge specs."""
+    return any((v.spec or {}).get("imported") for v in _demo_versions().only("spec"))
+
+
+def _targets(dataset: Dataset, judge: Judge, pairs) -> list[tuple[int, tuple[int, int]]]:
+    ids = {
+        (external_id, position): (conversation_id, pk)
+        for pk, conversation_id, external_id, position in Turn.objects.filter(
+            conversation__dataset=dataset
+        ).values_list("pk", "conversation_id", "conversation__external_id", "position")
+    }
+    return [(judge.pk, ids[(external_id, position)]) for external_id, position in pairs]
+
+
+def _item(dataset: Dataset, judge: Judge, target) -> ReviewItem:
+    ((_, (_, turn_id)),) = _targets(dataset, judge, [target])
+    return ReviewItem.objects.get(judge=judge, turn_id=turn_id)
+
+
+def _seed_queue(*, dataset: Dataset, users: dict[str, object]) -> None:
+    """Queue the turns where the demo's versions disagree, then the people's work on them, then the QA sample."""
+    queue = demo_yaml("queue.yaml")
+    judge = Judge.objects.get(slug=queue["judge"])
+    moved = _targets(dataset, judge, queue["version_moved"])
+    review_items_merge(reasons={key: {VERSION_MOVED} for key in moved}, qa_weight={})
+    categories = {c.slug: c for c in Category.objects.all()}
+    for row in queue["reviews"]:
+        item = _item(dataset, judge, row["target"])
+        reviewer = users[row["reviewer"]]
+        if Review.objects.filter(item=item, reviewer=reviewer).exists():
+            continue
+        verdicts = dict(
+            Verdict.objects.filter(judge_version__judge=judge, turn_id=item.turn_id, run_index=0).values_list(
+                "judge_version__version", "pk"
+            )
+        )
+        review_submit(
+            item=item,
+            user=reviewer,
+            passed=row["passed"],
+            categories=[categories[slug] for slug in row["categories"]],
+            verdict_agreement={verdicts[version]: value for version, value in row["verdicts"].items()},
+            comment=row.get("comment", ""),
+            seconds_spent=row["seconds_spent"],
+        )
+    for row in queue["adjudications"]:
+        item = _item(dataset, judge, row["target"])
+        if Adjudication.objects.filter(item=item).exists():
+            continue
+        adjudication_decide(
+            item=item,
+            lead=users[row["lead"]],
+            rationale=row["rationale"],
+            passed=row["passed"],
+            categories=[categories[slug] for slug in row["categories"]],
+        )
+    sample = _targets(dataset, judge, queue["qa_sample"])
+    review_items_merge(
+        reasons={key: {QA_SAMPLE} for key in sample}, qa_weight=dict.fromkeys(sample, queue["qa_sample_weight"])
+    )
 
 
 @transaction.atomic
 def demo_seed(*, reset: bool = False) -> DemoSummary:
-    if reset:
+    if reset or _stale():
         Dataset.objects.filter(name=DEMO_DATASET).delete()
-        JudgeVersion.objects.filter(version=DEMO_VERSION, judge__slug__in=list(JUDGES)).delete()
+        _demo_versions().delete()
 
-    versions = _seed_taxonomy_and_judges()
-    dataset, _ = Dataset.objects.update_or_create(
-        name=DEMO_DATASET,
-        defaults={
-            "kind": Dataset.Kind.DEMO,
-            "source": "python manage.py seed_demo",
-            "description": "Scripted voice-agent calls in nine languages (airline, bank card, pharmacy, hotel, "
-            "parcel, internet) with the failures native reviewers look for: glosses, wrong-language phrases, "
-            "spelled codes, service formulas, number readings.",
-            "metadata": {"demo": True},
-        },
+    users = _seed_users()
+    lead = next(users[name] for name, role, _ in demo_users() if role == Role.LEAD)
+    _seed_categories(actor=lead)
+    call_command("load_judges", str(demo_file("judges")), stdout=StringIO())
+    imported = dataset_import(path=demo_file("conversations.jsonl"), fmt="jsonl", dataset_name=DEMO_DATASET)
+    about = demo_yaml("dataset.yaml")
+    dataset = dataset_describe(
+        actor=lead,
+        dataset=Dataset.objects.get(name=DEMO_DATASET),
+        kind=about["kind"],
+        description=about["description"],
     )
-    sweep, _ = Sweep.objects.get_or_create(
-        kind=Sweep.Kind.IMPORT,
-        dataset=dataset,
-        name="demo imported verdicts",
-        defaults={"status": Sweep.Status.DONE, "code_version": DEMO_VERSION},
-    )
-    sweep.judge_versions.set(versions.values())
-
-    scripts: dict[int, tuple[Conversation, list[dict]]] = {}
-    for language, conversations in content.CONVERSATIONS.items():
-        for number, (slug, scenario, agent, script) in enumerate(conversations, start=1):
-            conversation, _ = Conversation.objects.update_or_create(
-                dataset=dataset,
-                external_id=f"{language}-{number:02d}-{slug}",
-                defaults={
-                    "language": language,
-                    "metadata": {
-                        "scenario": scenario,
-                        "agent": agent,
-                        "channel": "phone",
-                        "tts_voice": f"{language}-demo",
-                    },
-                },
-            )
-            scripts[conversation.pk] = (conversation, _timed(script))
-
-    Turn.objects.bulk_create(
-        [
-            Turn(
-                conversation=conversation,
-                position=position,
-                role=line["role"],
-                text=line.get("said") or line["text"],
-                intended_text=line["text"] if line["role"] == "agent" else "",
-                audio_start_ms=line.get("start"),
-                audio_end_ms=line.get("end"),
-                metadata={"tool": line["tool"]} if "tool" in line else {},
-            )
-            for conversation, script in scripts.values()
-            for position, line in enumerate(script)
-        ],
-        update_conflicts=True,
-        unique_fields=["conversation", "position"],
-        update_fields=["role", "text", "intended_text", "audio_start_ms", "audio_end_ms", "metadata"],
-    )
-    for conversation, script in scripts.values():
-        conversation.turns.filter(position__gte=len(script)).delete()
-    turn_ids = {
-        (conversation_id, position): pk
-        for pk, conversation_id, position in Turn.objects.filter(conversation__dataset=dataset).values_list(
-            "pk", "conversation_id", "position"
-        )
-    }
-
-    GoldLabel.objects.filter(conversation__dataset=dataset, source=GoldLabel.Source.IMPORTED).delete()
-    Verdict.objects.filter(sweep=sweep).delete()
-    gold_rows, verdict_rows = [], []
-    for conversation, script in scripts.values():
-        for position, line in enumerate(script):
-            if line["role"] != "agent":
-                continue
-            for judge, attribute in TURN_JUDGE_FIELD.items():
-                modes = list(line[attribute])
-                seed = _stable(conversation.external_id, position, judge)
-                gold = _gold_values(judge, modes)
-                common = {"conversation": conversation, "turn_id": turn_ids[(conversation.pk, position)]}
-                gold_rows.append(
-                    GoldLabel(
-                        judge=versions[judge].judge,
-                        source=GoldLabel.Source.IMPORTED,
-                        failure_modes=modes,
-                        excluded=seed % 29 == 0,
-                        metadata={"annotator": "demo"} if seed % 29 else {"excluded_because": "annotators disagreed"},
-                        **gold,
-                        **common,
-                    )
-                )
-                verdict_rows.append(
-                    Verdict(
-                        sweep=sweep,
-                        judge_version=versions[judge],
-                        tier=Verdict.Tier.IMPORTED,
-                        **_verdict_values(judge, gold, modes, seed >> 8),
-                        **common,
-                    )
-                )
-        completed = not any(content.ENTITY in line.get("tts", ()) for line in script)
-        seed = _stable(conversation.external_id, "task_completion")
-        gold = {"rating": None, "passed": completed}
-        gold_rows.append(
-            GoldLabel(
-                judge=versions["task_completion"].judge,
-                conversation=conversation,
-                source=GoldLabel.Source.IMPORTED,
-                failure_modes=[] if completed else [content.ENTITY],
-                **gold,
-            )
-        )
-        verdict_rows.append(
-            Verdict(
-                sweep=sweep,
-                judge_version=versions["task_completion"],
-                conversation=conversation,
-                tier=Verdict.Tier.IMPORTED,
-                **_verdict_values("task_completion", gold, gold and ([] if completed else [content.ENTITY]), seed >> 8),
-            )
-        )
-    GoldLabel.objects.bulk_create(gold_rows)
-    Verdict.objects.bulk_create(verdict_rows)
-
-    sweep.total_targets = len(verdict_rows)
-    sweep.verdicts_written = len(verdict_rows)
-    sweep.unresolved = sum(v.status == Verdict.Status.UNRESOLVED for v in verdict_rows)
-    sweep.status = Sweep.Status.DONE
-    sweep.save(update_fields=["total_targets", "verdicts_written", "unresolved", "status"])
-    demo_versions_seed(dataset=dataset, sweep=sweep)
+    _seed_queue(dataset=dataset, users=users)
     items_from_imports(dataset=dataset)
     demo_audio_write(dataset=dataset)
-    demo_signatures_seed(dataset=dataset)
+    signatures = demo_signatures_seed(dataset=dataset, spec=demo_yaml("signatures.yaml"))
 
     return DemoSummary(
         dataset_id=dataset.pk,
-        conversations=len(scripts),
-        turns=len(turn_ids),
-        gold_labels=len(gold_rows),
-        verdicts=len(verdict_rows),
-        categories=len(CATEGORIES),
-        languages=list(content.CONVERSATIONS),
-        users=_seed_users(),
+        conversations=imported.conversations,
+        turns=imported.turns,
+        gold_labels=imported.labels,
+        verdicts=imported.verdicts,
+        categories=len(demo_yaml("categories.yaml")),
+        languages=list(dict.fromkeys(dataset.conversations.order_by("pk").values_list("language", flat=True))),
+        users=demo_users(),
+        signatures=signatures,
     )

@@ -1,12 +1,11 @@
-"""The demo ships tier-1 signatures, loaded by seed_demo through the signature service, so the demo's
+"""The demo ships tier-1 signatures (demo/signatures.yaml), loaded by seed_demo through the signature service, so the demo's
 first sweep resolves a visible share of turns without an LLM call, and none against gold."""
 
 import pytest
 from django.core.management import call_command
 
 from reviewapp.models import GoldLabel, JudgeVersion, Signature, SignatureVersion, Turn, Verdict
-from reviewapp.services.demo import DEMO_DATASET, demo_seed
-from reviewapp.services.demo_signatures import PATTERNS
+from reviewapp.services.demo import DEMO_DATASET, demo_seed, demo_yaml
 from reviewapp.services.signature_checks import signature_check_all
 
 from . import test_sweep_support as support
@@ -29,7 +28,8 @@ def demo():
 def test_every_demo_language_gets_signatures_with_matching_evidence(demo):
     signatures = Signature.objects.select_related("judge").prefetch_related("evidence__conversation")
     languages = {s.language for s in signatures}
-    assert languages == set(PATTERNS)  # "fr" covers fr-CA
+    assert languages == set(demo_yaml("signatures.yaml")["patterns"])  # "fr" covers fr-CA
+    assert languages == {"en", "fr", "es", "de", "it", "hi", "ja", "ko"}
     assert {s.judge.slug for s in signatures} == {"conciseness", "speakability"}
     assert {s.intent for s in signatures} == {"greeting", "hold", "closing"}
     for signature in signatures:

@@ -5,7 +5,10 @@ from reviewapp.services.demo import DEMO_DATASET, demo_seed
 
 
 class Command(BaseCommand):
-    help = f"Create or refresh the multilingual demo dataset '{DEMO_DATASET}', its labels, verdicts and demo accounts."
+    help = (
+        f"Load the multilingual demo dataset '{DEMO_DATASET}' from the files in demo/: its labels, verdicts, "
+        "judge versions, review queue, signatures and demo accounts."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -31,6 +34,10 @@ class Command(BaseCommand):
             )
         )
         self.stdout.write(f"Languages: {', '.join(summary.languages)}")
+        signatures = summary.signatures
+        self.stdout.write(f"Signatures: {signatures.created} created, {signatures.kept} kept")
+        for refused in signatures.refused or []:
+            self.stdout.write(self.style.WARNING(f"  refused {refused}"))
         self.stdout.write("")
         self.stdout.write("Demo accounts (demo only: a shared, published password; do not use on a shared server):")
         for username, role, languages in summary.users:
