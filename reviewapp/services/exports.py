@@ -19,7 +19,7 @@ import json
 import logging
 import os
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -106,11 +106,12 @@ def snapshot_create(
     date_from: date | None = None,
     date_to: date | None = None,
     user=None,
-    build: bool = True,
+    build: Callable[[int], None] | None = None,
 ) -> ExportSnapshot:
     """Record the next version of an export and queue its build once the transaction commits.
 
-    `build=False` only records it (the caller writes it with `snapshot_write`, as the command does).
+    `build(snapshot_id)` queues the build, handed in by the caller (tasks.exports.snapshot_build_queue);
+    without it the snapshot is only recorded (the caller writes it with `snapshot_write`, as the command does).
     """
     if fmt not in FORMATS:
         raise ExportError(f"Unknown format {fmt!r}: expected one of {', '.join(FORMATS)}.")
@@ -159,10 +160,8 @@ def snapshot_create(
             after={"name": name, "version": version, "format": fmt, "judge": judge.slug, "filters": snapshot.filters},
         )
         if build:
-            from reviewapp.tasks.exports import snapshot_build
-
             snapshot_id = snapshot.pk
-            transaction.on_commit(lambda: snapshot_build.delay(snapshot_id))
+            transaction.on_commit(lambda: build(snapshot_id))
     return snapshot
 
 

@@ -97,7 +97,7 @@ def judge_version_store(*, spec: JudgeSpec) -> JudgeVersion:
     return judge_version_ensure(spec=spec).version
 
 
-def spec_of(judge_version: JudgeVersion) -> JudgeSpec:
+def judge_version_spec(judge_version: JudgeVersion) -> JudgeSpec:
     data = dict(judge_version.spec)
     data["source"] = judge_version.source
     return spec_from_dict(data)
@@ -122,7 +122,7 @@ def runnable_spec(judge_version: JudgeVersion) -> JudgeSpec:
         raise JudgeNotRunnable(
             f"{judge_version} is an imported placeholder (it holds imported verdicts, not a prompt): load its spec"
         )
-    spec = spec_of(judge_version)
+    spec = judge_version_spec(judge_version)
     profile = eva.profile_for(spec.eva_profile) if spec.eva_profile else None
     if profile is not None and profile.audio and not getattr(spec, "needs_audio", False):
         # EVA's audio judges rate what they hear: sent as text only, their answers would be guesses.
@@ -162,7 +162,7 @@ def signature_rule(signature: Signature) -> SignatureRule:
     )
 
 
-def rules_for(judge: Judge, language: str) -> list[SignatureRule]:
+def signature_rules(judge: Judge, language: str) -> list[SignatureRule]:
     """Active, unsuspended tier-1 rules of ``judge`` that apply to ``language`` (its own and its base language's)."""
     base = language.split("-", 1)[0]
     signatures = (

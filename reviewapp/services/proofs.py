@@ -4,6 +4,8 @@ verdicts are the noise baseline (what rerunning the same version moves)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.db import transaction
 
 from ..models import Conversation, JudgeVersion, ProofRun
@@ -22,7 +24,7 @@ def held_out_gold(version: JudgeVersion, parent: JudgeVersion) -> dict:
 
 
 @transaction.atomic
-def proof_start(*, version: JudgeVersion, user) -> ProofRun:
+def proof_start(*, version: JudgeVersion, user, dispatch: Callable[[int], None] | None = None) -> ProofRun:
     provenance = getattr(version, "provenance", None)
     if provenance is None:
         raise ProofError(f"{version} has no parent version to be proven against.")
@@ -52,6 +54,7 @@ def proof_start(*, version: JudgeVersion, user) -> ProofRun:
             language=language,
             user=user,
             name=f"proof {proof.pk}: {parent.version} vs {version.version} on {dataset.name}",
+            dispatch=dispatch,
         )
         rerun = sweep_start(
             dataset=dataset,
@@ -62,6 +65,7 @@ def proof_start(*, version: JudgeVersion, user) -> ProofRun:
             language=language,
             user=user,
             name=f"proof {proof.pk}: noise rerun of {parent.version} on {dataset.name}",
+            dispatch=dispatch,
         )
         proof.main_sweeps.add(main)
         proof.rerun_sweeps.add(rerun)
