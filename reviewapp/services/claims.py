@@ -19,6 +19,8 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from scoring.errors import TribunalError
+
 from ..models import Review, ReviewItem
 from ..selectors.queue import (
     ACTIVE,
@@ -36,7 +38,7 @@ CLAIM_ROUNDS = 5
 Status = ReviewItem.Status
 
 
-class ReviewError(Exception):
+class ReviewError(TribunalError):
     """An invalid review action: the message says what to do instead."""
 
 

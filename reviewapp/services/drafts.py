@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from django.db import transaction
 
+from scoring.errors import TribunalError
 from scoring.specs import spec_hash
 
 from ..models import Comment, JudgeVersion, ReviewItem, VersionProvenance
@@ -21,7 +22,7 @@ from .judges import judge_version_ensure, judge_version_spec
 MAX_LABEL = 64
 
 
-class DraftError(ValueError):
+class DraftError(TribunalError, ValueError):
     """A draft that cannot be saved as asked."""
 
 

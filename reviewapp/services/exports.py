@@ -36,6 +36,7 @@ from reviewapp.selectors.exports import ExportFilters, ExportRow
 from reviewapp.selectors.outcomes import outcome_for
 from reviewapp.services.audit import audit_record
 from reviewapp.versioning import code_version
+from scoring.errors import TribunalError
 
 from .export_eva import EvaWriter
 from .export_writers import COLUMN_NAMES, COLUMNS, PARQUET_ROW_GROUP, NonFinite, flat_writer
@@ -64,7 +65,7 @@ PROGRESS_EVERY_ROWS = 2_000
 HASH_BLOCK = 1 << 20
 
 
-class ExportError(ValueError):
+class ExportError(TribunalError, ValueError):
     """An export that cannot be created or written as asked."""
 
 

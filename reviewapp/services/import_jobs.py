@@ -25,12 +25,13 @@ from django.utils import timezone
 from reviewapp.importers import FORMATS
 from reviewapp.models import Dataset, ImportJob
 from reviewapp.services.imports import ImportFailed, dataset_import
+from scoring.errors import TribunalError
 
 UPLOAD_SUFFIXES = (".jsonl", ".json", ".csv", ".zip")
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-class ImportJobError(ValueError):
+class ImportJobError(TribunalError, ValueError):
     """An import that cannot be started as asked; nothing was queued."""
 
 

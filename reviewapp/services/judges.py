@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from scoring import eva
+from scoring.errors import TribunalError
 from scoring.signatures import SignatureRule
 from scoring.specs import JudgeSpec, spec_from_dict, spec_hash, spec_to_dict, validate_spec
 
@@ -21,7 +22,7 @@ from ..importers.limits import spec_columns_check
 from ..models import Judge, JudgeVersion, Signature
 
 
-class JudgeSpecConflict(ValueError):
+class JudgeSpecConflict(TribunalError, ValueError):
     """A spec whose text changed while its version label did not."""
 
     def __init__(self, *, slug: str, version: str, stored_hash: str, new_hash: str):
@@ -32,7 +33,7 @@ class JudgeSpecConflict(ValueError):
         )
 
 
-class JudgeLevelConflict(ValueError):
+class JudgeLevelConflict(TribunalError, ValueError):
     """A spec at another grain (turn or conversation) or on another scale than the judge it would join."""
 
     def __init__(self, *, judge: Judge, spec: JudgeSpec):
@@ -103,7 +104,7 @@ def judge_version_spec(judge_version: JudgeVersion) -> JudgeSpec:
     return spec_from_dict(data)
 
 
-class JudgeNotRunnable(ValueError):
+class JudgeNotRunnable(TribunalError, ValueError):
     """A judge version that cannot be swept: an imported placeholder, or no known scale."""
 
 
@@ -174,7 +175,7 @@ def signature_rules(judge: Judge, language: str) -> list[SignatureRule]:
     return [signature_rule(s) for s in signatures]
 
 
-class JudgeLookupError(ValueError):
+class JudgeLookupError(TribunalError, ValueError):
     """A `slug` or `slug@version` that names no stored judge version."""
 
 

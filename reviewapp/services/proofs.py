@@ -8,13 +8,15 @@ from collections.abc import Callable
 
 from django.db import transaction
 
+from scoring.errors import TribunalError
+
 from ..models import Conversation, JudgeVersion, ProofRun
 from ..selectors.leakage import excluded_targets, without_excluded
 from ..selectors.quality_slice import judge_gold
 from .sweeps import sweep_start
 
 
-class ProofError(ValueError):
+class ProofError(TribunalError, ValueError):
     """A proof that cannot start."""
 
 

@@ -16,9 +16,10 @@ from django.utils import timezone
 from reviewapp.models import CallReplay, JudgeCall
 from reviewapp.services import calls as calls_service
 from reviewapp.services.judge_audio import NoAudio
+from scoring.errors import TribunalError
 
 
-class ReplayError(ValueError):
+class ReplayError(TribunalError, ValueError):
     """A replay that cannot be asked for as it stands."""
 
 

@@ -20,6 +20,7 @@ from reviewapp.services import sweep_scope as scopes
 from reviewapp.services.rubrics import variance_check_params
 from reviewapp.versioning import code_version
 from scoring import eva
+from scoring.errors import TribunalError
 
 from .verdicts import conversation_turns
 
@@ -27,7 +28,7 @@ CHUNK_SIZE = settings.TRIBUNAL_SWEEP_CHUNK_SIZE
 MAX_REPEATS = 10
 
 
-class SweepError(ValueError):
+class SweepError(TribunalError, ValueError):
     """A sweep that cannot be started or continued as asked."""
 
 
