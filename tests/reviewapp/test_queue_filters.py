@@ -121,7 +121,11 @@ def test_submit_skip_and_next_work_after_any_filter(client, make_user):
         "status": ["open", "in_review", "closed", ""],
     }
 
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+    @settings(
+        max_examples=60,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
     @given(query=filter_values(real), stored=filter_values(real))
     def check(query, stored):
         with transaction.atomic():

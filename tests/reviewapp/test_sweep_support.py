@@ -131,10 +131,11 @@ def eager_celery():
 def run_sweep(eager_celery, django_capture_on_commit_callbacks):
     """Start a sweep and run it to the end in-process (the on-commit dispatch executes eagerly)."""
     from reviewapp.services.sweeps import sweep_start
+    from reviewapp.tasks.sweeps import sweep_queue
 
     def _run(**kwargs):
         with django_capture_on_commit_callbacks(execute=True):
-            sweep = sweep_start(**kwargs)
+            sweep = sweep_start(**kwargs, dispatch=sweep_queue)
         sweep.refresh_from_db()
         return sweep
 
