@@ -328,7 +328,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.import_size is None:
         args.import_size = min(args.size, 100_000)
-    var = Path(args.work_dir)
+    var = Path(args.work_dir).resolve()
     var.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, float]] = {"load": {"start": round(os.getloadavg()[0], 1)}}
     for database in args.databases:
