@@ -9,7 +9,7 @@
                              -> triage.review_items_merge, reviews.review_submit, adjudication.adjudication_decide
     demo/signatures.yaml     tier-1 signatures                         -> signatures.signature_create
 
-then queue_items.items_from_imports triages the imported verdicts, and every conversation gets a generated
+then queue_items.dataset_triage triages the imported verdicts, and every conversation gets a generated
 audio file (demo_audio: tones at the turn timings, not content).
 
 `demo_seed` is idempotent: every step skips what exists, so running it again adds nothing and keeps turn
@@ -49,7 +49,7 @@ from .datasets import dataset_describe
 from .demo_audio import demo_audio_write
 from .demo_signatures import DemoSignatureSummary, demo_signatures_seed
 from .imports import dataset_import
-from .queue_items import items_from_imports
+from .queue_items import dataset_triage
 from .reviews import category_create, category_update, review_submit
 from .triage import review_items_merge
 
@@ -211,7 +211,7 @@ def demo_seed(*, reset: bool = False) -> DemoSummary:
         description=about["description"],
     )
     _seed_queue(dataset=dataset, users=users)
-    items_from_imports(dataset=dataset)
+    dataset_triage(dataset=dataset)
     demo_audio_write(dataset=dataset)
     signatures = demo_signatures_seed(dataset=dataset, spec=demo_yaml("signatures.yaml"))
 

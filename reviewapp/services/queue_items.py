@@ -59,10 +59,9 @@ class ImportedItems:
 
 
 @transaction.atomic
-def items_from_imports(
-    *, dataset: Dataset, qa_rate: float = DEFAULT_QA_RATE, judge: Judge | None = None
-) -> ImportedItems:
-    """Queue the dataset's verdicts that need people (see the module docstring); `judge` limits it to one."""
+def dataset_triage(*, dataset: Dataset, qa_rate: float = DEFAULT_QA_RATE, judge: Judge | None = None) -> ImportedItems:
+    """Queue the dataset's verdicts that need people (see the module docstring); `judge` limits it to one.
+    The dataset page, `manage.py triage`, imports and the demo all come here."""
     if not 0 <= qa_rate <= 1:
         raise TriageError(f"The QA rate is a share between 0 and 1, not {qa_rate}.")
     # Only answers: a verdict of another status says the judge did not rate the target at all.
@@ -142,8 +141,3 @@ def items_from_imports(
         for reason in reason_set:
             summary.reasons[str(reason)] = summary.reasons.get(str(reason), 0) + 1
     return summary
-
-
-def dataset_triage(*, dataset: Dataset, qa_rate: float = DEFAULT_QA_RATE, judge: Judge | None = None) -> ImportedItems:
-    """The dataset page's and `manage.py triage`'s entry point: see `items_from_imports`."""
-    return items_from_imports(dataset=dataset, qa_rate=qa_rate, judge=judge)

@@ -13,7 +13,7 @@ from django.urls import reverse
 from reviewapp.models import Dataset, JudgeCall, ReviewItem, Verdict
 from reviewapp.services import calls
 from reviewapp.services.imports import dataset_import
-from reviewapp.services.queue_items import items_from_imports
+from reviewapp.services.queue_items import dataset_triage
 from scoring.llm import LLMClient, LLMReply
 from tests.llm_server import HTML_BODY, HUGE_ANSWER_BYTES, run_llm_server
 
@@ -176,6 +176,6 @@ def test_imported_unresolved_answers_that_hedge_are_queued_as_uncertain(tmp_path
 
     codes = dict(Verdict.objects.values_list("conversation__external_id", "problem_code"))
     assert codes == {"hedge": "hedged", "plain": ""}
-    items_from_imports(dataset=Dataset.objects.get(), qa_rate=0)
+    dataset_triage(dataset=Dataset.objects.get(), qa_rate=0)
     reasons = dict(ReviewItem.objects.values_list("conversation__external_id", "reasons"))
     assert reasons == {"hedge": [R.UNRESOLVED, R.UNCERTAIN], "plain": [R.UNRESOLVED]}

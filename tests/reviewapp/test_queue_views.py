@@ -1,4 +1,4 @@
-"""The queue page, "start reviewing", progress, and items_from_imports."""
+"""The queue page, "start reviewing", progress, and dataset_triage."""
 
 from datetime import timedelta
 
@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from reviewapp.models import GoldLabel, ReviewItem, Role, Verdict
 from reviewapp.services import reviews
-from reviewapp.services.queue_items import items_from_imports
+from reviewapp.services.queue_items import dataset_triage
 from reviewapp.services.triage import QA_REVIEWS_REQUIRED
 
 from .review_data import dataset, fast_password_hasher, make_item  # noqa: F401
@@ -202,7 +202,7 @@ def test_review_languages_are_the_exact_codes_access_allows(make_user):
     assert review_languages(user=make_user("lea", role=Role.LEAD)) == ["de", "fr", "fr-BE", "fr-CA", "fra", "ja"]
 
 
-def test_items_from_imports_queues_disagreements_unresolved_and_a_qa_sample_once():
+def test_dataset_triage_queues_disagreements_unresolved_and_a_qa_sample_once():
     data = dataset("imported")
     disagree = make_item("fr", on=data, verdict_rating=3)
     unresolved = make_item("fr", on=data, verdict_status=Verdict.Status.UNRESOLVED)
@@ -214,8 +214,8 @@ def test_items_from_imports_queues_disagreements_unresolved_and_a_qa_sample_once
         )
     Verdict.objects.filter(turn=unresolved.turn).update(raw_text="I am not sure: maybe 2?")
 
-    summary = items_from_imports(dataset=data, qa_rate=0.5)
-    again = items_from_imports(dataset=data, qa_rate=0.5)
+    summary = dataset_triage(dataset=data, qa_rate=0.5)
+    again = dataset_triage(dataset=data, qa_rate=0.5)
 
     by_turn = {item.turn_id: item for item in ReviewItem.objects.all()}
     assert "gold_disagrees" in by_turn[disagree.turn_id].reasons and by_turn[disagree.turn_id].priority == 250
