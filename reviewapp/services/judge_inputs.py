@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from reviewapp.importers.eva_validation import EVENT_SHAPE_KEY, reorder
-from scoring import eva
+from scoring import eva, eva_variables
 from scoring.specs import JudgeSpec, MissingVariable, RenderedPrompt, render, template_variables
 
 from ..models import Conversation, Turn
@@ -239,7 +239,7 @@ def render_target_prompts(spec: JudgeSpec, conversation: Any, turns: Sequence[An
     """Every prompt ``spec`` sends for one conversation: one per agent turn, or one in all (EVA's judges:
     one per conversation, per-turn judges included)."""
     if spec.eva_profile:
-        values, missing = eva_variables(spec, eva_record(conversation, turns))
+        values, missing = eva_prompt_variables(spec, eva_record(conversation, turns))
         if missing:
             raise MissingVariable(missing[0], judge=spec.key, template="user", available=tuple(sorted(values)))
         return [_as_dict("conversation", render(spec, values, language=conversation.language))]
@@ -352,7 +352,7 @@ def eva_record(conversation: Any, turns: Sequence[Any], *, extra: dict[str, Any]
     )
 
 
-def eva_variables(spec: JudgeSpec, record: eva.EvaRecord) -> tuple[dict[str, Any], list[str]]:
+def eva_prompt_variables(spec: JudgeSpec, record: eva.EvaRecord) -> tuple[dict[str, Any], list[str]]:
     """(variables, missing) for an EVA judge's templates over one record; shared variables come from the spec."""
     names = [
         name
@@ -360,4 +360,4 @@ def eva_variables(spec: JudgeSpec, record: eva.EvaRecord) -> tuple[dict[str, Any
         for name in template_variables(template)
         if name not in spec.shared_variables and name != "language_guidance"
     ]
-    return eva.build_variables(spec.eva_profile or spec.slug, list(dict.fromkeys(names)), record)
+    return eva_variables.build_variables(spec.eva_profile or spec.slug, list(dict.fromkeys(names)), record)

@@ -17,7 +17,7 @@ from reviewapp.services import judges as judges_service
 from reviewapp.services import sweep_scope
 from reviewapp.services.imports import dataset_import
 from reviewapp.services.sweeps import SweepError
-from scoring import eva
+from scoring import eva, eva_variables
 from scoring.llm import LLMClient
 from tests.llm_server import run_llm_server
 
@@ -239,7 +239,7 @@ def test_faithfulness_with_the_agent_config_renders_calls_and_resolves_every_con
     load(JUDGE_YAML, "eva-997ae97")
     version = JudgeVersion.objects.get(judge__slug="faithfulness", version="eva-997ae97")
     dataset = version.judge.gold_labels.first().conversation.dataset
-    agent = eva.agent_variables(yaml.safe_load((FIXTURES / "airline_agent.yaml").read_text(encoding="utf-8")))
+    agent = eva_variables.agent_variables(yaml.safe_load((FIXTURES / "airline_agent.yaml").read_text(encoding="utf-8")))
 
     sweep = run_sweep(
         dataset=dataset,
@@ -356,13 +356,13 @@ def test_an_imported_eva_run_renders_the_trace_exactly_as_eva_formats_its_own_co
     context = json.loads((RUN_RECORDS / "1.1.2" / "expected_processor_context.json").read_text(encoding="utf-8"))
 
     record = judge_inputs.eva_record(conversation, turns)
-    values, missing = eva.build_variables("conciseness", ["conversation_turns"], record)
-    _, faithfulness_missing = eva.build_variables(
+    values, missing = eva_variables.build_variables("conciseness", ["conversation_turns"], record)
+    _, faithfulness_missing = eva_variables.build_variables(
         "faithfulness", ["conversation_trace", "current_date_time", "agent_role"], record
     )
 
     assert missing == []
-    assert values["conversation_turns"] == eva.format_transcript_with_tools(context["conversation_trace"])
+    assert values["conversation_turns"] == eva_variables.format_transcript_with_tools(context["conversation_trace"])
     # EVA numbers the greeting 0 and user turn k with the assistant's answer to it: both roles share ids.
     assert record.turn_ids(eva.AGENT) == sorted(int(k) for k in context["intended_assistant_turns"])
     assert record.turn_ids(eva.USER) == sorted(int(k) for k in context["transcribed_user_turns"])
@@ -420,7 +420,7 @@ def test_faithfulness_over_an_eva_run_takes_the_agent_config_and_the_dataset_dat
     assert "2026-03-17 10:45 CST" in prompt
     assert "You are a voice agent for SkyWay Airlines" in prompt
     context = json.loads((RUN_RECORDS / "1.1.2" / "expected_processor_context.json").read_text(encoding="utf-8"))
-    assert eva.format_transcript_with_tools(context["conversation_trace"]) in prompt
+    assert eva_variables.format_transcript_with_tools(context["conversation_trace"]) in prompt
 
 
 def test_a_turn_the_judge_did_not_rate_is_left_out_of_the_gate_and_the_queue(

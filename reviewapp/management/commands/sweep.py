@@ -33,7 +33,7 @@ from reviewapp.services import judge_inputs, judges, sweep_scope
 from reviewapp.services import sweeps as sweeps_service
 from reviewapp.services.rubrics import variance_check_params
 from reviewapp.tasks.sweeps import sweep_queue
-from scoring import eva
+from scoring import eva_variables
 
 BAR_WIDTH = 30
 LINE_EVERY_S = 5.0
@@ -174,7 +174,7 @@ def _agent_variables(path: str) -> dict[str, str]:
         raise CommandError(f"--eva-agent {path}: cannot read it: {exc}") from exc
     if not isinstance(data, dict):
         raise CommandError(f"--eva-agent {path}: expected a mapping with role, instructions and tools")
-    variables = eva.agent_variables(data)
+    variables = eva_variables.agent_variables(data)
     if not variables:
         raise CommandError(f"--eva-agent {path}: no role, instructions or tools in it")
     return variables
@@ -182,7 +182,7 @@ def _agent_variables(path: str) -> dict[str, str]:
 
 def _dataset_variables(path: str) -> dict:
     try:
-        return eva.dataset_variables(json.loads(Path(path).read_text(encoding="utf-8")))
+        return eva_variables.dataset_variables(json.loads(Path(path).read_text(encoding="utf-8")))
     except (OSError, ValueError) as exc:
         raise CommandError(f"--eva-dataset {path}: {exc}") from exc
 

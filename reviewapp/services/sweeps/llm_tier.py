@@ -18,7 +18,7 @@ from django.db import transaction
 from reviewapp.models import JudgeCall, JudgeVersion, PromptText, Sweep, Turn, Verdict
 from reviewapp.services import calls as calls_service
 from reviewapp.services import judge_audio, judge_inputs
-from scoring import eva
+from scoring import eva, eva_variables
 from scoring.audio import AudioClip
 from scoring.llm import CHAT_PARAMS
 from scoring.specs import JudgeSpec, MissingVariable, render
@@ -52,7 +52,7 @@ def variables_for(
     turns = turns_by_conversation.get(target.conversation.pk, [])
     if spec.eva_profile:
         record = judge_inputs.eva_record(target.conversation, turns, extra=extra)
-        values, missing = judge_inputs.eva_variables(spec, record)
+        values, missing = judge_inputs.eva_prompt_variables(spec, record)
         if missing:
             raise MissingVariable(missing[0], judge=spec.key, template="user", available=tuple(sorted(values)))
         return values
@@ -182,7 +182,7 @@ def _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra
         record = judge_inputs.eva_record(conversation, turns_by_conversation.get(conversation_id, []), extra=extra)
         eva_turn_of = {e.source_id: e.turn_id for e in record.entries}
         try:
-            values, missing = judge_inputs.eva_variables(spec, record)
+            values, missing = judge_inputs.eva_prompt_variables(spec, record)
             if missing:
                 raise MissingVariable(missing[0], judge=spec.key, template="user", available=tuple(sorted(values)))
             prompt = render(spec, values, language=conversation.language)
@@ -225,7 +225,7 @@ def _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra
                 members=in_run,
                 turn_ids=record.turn_ids(),
                 eva_turn_of=eva_turn_of,
-                expected=set(eva.expected_turn_ids(eva.profile_for(spec.eva_profile), record)),
+                expected=set(eva_variables.expected_turn_ids(eva.profile_for(spec.eva_profile), record)),
             )
             jobs.append((unit, run, prompt))
     return jobs

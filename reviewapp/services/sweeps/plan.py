@@ -86,7 +86,7 @@ def eva_render_problems(*, judge_version: JudgeVersion, conversation_ids: Sequen
     for conversation in conversations:
         total += 1
         record = judge_inputs.eva_record(conversation, turns.get(conversation.pk, []), extra=extra)
-        for name in judge_inputs.eva_variables(spec, record)[1]:
+        for name in judge_inputs.eva_prompt_variables(spec, record)[1]:
             missing[name].append(conversation.external_id)
     if not missing:
         return ""

@@ -9,8 +9,8 @@ from typing import Any
 
 from reviewapp.models import Conversation, Judge, JudgeVersion, Sweep, Turn, Verdict
 from reviewapp.services import calls as calls_service
-from scoring import eva
-from scoring.parsing import JudgeResult, ProblemCode, parse_answer
+from scoring import eva, eva_answers
+from scoring.parsing import JudgeResult, ProblemCode, parse_answer, unresolved
 
 
 @dataclass
@@ -153,14 +153,14 @@ def verdicts_from_reply(sweep, jv, spec, target, run, reply, judge_call) -> list
     profile = eva.profile_for(spec.eva_profile)
     assert profile is not None
     rated = [target.eva_turn_of[m.id] for m in target.members if target.eva_turn_of[m.id] in target.expected]
-    answers = eva.parse_per_turn(profile, reply.text, turn_ids=target.turn_ids, rated=rated)
+    answers = eva_answers.parse_per_turn(profile, reply.text, turn_ids=target.turn_ids, rated=rated)
     verdicts = []
     for member in target.members:
         eva_turn_id = target.eva_turn_of[member.id]
         if eva_turn_id not in answers:
             # EVA's metric does not send this turn (e.g. a user turn with no transcription to compare).
             fields = verdict_fields_from_result(
-                eva.unresolved(f"turn {eva_turn_id}: not rated (EVA's {profile.key} does not rate it)"), reply.text
+                unresolved(f"turn {eva_turn_id}: not rated (EVA's {profile.key} does not rate it)"), reply.text
             )
             fields["status"] = Verdict.Status.NOT_RATED
         else:
@@ -207,7 +207,9 @@ def _verdict_from_reply(sweep, jv, spec, target, run, reply, judge_call) -> Verd
             call=judge_call,
         )
     profile = eva.profile_for(spec.eva_profile) if spec.eva_profile else None
-    result = eva.parse_conversation(profile, reply.text) if profile is not None else parse_answer(spec, reply.text)
+    result = (
+        eva_answers.parse_conversation(profile, reply.text) if profile is not None else parse_answer(spec, reply.text)
+    )
     return new_verdict(
         sweep, jv, target, run, tier=Verdict.Tier.LLM, call=judge_call, **verdict_fields_from_result(result, reply.text)
     )
