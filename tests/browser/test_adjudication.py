@@ -7,20 +7,19 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from reviewapp.models import Adjudication, AuditEvent, GoldLabel, ReviewItem, Role
-from tests.reviewapp import quality_data as data
+from tests import factories
 
 PASSWORD = "correct-horse-battery-7"
 
 
 @pytest.fixture
-def dispute(settings, make_user):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    judge = data.binary_judge()
-    turns = data.agent_turns("calls", 1)
-    data.verdicts(data.sweep_for(turns), data.version(judge, "v1"), turns, [False])
-    item = data.item(judge, turns[0])
-    data.review(item, make_user("ana", languages=["fr"]), passed=True)
-    data.review(item, make_user("bea", languages=["fr"]), passed=False, categories=[data.category("gloss")])
+def dispute(make_user):
+    judge = factories.binary_judge()
+    turns = factories.agent_turns("calls", 1)
+    factories.verdicts(factories.sweep_for(turns), factories.version(judge, "v1"), turns, [False])
+    item = factories.item(judge, turns[0])
+    factories.review(item, make_user("ana", languages=["fr"]), passed=True)
+    factories.review(item, make_user("bea", languages=["fr"]), passed=False, categories=[factories.category("gloss")])
     return item
 
 

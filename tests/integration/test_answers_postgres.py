@@ -13,9 +13,8 @@ from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
 from scoring.llm import LLMReply
 from scoring.specs import load_specs
+from tests.factories import ROOT
 from tests.llm_server import HTML_BODY, HUGE_ANSWER_BYTES, run_llm_server
-
-from ..reviewapp.test_sweep_support import ROOT
 
 R = ReviewItem.Reason
 EXPECTED = {

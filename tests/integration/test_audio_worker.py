@@ -14,10 +14,10 @@ from reviewapp.services.import_jobs import import_job_start
 from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
 from scoring.specs import load_specs
+from tests.factories import ROOT
 from tests.llm_server import run_llm_server
 
 from ..reviewapp.audio_support import RATE, eva_record_with_audio, frames, read_frames
-from ..reviewapp.test_sweep_support import ROOT
 
 
 @pytest.fixture

@@ -15,9 +15,8 @@ from reviewapp.models import Conversation, Dataset, JudgeCall, Sweep, Turn, Verd
 from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
 from scoring.specs import load_specs
+from tests.factories import ROOT
 from tests.llm_server import run_llm_server
-
-from ..reviewapp.test_sweep_support import ROOT
 
 TURNS = 300
 REPEATS = 3

@@ -20,16 +20,9 @@ from reviewapp.services.api_tokens import (
     token_hash,
 )
 from reviewapp.services.exports import snapshot_create, snapshot_path, snapshot_write
-
-from . import export_support, test_sweep_support
-from .test_sweep_support import make_dataset, store_judge
+from tests.factories import dataset_of_calls, store_judge
 
 pytestmark = pytest.mark.django_db
-corpus = export_support.corpus
-media = export_support.media
-scripted_llm = test_sweep_support.scripted_llm
-eager_celery = test_sweep_support.eager_celery
-run_sweep = test_sweep_support.run_sweep
 
 
 @pytest.fixture
@@ -56,13 +49,13 @@ def judge():
 
 @pytest.fixture
 def fr_sweep(judge, scripted_llm, run_sweep):
-    dataset = make_dataset("fr-calls", {"a": ("fr", ["Bonjour [[r=1]]", "Au revoir [[r=3]]"])})
+    dataset = dataset_of_calls("fr-calls", {"a": ("fr", ["Bonjour [[r=1]]", "Au revoir [[r=3]]"])})
     return run_sweep(dataset=dataset, judge_versions=[judge], qa_sample=0)
 
 
 @pytest.fixture
 def ja_sweep(judge, scripted_llm, run_sweep):
-    dataset = make_dataset("ja-calls", {"a": ("ja", ["はい"])})
+    dataset = dataset_of_calls("ja-calls", {"a": ("ja", ["はい"])})
     return run_sweep(dataset=dataset, judge_versions=[judge], qa_sample=0)
 
 
@@ -137,7 +130,7 @@ def test_gate_reuses_the_gate_report(api, make_user, fr_sweep):
 def test_a_lead_token_starts_a_sweep(
     api, make_user, judge, scripted_llm, eager_celery, django_capture_on_commit_callbacks
 ):
-    make_dataset("api-calls", {"a": ("en", ["Hello [[r=3]]"])})
+    dataset_of_calls("api-calls", {"a": ("en", ["Hello [[r=3]]"])})
     raw = token_for(make_user("lea", role="lead"))
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post(
@@ -155,7 +148,7 @@ def test_a_lead_token_starts_a_sweep(
 
 
 def test_starting_a_sweep_refuses_reviewers_and_bad_input(api, make_user, judge):
-    make_dataset("api-calls", {"a": ("en", ["Hello"])})
+    dataset_of_calls("api-calls", {"a": ("en", ["Hello"])})
     reviewer = token_for(make_user("ana", languages=["en"]))
     lead = token_for(make_user("lea", role="lead"))
     url = reverse("api_sweep_create")
@@ -237,7 +230,7 @@ def test_the_openapi_document_lists_every_endpoint():
 
 
 def test_a_read_only_token_cannot_start_a_sweep(api, make_user, judge, fr_sweep):
-    make_dataset("api-calls", {"a": ("en", ["Hello"])})
+    dataset_of_calls("api-calls", {"a": ("en", ["Hello"])})
     raw = token_for(make_user("lea", role="lead"), scopes=[READ_SWEEPS, READ_SNAPSHOTS])
     response = api.post(
         reverse("api_sweep_create"),
@@ -271,7 +264,7 @@ def test_a_token_limited_to_a_language(api, make_user, judge, fr_sweep, ja_sweep
     assert api.get(reverse("api_sweep_detail", args=[fr_sweep.pk]), **bearer(raw)).status_code == 200
     other = api.get(reverse("api_sweep_detail", args=[ja_sweep.pk]), **bearer(raw))
     assert other.status_code == 403 and "limited to fr" in other.json()["error"]
-    make_dataset("mixed", {"a": ("fr-CA", ["Bonjour"]), "b": ("en", ["Hello"])})
+    dataset_of_calls("mixed", {"a": ("fr-CA", ["Bonjour"]), "b": ("en", ["Hello"])})
 
     def start(**body):
         return api.post(
@@ -362,7 +355,7 @@ def test_an_unexpected_failure_is_a_json_500(api, make_user, fr_sweep, monkeypat
 def test_a_sweep_says_which_signature_versions_it_used(api, make_user, judge, scripted_llm, run_sweep):
     from reviewapp.services.signatures import signature_create
 
-    dataset = make_dataset("greetings", {"a": ("en", ["Have a good day.", "Your flight is at nine."])})
+    dataset = dataset_of_calls("greetings", {"a": ("en", ["Have a good day.", "Your flight is at nine."])})
     closing = dataset.conversations.get().turns.get(position=1)
     signature = signature_create(
         judge=judge.judge,
