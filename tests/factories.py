@@ -206,9 +206,6 @@ class SignatureFactory(DjangoModelFactory):
     passed = False
 
 
-# --- people, judges, datasets -------------------------------------------------------------------
-
-
 def user(username: str, *, role: str = Role.REVIEWER, languages: list[str] | None = None, password: str = PASSWORD):
     """A user with a Tribunal role and languages (the `make_user` fixture)."""
     return UserFactory(
@@ -275,9 +272,6 @@ def add_signature(of: Judge, *, language="en", pattern="let me check that for yo
     return SignatureFactory(judge=of, language=language, pattern=pattern, rating=rating, passed=passed, **extra)
 
 
-# --- conversations ------------------------------------------------------------------------------
-
-
 def turn_pairs(conversation: Conversation, agent_texts, *, question: str = "Hello?", start: int = 0) -> list[Turn]:
     """A user turn (`question`, formatted with its position) before each agent turn; the agent turns."""
     agents = []
@@ -322,9 +316,6 @@ def agent_turns(name: str, count: int, *, language: str = "fr") -> list[Turn]:
             for p in range(count)
         )
     )
-
-
-# --- verdicts, gold, items ----------------------------------------------------------------------
 
 
 def label_turn(turn: Turn, *, rating: float, verdict_rating: float | None, sweep: Sweep, **gold_fields) -> None:
@@ -374,10 +365,27 @@ def gold(of: Judge, turns: list[Turn], passed: list[bool], *, source: str = Gold
     )
 
 
-def item(of: Judge, turn: Turn, *, status=ReviewItem.Status.AWAITING_ADJUDICATION, reasons=None, weight=1.0):
-    return ReviewItemFactory(
-        judge=of, turn=turn, reasons=reasons or [ReviewItem.Reason.JUDGES_DISAGREE], status=status, sample_weight=weight
-    )
+def item(of: Judge, turn: Turn, *, status=ReviewItem.Status.AWAITING_ADJUDICATION, reasons=None, weight=1.0, **fields):
+    reasons = reasons or [ReviewItem.Reason.JUDGES_DISAGREE]
+    return ReviewItemFactory(judge=of, turn=turn, reasons=reasons, status=status, sample_weight=weight, **fields)
+
+
+def judged_turns(passed: list[bool | None], *, name: str = "calls", label: str = "v1") -> list[Turn]:
+    """One agent turn per entry in a new French call of dataset `name`, each with the binary judge's
+    (binary_judge()) imported verdict of version `label`: pass, fail or unresolved (None)."""
+    turns = agent_turns(name, len(passed))
+    verdicts(sweep_for(turns), version(binary_judge(), label), turns, passed)
+    return turns
+
+
+def disputed_item(passing, failing, *, failing_categories=("gloss",), reviews_required: int = 1) -> ReviewItem:
+    """A French turn the binary judge fails; reviewer `passing` says pass, `failing` says fail: it waits
+    for a lead."""
+    turn = judged_turns([False])[0]
+    found = item(binary_judge(), turn, reviews_required=reviews_required)
+    review(found, passing, passed=True)
+    review(found, failing, passed=False, categories=[category(slug) for slug in failing_categories])
+    return found
 
 
 def review(review_item: ReviewItem, reviewer, *, passed: bool, categories: list[Category] = (), seconds: int = 60):

@@ -14,13 +14,7 @@ PASSWORD = "correct-horse-battery-7"
 
 @pytest.fixture
 def dispute(make_user):
-    judge = factories.binary_judge()
-    turns = factories.agent_turns("calls", 1)
-    factories.verdicts(factories.sweep_for(turns), factories.version(judge, "v1"), turns, [False])
-    item = factories.item(judge, turns[0])
-    factories.review(item, make_user("ana", languages=["fr"]), passed=True)
-    factories.review(item, make_user("bea", languages=["fr"]), passed=False, categories=[factories.category("gloss")])
-    return item
+    return factories.disputed_item(make_user("ana", languages=["fr"]), make_user("bea", languages=["fr"]))
 
 
 def test_lead_decides_a_dispute_and_the_history_records_it(page, login, make_user, dispute, dialogs):

@@ -17,10 +17,8 @@ JUDGE = [True, False, False, True, True, False, True, True, False, True, None, F
 
 @pytest.fixture
 def scored():
-    judge = factories.binary_judge()
-    turns = factories.agent_turns("calls", len(GOLD))
-    factories.verdicts(factories.sweep_for(turns), factories.version(judge, "v1"), turns, JUDGE)
-    factories.gold(judge, turns, GOLD)
+    turns = factories.judged_turns(JUDGE)
+    factories.gold(factories.binary_judge(), turns, GOLD)
     return turns[0].conversation.dataset
 
 

@@ -26,14 +26,9 @@ def lead(make_user):
 @pytest.fixture
 def dispute(make_user):
     """A French turn: the judge says fail, one reviewer says pass, another says fail."""
-    judge = factories.binary_judge()
-    turns = factories.agent_turns("calls", 1)
-    factories.verdicts(factories.sweep_for(turns), factories.version(judge, "v1"), turns, [False])
-    item = factories.item(judge, turns[0])
     ana, bea = make_user("ana", languages=["fr"]), make_user("bea", languages=["fr"])
-    factories.review(item, ana, passed=True)
-    factories.review(item, bea, passed=False, categories=[factories.category("gloss")])
-    Comment.objects.create(turn=turns[0], author=ana, judge=judge, body="Reads fine to me <b>really</b>.")
+    item = factories.disputed_item(ana, bea)
+    Comment.objects.create(turn=item.turn, author=ana, judge=item.judge, body="Reads fine to me <b>really</b>.")
     return item
 
 

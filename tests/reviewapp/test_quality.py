@@ -21,10 +21,9 @@ JUDGE = [True, False, False, True, True, False, True, True, False, True, None, F
 @pytest.fixture
 def scored():
     """Twelve French turns with imported gold and one version's verdicts (one unresolved)."""
+    turns = factories.judged_turns(JUDGE)
     judge = factories.binary_judge()
-    turns = factories.agent_turns("calls", len(GOLD))
     v1 = factories.version(judge, "v1")
-    factories.verdicts(factories.sweep_for(turns), v1, turns, JUDGE)
     factories.gold(judge, turns, GOLD, modes=["gloss"])
     return judge, v1, turns
 

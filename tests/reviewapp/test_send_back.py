@@ -19,16 +19,8 @@ Status = ReviewItem.Status
 @pytest.fixture
 def dispute(make_user):
     """A French turn the judge fails; ana says pass, bea says fail: it waits for a lead."""
-    judge = factories.binary_judge()
-    turns = factories.agent_turns("calls", 1)
-    factories.verdicts(factories.sweep_for(turns), factories.version(judge, "v1"), turns, [False])
-    item = factories.item(judge, turns[0])
-    item.reviews_required = 2
-    item.save()
     ana, bea = make_user("ana", languages=["fr"]), make_user("bea", languages=["fr"])
-    factories.review(item, ana, passed=True)
-    factories.review(item, bea, passed=False)
-    return item
+    return factories.disputed_item(ana, bea, failing_categories=(), reviews_required=2)
 
 
 def test_sent_back_to_its_reviewers_only_they_can_take_it_and_they_revise(dispute, make_user):
