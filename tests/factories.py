@@ -210,7 +210,7 @@ def user(username: str, *, role: str = Role.REVIEWER, languages: list[str] | Non
     """A user with a Tribunal role and languages (the `make_user` fixture)."""
     return UserFactory(
         username=username,
-        password=factory.django.Password(password),
+        password=password,
         profile__role=role,
         profile__languages=languages or [],
     )
