@@ -4,10 +4,13 @@
         [--database-url postgres://postgres@127.0.0.1:5432/tribunal_bench_export]
 
 For each size: a fresh database (SQLite in a temporary folder, or the PostgreSQL database named by
---database-url, dropped and created again; it must not be one you need), N gold-labelled agent turns (two per
-conversation, each after a user turn, so rows carry context), then `manage.py export_dataset` in its
-own process, whose peak RSS (ru_maxrss from wait4) and wall time are reported. Data generation runs
-in another process, so its memory is not counted.
+--database-url, dropped and created again; it must not be one you need) holding N judged turns: N
+conversations of nine turns (agent and user in turn) whose last agent turn has an imported gold label
+and one verdict; every third of those turns has a review item with one review (a category, a comment).
+The rows are inserted by one `INSERT ... SELECT` per table over a number series, 200,000 conversations
+at a time. Then each export runs in its own process (snapshot_create + snapshot_write: the path of
+the Exports page, the worker and `manage.py export_dataset`), whose peak RSS (ru_maxrss from wait4)
+and wall time are reported. Data generation runs in another process, so its memory is not counted.
 """
 
 from __future__ import annotations
@@ -27,45 +30,66 @@ ROOT = Path(__file__).resolve().parents[1]
 GENERATE = r"""
 import sys, django
 django.setup()
-FALSE = False
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
-from reviewapp.models import Dataset, Judge
+from reviewapp.models import Category, Dataset, Judge, JudgeVersion, Sweep
 rows = int(sys.argv[1])
 judge = Judge.objects.create(slug="conciseness", level="turn", scale="ordinal", scale_min=1, scale_max=3)
+version = JudgeVersion.objects.create(judge=judge, version="1.0", spec_hash="e" * 64)
 dataset = Dataset.objects.create(name="bench", kind="validation")
-now = timezone.now()
-conversations = (rows + 1) // 2
-batch = 20000
+sweep = Sweep.objects.create(dataset=dataset, status=Sweep.Status.DONE)
+category = Category.objects.create(slug="gloss", name="Gloss")
+reviewers = [get_user_model().objects.create(username=f"bench-reviewer-{i}").pk for i in range(3)]
+now = connection.ops.adapt_datetimefield_value(timezone.now())  # as the ORM stores it
+postgres = connection.vendor == "postgresql"
+BATCH = 200_000
+# Each statement inserts one table's rows for conversations lo..hi straight from a number series.
+TABLES = (
+    "reviewapp_conversation (id, dataset_id, external_id, language, metadata, audio, created_at)"
+    " SELECT n, %(dataset)s, 'conv-' || n, CASE n %% 4 WHEN 0 THEN 'en' WHEN 1 THEN 'fr' WHEN 2 THEN 'ja' ELSE 'hi' END,"
+    " '{}', '', %(now)s FROM {series}",
+    "reviewapp_turn (id, conversation_id, position, role, text, intended_text, entities, metadata)"
+    " SELECT (n - 1) * 9 + p + 1, n, p, CASE p %% 2 WHEN 0 THEN 'agent' ELSE 'user' END,"
+    " CASE p %% 2 WHEN 0 THEN 'Agent answer ' || p || ' in call ' || n || ': your booking is confirmed for Friday.'"
+    " ELSE 'User question ' || p || ' in call ' || n || '?' END, '', '[]', '{}' FROM {series}, {positions}",
+    "reviewapp_goldlabel (id, judge_id, conversation_id, turn_id, source, rating, label, failure_modes, excluded,"
+    " metadata, created_at) SELECT n, %(judge)s, n, n * 9, 'imported', 1 + n %% 3, '', '[]', FALSE, '{}', %(now)s"
+    " FROM {series}",
+    "reviewapp_verdict (id, sweep_id, judge_version_id, conversation_id, turn_id, run_index, tier, status, rating,"
+    " label, flags, sub_scores, explanation, raw_text, created_at, metadata, problem_code)"
+    " SELECT n, %(sweep)s, %(version)s, n, n * 9, 0, 'llm', 'resolved', 1 + (n + 1) %% 3, '', '[]', '{}',"
+    " 'One clause too many.', '', %(now)s, '{}', '' FROM {series}",
+    "reviewapp_reviewitem (id, judge_id, conversation_id, turn_id, dataset_id, language, reasons, priority,"
+    " sample_weight, status, reviews_required, created_at, updated_at, lead_note, plan_term)"
+    " SELECT n / 3, %(judge)s, n, n * 9, %(dataset)s, 'en', '[\"gold_disagrees\"]', 0, 1.0, 'closed', 1,"
+    " %(now)s, %(now)s, '', 0 FROM {series} WHERE n %% 3 = 0",
+    "reviewapp_review (id, item_id, reviewer_id, rating, label, verdict_agreement, comment, quoted_span, created_at,"
+    " updated_at, revision_requested, grain) SELECT n / 3, n / 3,"
+    " CASE n %% 9 WHEN 0 THEN %(r0)s WHEN 3 THEN %(r1)s ELSE %(r2)s END, 1 + n %% 3, '', '{}', 'Too long by a clause.',"
+    " '', %(now)s, %(now)s, FALSE, '{}' FROM {series} WHERE n %% 3 = 0",
+    "reviewapp_review_categories (review_id, category_id) SELECT n / 3, %(category)s FROM {series} WHERE n %% 3 = 0",
+)
+params = {"dataset": dataset.pk, "judge": judge.pk, "sweep": sweep.pk, "version": version.pk, "now": now,
+          "category": category.pk, "r0": reviewers[0], "r1": reviewers[1], "r2": reviewers[2]}
 with connection.cursor() as cursor:
-    for start in range(0, conversations, batch):
-        ids = range(start + 1, min(conversations, start + batch) + 1)
+    for lo in range(1, rows + 1, BATCH):
+        hi = min(rows, lo + BATCH - 1)
+        if postgres:
+            prefix, series, positions = "", f"generate_series({lo}, {hi}) AS s(n)", "generate_series(0, 8) AS t(p)"
+        else:
+            prefix = (f"WITH RECURSIVE s(n) AS (SELECT {lo} UNION ALL SELECT n + 1 FROM s WHERE n < {hi}),"
+                      " t(p) AS (SELECT 0 UNION ALL SELECT p + 1 FROM t WHERE p < 8) ")
+            series, positions = "s", "t"
         with transaction.atomic():
-            cursor.executemany(
-                "INSERT INTO reviewapp_conversation (id, dataset_id, external_id, language, metadata, audio, created_at)"
-                " VALUES (%s, %s, %s, %s, '{}', '', %s)",
-                [(c, dataset.pk, f"conv-{c:07d}", ("en", "fr", "ja", "hi")[c % 4], now) for c in ids],
-            )
-            turns, labels = [], []
-            for c in ids:
-                for position in range(4):
-                    turn_id = (c - 1) * 4 + position + 1
-                    agent = position % 2 == 1
-                    text = (f"Agent answer {position} in call {c}: your booking is confirmed for Friday."
-                            if agent else f"User question {position} in call {c}?")
-                    turns.append((turn_id, c, position, "agent" if agent else "user", text))
-                    if agent and len(labels) + start * 2 < rows:
-                        labels.append((judge.pk, c, turn_id, "imported", 1 + (c + position) % 3, now))
-            cursor.executemany(
-                "INSERT INTO reviewapp_turn (id, conversation_id, position, role, text, intended_text, entities, metadata)"
-                " VALUES (%s, %s, %s, %s, %s, '', '[]', '{}')",
-                turns,
-            )
-            cursor.executemany(
-                "INSERT INTO reviewapp_goldlabel (judge_id, conversation_id, turn_id, source, rating, label, failure_modes,"
-                " excluded, metadata, created_at) VALUES (%s, %s, %s, %s, %s, '', '[]', FALSE, '{}', %s)",
-                labels,
-            )
+            for table in TABLES:
+                sql = "INSERT INTO " + table.replace("{series}", series).replace("{positions}", positions)
+                if not postgres:  # SQLite takes the CTE after INSERT ... (cols) as part of the SELECT
+                    head, select = sql.split(" SELECT ", 1)
+                    sql = f"{head} {prefix}SELECT {select}"
+                cursor.execute(sql, params)
+    if postgres:
+        cursor.execute("ANALYZE")
 print(rows)
 """
 

@@ -1,113 +1,169 @@
-"""How fast does `dataset_import` write? Generates 100k turns of Tribunal JSONL and times one import.
+"""How fast, and in how much memory, does `dataset_import` write the benchmark workload?
 
-    .venv/bin/python bench/import_rate.py                       # fresh SQLite file under var/
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/tribunal_bench .venv/bin/python bench/import_rate.py
+The workload: N judged turns, each a conversation of 9 messages (~1.8 KB of JSONL) whose last agent
+turn carries a gold label and an imported judge verdict; a third of the verdicts disagree with gold.
 
-The database is migrated first; on SQLite the bench file is deleted and recreated each run, on any
-other database the bench dataset is deleted before the timed import.
+    .venv/bin/python bench/import_rate.py                          # 10k and 100k, SQLite
+    .venv/bin/python bench/import_rate.py --sizes 10000,100000,1000000 \\
+        --postgres postgres://postgres@127.0.0.1:5432/tribunal_imports
+    .venv/bin/python bench/import_rate.py --legacy                 # the whole-file parse + ORM writer
+
+Each (database, size) runs in a fresh process, so its peak RSS (resource.getrusage) is its own: it
+is printed beside the RSS before the import, and does not grow with the file when memory is constant.
+SQLite gets a new file under var/ per run; on PostgreSQL the bench dataset is deleted first. Migrations
+run in a process of their own before each measured one.
 """
+
+from __future__ import annotations
 
 import argparse
 import json
 import os
 import random
+import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 VAR = ROOT / "var"
-sys.path.insert(0, str(ROOT))
-
-
-def generate(path: Path, conversations: int, turns: int) -> None:
-    rng = random.Random(7)
-    with path.open("w", encoding="utf-8") as handle:
-        for c in range(conversations):
-            record_turns = []
-            for t in range(turns):
-                turn = {
-                    "role": "user" if t % 2 == 0 else "agent",
-                    "text": f"Synthetic turn {t} of conversation {c}: " + " ".join(rng.choices(WORDS, k=20)),
-                    "audio_start_ms": t * 4000,
-                    "audio_end_ms": t * 4000 + 3500,
-                }
-                if t % 2 == 1:
-                    turn["intended_text"] = turn["text"].replace("flight", "Flight")
-                if t % 2 == 1 and c % 10 == 0:
-                    turn["labels"] = [{"judge": "conciseness", "rating": rng.randint(1, 3)}]
-                    turn["verdicts"] = [{"judge": "conciseness", "version": "bench", "rating": rng.randint(1, 3)}]
-                record_turns.append(turn)
-            record = {"external_id": f"bench-{c:06d}", "language": "en", "metadata": {"n": c}, "turns": record_turns}
-            handle.write(json.dumps(record) + "\n")
-
-
+TURNS = 9
+JUDGE = "helpfulness"
 WORDS = [
-    "the",
-    "flight",
-    "seat",
-    "window",
-    "fare",
-    "change",
-    "confirm",
-    "booking",
-    "today",
-    "morning",
-    "refund",
-    "bag",
-    "gate",
-    "delay",
-    "option",
+    *("the", "flight", "seat", "window", "fare", "change", "confirm", "booking", "today", "morning"),
+    *("refund", "bag", "gate", "delay", "option", "passenger", "ticket", "return", "evening", "aisle"),
+    *("upgrade", "receipt", "payment", "card"),
 ]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--conversations", type=int, default=10_000)
-    parser.add_argument("--turns", type=int, default=10)
-    args = parser.parse_args()
+def generate(path: Path, n: int) -> None:
+    """n conversations of 9 turns (agent first, so the last turn is the agent's), one JSON line each."""
+    rng = random.Random(13)
+    with path.open("w", encoding="utf-8") as handle:
+        for c in range(n):
+            turns = []
+            for t in range(TURNS):
+                agent = t % 2 == 0
+                words = " ".join(rng.choices(WORDS, k=16))
+                turn: dict = {
+                    "role": "agent" if agent else "user",
+                    "text": f"Turn {t} of call {c}: {words}.",
+                    "audio_start_ms": t * 4000,
+                    "audio_end_ms": t * 4000 + 3500,
+                }
+                if t == TURNS - 1:
+                    gold = rng.randint(1, 3)
+                    judged = gold if c % 3 else (gold % 3) + 1  # every third verdict disagrees with gold
+                    turn["labels"] = [{"judge": JUDGE, "rating": gold}]
+                    turn["verdicts"] = [
+                        {"judge": JUDGE, "version": "bench-v1", "rating": judged, "explanation": f"Rated {judged}."}
+                    ]
+                turns.append(turn)
+            record = {"external_id": f"bench-{c:07d}", "language": "en", "metadata": {"n": c}, "turns": turns}
+            handle.write(json.dumps(record) + "\n")
 
-    VAR.mkdir(exist_ok=True)
-    if not os.environ.get("DATABASE_URL"):
-        database = VAR / "bench_import.sqlite3"
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{database}{suffix}").unlink(missing_ok=True)
-        os.environ["DATABASE_URL"] = f"sqlite:///{database}"
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
+
+
+def drop_bench_rows(connection) -> None:
+    """Delete the last run's bench dataset with plain DELETEs (the ORM's cascade would load every row)."""
+    dataset = "(SELECT id FROM reviewapp_dataset WHERE name = 'bench-import')"
+    conversations = f"(SELECT id FROM reviewapp_conversation WHERE dataset_id IN {dataset})"  # noqa: S608
+    with connection.cursor() as cursor:
+        for table in ("reviewapp_verdict", "reviewapp_goldlabel", "reviewapp_turn"):
+            cursor.execute(f"DELETE FROM {table} WHERE conversation_id IN {conversations}")  # noqa: S608
+        cursor.execute(f"DELETE FROM reviewapp_conversation WHERE dataset_id IN {dataset}")  # noqa: S608
+        sweeps = f"(SELECT id FROM reviewapp_sweep WHERE dataset_id IN {dataset})"  # noqa: S608
+        cursor.execute(f"DELETE FROM reviewapp_sweep_judge_versions WHERE sweep_id IN {sweeps}")  # noqa: S608
+        cursor.execute(f"DELETE FROM reviewapp_sweep WHERE dataset_id IN {dataset}")  # noqa: S608
+        cursor.execute("DELETE FROM reviewapp_dataset WHERE name = 'bench-import'")
+
+
+def child(source: Path, legacy: bool) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewapp.settings")
-    # DEBUG keeps (and on SQLite re-quotes) every query's SQL: measure what production runs.
+    # DEBUG keeps every query's SQL: measure what production runs.
     os.environ.setdefault("DJANGO_DEBUG", "false")
-
+    sys.path.insert(0, str(ROOT))
     import django
 
     django.setup()
-    from django.core.management import call_command
-    from django.db import connection
+    from django.db import connection, transaction
 
-    from reviewapp.models import Dataset
     from reviewapp.services.imports import dataset_import
 
-    call_command("migrate", verbosity=0)
-    Dataset.objects.filter(name="bench-import").delete()
+    drop_bench_rows(connection)
+    before = peak_rss_mb()
+    started, cpu_started = time.perf_counter(), time.process_time()
+    if legacy:
+        from reviewapp.importers import parse_path
+        from reviewapp.importers.writer import write_parsed
 
-    source = VAR / "bench_import.jsonl"
-    generate(source, args.conversations, args.turns)
-
-    started = time.perf_counter()
-    summary = dataset_import(path=source, fmt="jsonl", dataset_name="bench-import", language=None, skip_invalid=False)
-    elapsed = time.perf_counter() - started
+        parsed = parse_path(source, fmt="jsonl")
+        with transaction.atomic():
+            write_parsed(parsed, dataset_name="bench-import", source=str(source))
+        turns = sum(len(c.turns) for c in parsed.conversations)
+        conversations = len(parsed.conversations)
+    else:
+        summary = dataset_import(path=source, fmt="jsonl", dataset_name="bench-import")
+        turns, conversations = summary.turns, summary.conversations
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     print(
         json.dumps(
             {
                 "database": connection.vendor,
-                "conversations": summary.conversations,
-                "turns": summary.turns,
-                "labels": summary.labels,
-                "verdicts": summary.verdicts,
+                "writer": "legacy" if legacy else "streaming",
+                "judged_turns": conversations,
+                "turns": turns,
+                "file_mb": round(source.stat().st_size / 2**20, 1),
                 "seconds": round(elapsed, 2),
-                "turns_per_second": round(summary.turns / elapsed),
+                "cpu_seconds_this_process": round(cpu, 2),
+                "load_average_1min": round(os.getloadavg()[0], 1),
+                "turns_per_second": round(turns / elapsed),
+                "judged_turns_per_second": round(conversations / elapsed),
+                "rss_before_import_mb": round(before),
+                "peak_rss_mb": round(peak_rss_mb()),
             }
-        )
+        ),
+        flush=True,
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="10000,100000", help="judged turns (conversations), comma-separated")
+    parser.add_argument("--postgres", default="", help="also run on this PostgreSQL database URL")
+    parser.add_argument("--no-sqlite", action="store_true")
+    parser.add_argument("--legacy", action="store_true", help="time the whole-file parse and ORM writer instead")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.legacy)
+        return
+
+    VAR.mkdir(exist_ok=True)
+    targets = [] if args.no_sqlite else ["sqlite"]
+    targets += [args.postgres] if args.postgres else []
+    for n in (int(size) for size in args.sizes.split(",")):
+        source = VAR / f"bench_import_{n}.jsonl"
+        if not source.exists():
+            generate(source, n)
+        for target in targets:
+            env = dict(os.environ)
+            if target == "sqlite":
+                database = VAR / "bench_import.sqlite3"
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{database}{suffix}").unlink(missing_ok=True)
+                env["DATABASE_URL"] = f"sqlite:///{database}"
+            else:
+                env["DATABASE_URL"] = target
+            # Migrations run in a process of their own, so the import's peak RSS is the import's.
+            migrate = [sys.executable, str(ROOT / "manage.py"), "migrate", "--verbosity", "0"]
+            subprocess.run(migrate, env={**env, "DJANGO_DEBUG": "false"}, check=True, cwd=ROOT)
+            command = [sys.executable, __file__, "--child", str(source)] + (["--legacy"] if args.legacy else [])
+            subprocess.run(command, env=env, check=True, cwd=ROOT)
 
 
 if __name__ == "__main__":

@@ -1,27 +1,54 @@
-"""Importers: one module per input format, all producing `records.ParsedImport` for `writer`.
+"""Importers: one module per input format, each streaming `records.ParsedConversation`s.
 
-`parse_path` picks the format (or detects it with fmt="auto") and parses the whole input before
-anything is written; `reviewapp.services.imports.dataset_import` then writes it in one transaction.
+`open_stream` picks the format (or detects it with fmt="auto") and returns the import's header
+(`records.ParsedImport`, with no conversations) and an iterator over the input's conversations and
+errors, one record at a time; `reviewapp.services.imports.dataset_import` writes them in batches
+(`bulk.StreamWriter`) in one transaction. `parse_path` keeps the whole input in memory instead.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import audio, eva_run, eva_validation, strict, tribunal_csv, tribunal_jsonl
 from .limits import language_problem
-from .records import ParsedImport, RecordError
+from .records import ParsedConversation, ParsedImport, RecordError
+from .strict import ReadProgress
 
 FORMATS = ("auto", "jsonl", "csv", "eva-run", "eva-validation")
-PARSERS = {
-    "jsonl": tribunal_jsonl.parse,
-    "csv": tribunal_csv.parse,
-    "eva-run": eva_run.parse,
-    "eva-validation": eva_validation.parse,
+
+STREAMS = {
+    "jsonl": tribunal_jsonl.stream,
+    "csv": tribunal_csv.stream,
+    "eva-run": eva_run.stream,
+    "eva-validation": eva_validation.stream,
 }
 
-__all__ = ["FORMATS", "ParsedImport", "RecordError", "default_dataset_name", "detect_format", "parse_path"]
+__all__ = [
+    "FORMATS",
+    "ImportStream",
+    "ParsedImport",
+    "RecordError",
+    "default_dataset_name",
+    "detect_format",
+    "open_stream",
+    "parse_path",
+]
+
+
+@dataclass
+class ImportStream:
+    """One input being read: its format, its header (judges met so far, kind, content hash), its
+    conversations and errors in input order, and how far the reading has got."""
+
+    fmt: str
+    path: Path
+    header: ParsedImport
+    items: Iterator[ParsedConversation | RecordError]
+    progress: ReadProgress
 
 
 def detect_format(path: Path) -> str:
@@ -54,7 +81,11 @@ def default_dataset_name(path: Path, fmt: str) -> str:
     return path.stem
 
 
-def parse_path(path: Path, *, fmt: str = "auto", language: str | None = None) -> ParsedImport:
+def open_stream(path: Path, *, fmt: str = "auto", language: str | None = None) -> ImportStream:
+    """Check the path and the options, pick the format; RecordError when the input cannot be read at all.
+
+    Reading starts when `items` is iterated; a file that cannot be read from its first byte (UTF-16,
+    a symbolic link in an EVA folder) raises RecordError from the iteration."""
     if fmt not in FORMATS:
         raise RecordError(str(path), None, "--format", f"expected one of {', '.join(FORMATS)}, got {fmt!r}")
     if not path.exists():
@@ -70,11 +101,38 @@ def parse_path(path: Path, *, fmt: str = "auto", language: str | None = None) ->
     if fmt != "eva-run" and path.is_dir():
         raise RecordError(str(path), None, "PATH", f"a {fmt} import needs a file, not a folder")
     display = path.name
-    parsed = PARSERS[fmt](path, display=display, language=language)
+    header = {
+        "jsonl": lambda: tribunal_jsonl.header(display),
+        "csv": lambda: tribunal_csv.header(display),
+        "eva-run": lambda: eva_run.header(display),
+        "eva-validation": lambda: eva_validation.header(path, display),
+    }[fmt]()
+    header.content_sha256 = content_hash(path)
+    progress = ReadProgress(total=0 if path.is_dir() else path.stat().st_size)
+    items = STREAMS[fmt](path, display=display, language=language, parsed=header, progress=progress)
     if fmt in ("jsonl", "csv"):
-        audio.attach_listed_audio(parsed, root=path.parent, display=display)
-    parsed.content_sha256 = content_hash(path)
-    return parsed
+        items = _with_listed_audio(items, root=path.parent, display=display)
+    return ImportStream(fmt=fmt, path=path, header=header, items=items, progress=progress)
+
+
+def _with_listed_audio(
+    items: Iterator[ParsedConversation | RecordError], *, root: Path, display: str
+) -> Iterator[ParsedConversation | RecordError]:
+    """A conversation whose audio is refused becomes that error (refused whole, like any bad record)."""
+    for item in items:
+        if isinstance(item, ParsedConversation):
+            try:
+                audio.attach_listed_audio_one(item, root=root, display=display)
+            except RecordError as error:
+                yield error
+                continue
+        yield item
+
+
+def parse_path(path: Path, *, fmt: str = "auto", language: str | None = None) -> ParsedImport:
+    """The whole input in memory: every conversation and every error (for small inputs and tests)."""
+    stream = open_stream(path, fmt=fmt, language=language)
+    return stream.header.collect(stream.items)
 
 
 def content_hash(path: Path) -> str:

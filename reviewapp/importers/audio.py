@@ -120,18 +120,22 @@ def attach_record_audio(conversation: ParsedConversation, folder: Path, *, displ
     _attach(conversation, path, EVA_AUDIO_NAME, file=display, line=None)
 
 
+def attach_listed_audio_one(conversation: ParsedConversation, *, root: Path, display: str) -> None:
+    """JSONL / CSV: resolve one conversation's `audio` path (RecordError when it is refused)."""
+    given = conversation.metadata.get("audio")
+    if not isinstance(given, str) or not given.strip() or URL.match(given.strip()):
+        return
+    path = safe_path(root, given.strip(), file=display, line=conversation.line, field="audio")
+    _attach(conversation, path, given.strip(), file=display, line=conversation.line)
+
+
 def attach_listed_audio(parsed: ParsedImport, *, root: Path, display: str) -> None:
     """JSONL / CSV: resolve each conversation's `audio` path; a conversation whose audio is refused is
     moved to the import's errors (refused whole, like any other bad record)."""
     kept: list[ParsedConversation] = []
     for conversation in parsed.conversations:
-        given = conversation.metadata.get("audio")
-        if not isinstance(given, str) or not given.strip() or URL.match(given.strip()):
-            kept.append(conversation)
-            continue
         try:
-            path = safe_path(root, given.strip(), file=display, line=conversation.line, field="audio")
-            _attach(conversation, path, given.strip(), file=display, line=conversation.line)
+            attach_listed_audio_one(conversation, root=root, display=display)
         except RecordError as error:
             parsed.errors.append(error)
             continue

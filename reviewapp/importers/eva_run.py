@@ -12,6 +12,7 @@ per line.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -56,24 +57,42 @@ def _natural_key(path: Path) -> list[Any]:
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.name)]
 
 
-def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
-    parsed = ParsedImport(fmt="eva-run", source=display, dataset_kind="run")
+def header(display: str) -> ParsedImport:
+    return ParsedImport(fmt="eva-run", source=display, dataset_kind="run")
+
+
+def stream(
+    path: Path, *, display: str, language: str | None, parsed: ParsedImport, progress: strict.ReadProgress | None = None
+) -> Iterator[ParsedConversation | RecordError]:
+    """Each record folder's conversation, or the RecordError that refuses it (one record in memory).
+    `progress` counts record folders."""
     # Links are refused before anything is read: nothing outside the folder may come in.
     strict.check_folder(path, display)
     folders = record_folders(path)
     if not folders:
-        parsed.errors.append(
-            RecordError(
-                display, None, "records", "no EVA record folder found (result.json, transcript.jsonl or *context*.json)"
-            )
+        yield RecordError(
+            display, None, "records", "no EVA record folder found (result.json, transcript.jsonl or *context*.json)"
         )
+    if progress is not None:
+        progress.total = len(folders)
     base = path if path not in folders else path.parent
+    seen: set[str] = set()
     for folder in folders:
         try:
-            parsed.conversations.append(parse_record(folder, base=base, language=language))
+            conversation = parse_record(folder, base=base, language=language)
         except RecordError as error:
-            parsed.errors.append(error)
-    return parsed
+            yield error
+        else:
+            if conversation.external_id not in seen:  # a second record with the same id adds nothing
+                seen.add(conversation.external_id)
+                yield conversation
+        if progress is not None:
+            progress.done += 1
+
+
+def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
+    parsed = header(display)
+    return parsed.collect(stream(path, display=display, language=language, parsed=parsed))
 
 
 def _load_json(file: Path, base: Path) -> Any:

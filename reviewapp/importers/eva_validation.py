@@ -11,6 +11,7 @@ interpret go to the conversation's (or turn's, or label's) metadata, so nothing 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from .records import (
     compact_json,
     describe,
 )
+from .strict import ReadProgress
 from .tribunal_jsonl import json_lines
 
 SHAPES = {
@@ -97,16 +99,23 @@ def looks_like_validation(record: Any) -> bool:
     return isinstance(record, dict) and detect_shape(record) is not None
 
 
-def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
-    parsed = ParsedImport(fmt="eva-validation", source=display, dataset_kind="validation")
-    judge = judge_slug_for(path)
-    problem = slug_problem(judge)
+def header(path: Path, display: str) -> ParsedImport:
+    """The import's header; RecordError when the file name does not make a judge slug."""
+    problem = slug_problem(judge_slug_for(path))
     if problem:
         raise RecordError(display, None, "(file name)", f"the judge is named after the file, and its slug {problem}")
+    return ParsedImport(fmt="eva-validation", source=display, dataset_kind="validation")
+
+
+def stream(
+    path: Path, *, display: str, language: str | None, parsed: ParsedImport, progress: ReadProgress | None = None
+) -> Iterator[ParsedConversation | RecordError]:
+    """Each line's conversation, or the RecordError that refuses it, in file order (one line in memory)."""
+    judge = judge_slug_for(path)
     seen: dict[str, int] = {}
-    for item in json_lines(path, display):
+    for item in json_lines(path, display, progress):
         if isinstance(item, RecordError):
-            parsed.errors.append(item)
+            yield item
             continue
         number, record = item
         read = FieldReader(display, number)
@@ -135,10 +144,15 @@ def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
                     scale_max=defaults.scale_max,
                 )
             )
-            parsed.conversations.append(conversation)
         except RecordError as error:
-            parsed.errors.append(error)
-    return parsed
+            yield error
+            continue
+        yield conversation
+
+
+def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
+    parsed = header(path, display)
+    return parsed.collect(stream(path, display=display, language=language, parsed=parsed))
 
 
 def _conversation(

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,9 +137,25 @@ class ParsedImport:
     errors: list[RecordError] = field(default_factory=list)
     judges: dict[str, JudgeDefaults] = field(default_factory=dict)
     content_sha256: str = ""
+    # Tribunal JSONL and CSV: a file whose records carry gold labels is a validation set.
+    labels_make_validation: bool = False
 
     def add_judge(self, defaults: JudgeDefaults) -> None:
         self.judges.setdefault(defaults.slug, defaults)
+
+    def collect(self, items: Iterable[ParsedConversation | RecordError]) -> ParsedImport:
+        """Keep every streamed conversation and error in memory (the whole-input form of a parser)."""
+        for item in items:
+            if isinstance(item, RecordError):
+                self.errors.append(item)
+            else:
+                self.conversations.append(item)
+        self.note_labels(any(conversation.labels for conversation in self.conversations))
+        return self
+
+    def note_labels(self, seen: bool) -> None:
+        if seen and self.labels_make_validation:
+            self.dataset_kind = "validation"
 
 
 # --- small validators shared by the format parsers -------------------------------------------------

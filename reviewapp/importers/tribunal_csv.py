@@ -123,8 +123,30 @@ def _open_quote_field(line: str) -> int | None:
     return index if quoted else None
 
 
-def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
-    parsed = ParsedImport(fmt="csv", source=display)
+def header(display: str) -> ParsedImport:
+    return parse_header(display)
+
+
+def parse_header(display: str) -> ParsedImport:
+    return ParsedImport(fmt="csv", source=display, labels_make_validation=True)
+
+
+def stream(
+    path: Path, *, display: str, language: str | None, parsed: ParsedImport, progress: strict.ReadProgress | None = None
+) -> Iterator[ParsedConversation | RecordError]:
+    """The file's conversations and errors. A conversation's rows may be anywhere in the file and one bad
+    row refuses the whole conversation, so the rows are all read before the first conversation is given."""
+    whole = parse(path, display=display, language=language, into=parsed)
+    errors, whole.errors = whole.errors, []
+    conversations, whole.conversations = whole.conversations, []
+    if progress is not None:
+        progress.done = progress.total
+    yield from errors
+    yield from conversations
+
+
+def parse(path: Path, *, display: str, language: str | None, into: ParsedImport | None = None) -> ParsedImport:
+    parsed = into if into is not None else parse_header(display)
     conversations: dict[str, ParsedConversation] = {}
     bad_conversations: set[str] = set()
     rows = csv_rows(path, display)
@@ -177,8 +199,7 @@ def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
             # A conversation with one bad row is refused whole: half a conversation misleads reviewers.
             bad_conversations.add(conversation_id)
     parsed.conversations = [c for key, c in conversations.items() if key not in bad_conversations]
-    if any(conversation.labels for conversation in parsed.conversations):
-        parsed.dataset_kind = "validation"
+    parsed.note_labels(any(conversation.labels for conversation in parsed.conversations))
     return parsed
 
 

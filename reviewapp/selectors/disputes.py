@@ -95,6 +95,12 @@ def awaiting_items(*, language: str = "", kind: str = "") -> tuple[list[ReviewIt
     return matching[:DISPUTES_SHOWN], len(matching)
 
 
+def awaiting_languages() -> list[str]:
+    """The languages of the items awaiting adjudication, for the disputes filter (one query)."""
+    awaiting = ReviewItem.objects.filter(status=ReviewItem.Status.AWAITING_ADJUDICATION)
+    return sorted(set(awaiting.order_by().values_list("language", flat=True).distinct()))
+
+
 def item_for_dispute(*, item_id: int) -> ReviewItem:
     """Raises ReviewItem.DoesNotExist."""
     return ReviewItem.objects.select_related("judge", "conversation__dataset", "turn", "claimed_by").get(pk=item_id)

@@ -55,6 +55,19 @@ def judge_versions_for_form() -> QuerySet[JudgeVersion]:
     )
 
 
+def runnable_judge_versions() -> QuerySet[JudgeVersion]:
+    """The versions a sweep can run: `runnable_spec` accepts them (a prompt to send, a known scale, no
+    audio the spec cannot send). Two queries: the candidates, then the form's list of them."""
+    runnable = []
+    for judge_version in judge_versions_for_form():
+        try:
+            judges.runnable_spec(judge_version)
+        except judges.JudgeNotRunnable:
+            continue
+        runnable.append(judge_version.pk)
+    return judge_versions_for_form().filter(pk__in=runnable)
+
+
 # --- one sweep ------------------------------------------------------------------------------------------
 
 

@@ -29,6 +29,35 @@ def _ranged(handle, start: int, end: int):
         handle.close()
 
 
+class Unsatisfiable(ValueError):
+    """A Range header that asks for bytes past the end of the file (answered 416)."""
+
+
+def byte_range(header: str, size: int) -> tuple[int, int] | None:
+    """The inclusive (start, end) a Range header asks for, None for the whole file (no or unreadable range),
+    Unsatisfiable when it starts past the end. "bytes=-N" is the last N bytes."""
+    match = RANGE.match(header.strip())
+    if not match or (not match.group(1) and not match.group(2)):
+        return None
+    first, last = match.groups()
+    if first:
+        start, end = int(first), min(int(last), size - 1) if last else size - 1
+    else:
+        start, end = max(0, size - int(last)), size - 1
+    if start >= size or start > end:
+        raise Unsatisfiable(f"bytes */{size}")
+    return start, end
+
+
+def _open_audio(conversation: Conversation):
+    if not conversation.audio:
+        raise Http404("This conversation has no audio.")
+    try:
+        return conversation.audio.open("rb"), conversation.audio.size
+    except FileNotFoundError:
+        raise Http404("The audio file is missing.") from None
+
+
 @require_GET
 @login_required
 def conversation_audio(request, conversation_id: int):
@@ -36,30 +65,21 @@ def conversation_audio(request, conversation_id: int):
     if conversation is None:
         raise Http404("No such conversation.")
     access.conversation_for_user(request.user, conversation)
-    if not conversation.audio:
-        raise Http404("This conversation has no audio.")
-    try:
-        handle = conversation.audio.open("rb")
-        size = conversation.audio.size
-    except FileNotFoundError:
-        raise Http404("The audio file is missing.") from None
+    handle, size = _open_audio(conversation)
     content_type = mimetypes.guess_type(conversation.audio.name)[0] or "application/octet-stream"
-    match = RANGE.match(request.headers.get("Range", "").strip())
-    if not match or (not match.group(1) and not match.group(2)):
+    try:
+        wanted = byte_range(request.headers.get("Range", ""), size)
+    except Unsatisfiable as exc:
+        handle.close()
+        response = HttpResponse(status=416)
+        response["Content-Range"] = str(exc)
+        response["Accept-Ranges"] = "bytes"
+        return response
+    if wanted is None:
         response = FileResponse(handle, content_type=content_type)
         response["Content-Length"] = str(size)
     else:
-        first, last = match.groups()
-        if first:
-            start, end = int(first), min(int(last), size - 1) if last else size - 1
-        else:  # "bytes=-N": the last N bytes
-            start, end = max(0, size - int(last)), size - 1
-        if start >= size or start > end:
-            handle.close()
-            response = HttpResponse(status=416)
-            response["Content-Range"] = f"bytes */{size}"
-            response["Accept-Ranges"] = "bytes"
-            return response
+        start, end = wanted
         response = StreamingHttpResponse(_ranged(handle, start, end), status=206, content_type=content_type)
         response["Content-Range"] = f"bytes {start}-{end}/{size}"
         response["Content-Length"] = str(end - start + 1)

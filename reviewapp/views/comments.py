@@ -2,7 +2,7 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -39,9 +39,7 @@ def render_thread(request, turn: Turn, *, form=None, error: str = "", status: in
         "comment_form": form,
         "comment_error": error,
     }
-    return render(
-        request, "comments/thread.html" if not request.htmx else "comments/thread.html#thread", context, status=status
-    )
+    return render_page(request, "comments/thread.html", "thread", context, status=status)
 
 
 @require_http_methods(["GET", "POST"])
@@ -110,6 +108,31 @@ class CategoryForm(forms.Form):
     active = forms.BooleanField(required=False)
 
 
+def _category_save(request, form: CategoryForm) -> str:
+    """Create a category, or update the one the form names; the reason when it cannot, else ""."""
+    if not form.is_valid():
+        return "Check the form: " + "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+    data = form.cleaned_data
+    category_id = request.POST.get("category", "")
+    try:
+        if category_id.isdigit():
+            category = get_object_or_404(Category, pk=int(category_id))
+            reviews.category_update(
+                actor=request.user,
+                category=category,
+                name=data["name"],
+                description=data["description"],
+                active=data["active"],
+            )
+        else:
+            reviews.category_create(
+                actor=request.user, slug=data["slug"], name=data["name"], description=data["description"]
+            )
+    except reviews.ReviewError as exc:
+        return str(exc)
+    return ""
+
+
 @require_http_methods(["GET", "POST"])
 @login_required
 def category_list(request):
@@ -120,33 +143,13 @@ def category_list(request):
         if not can_edit:
             raise PermissionDenied("Only leads and admins edit the taxonomy.")
         form = CategoryForm(request.POST)
-        category_id = request.POST.get("category", "")
-        if form.is_valid():
-            data = form.cleaned_data
-            try:
-                if category_id.isdigit():
-                    category = get_object_or_404(Category, pk=int(category_id))
-                    reviews.category_update(
-                        actor=request.user,
-                        category=category,
-                        name=data["name"],
-                        description=data["description"],
-                        active=data["active"],
-                    )
-                else:
-                    reviews.category_create(
-                        actor=request.user, slug=data["slug"], name=data["name"], description=data["description"]
-                    )
-            except reviews.ReviewError as exc:
-                error = str(exc)
-            else:
-                return redirect("category_list")
-        else:
-            error = "Check the form: " + "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+        error = _category_save(request, form)
+        if not error:
+            return redirect("category_list")
     context = {
         "categories": comment_selectors.categories_with_use(),
         "can_edit": can_edit,
         "error": error,
         "form": form,
     }
-    return render(request, "comments/categories.html", context, status=400 if error else 200)
+    return render_page(request, "comments/categories.html", "", context, status=400 if error else 200)

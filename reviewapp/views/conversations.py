@@ -1,13 +1,13 @@
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from .. import access
 from ..models import Conversation, Turn
 from ..selectors import corpus
+from .rendering import render_page
 
 
 def conversation_or_404(request, conversation_id: int) -> Conversation:
@@ -24,7 +24,9 @@ def conversation_detail(request, conversation_id: int):
     conversation = conversation_or_404(request, conversation_id)
     blindfold = access.blindfold(request.user, conversation)
     conversation = corpus.conversation_detail(conversation=conversation, blindfold=blindfold)
-    return render(request, "conversations/detail.html", {"conversation": conversation, "blind": blindfold.hides_any})
+    return render_page(
+        request, "conversations/detail.html", "", {"conversation": conversation, "blind": blindfold.hides_any}
+    )
 
 
 @require_GET
@@ -40,6 +42,4 @@ def conversation_turn(request, conversation_id: int, turn_id: int):
         raise Http404("No such turn in this conversation.") from None
     if not request.htmx:
         return redirect(reverse("conversation_detail", args=[conversation.pk]) + f"#turn-{turn.pk}")
-    response = render(request, "conversations/detail.html#turn", {"conversation": conversation, "turn": turn})
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return render_page(request, "conversations/detail.html", "turn", {"conversation": conversation, "turn": turn})

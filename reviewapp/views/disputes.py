@@ -2,80 +2,21 @@
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from .. import access
-from ..models import Category, Judge, ReviewItem
+from ..forms_disputes import DecisionForm, SendBackForm, decision_initial
+from ..models import ReviewItem
 from ..selectors import disputes as selectors
 from ..selectors import queue as queue_selectors
-from ..selectors import verdict_shapes
-from ..selectors.quality_slice import scale_labels
 from ..services import adjudication as service
 from .rendering import render_page
 
 # Leads and admins only: these pages decide gold and show every reviewer's work.
 check_lead = access.check_lead
-
-
-class DecisionForm(forms.Form):
-    outcome = forms.ChoiceField(label="Final label", widget=forms.RadioSelect, required=False)
-    rating = forms.FloatField(label="Rating", required=False)
-    label = forms.CharField(label="Label", max_length=100, required=False)
-    categories = forms.ModelMultipleChoiceField(
-        label="Failure categories",
-        queryset=Category.objects.filter(active=True).order_by("name"),
-        widget=forms.CheckboxSelectMultiple,
-        required=False,
-        to_field_name="slug",
-    )
-    judge_modes = forms.MultipleChoiceField(
-        label="This judge's failure modes", widget=forms.CheckboxSelectMultiple, required=False, choices=()
-    )
-    rationale = forms.CharField(label="Rationale", widget=forms.Textarea(attrs={"rows": 3}))
-
-    def __init__(self, *args, judge: Judge, categories: list[Category] | None = None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.judge = judge
-        # The judge's own failure modes beside the shared taxonomy, as on the review form.
-        modes = verdict_shapes.review_grain(judge=judge).failure_modes
-        if modes:
-            self.fields["judge_modes"].choices = [(m, m) for m in modes]
-        else:
-            del self.fields["judge_modes"]
-        self.scale = scale_labels(judge)
-        if categories is not None:
-            self.fields["categories"].queryset = Category.objects.filter(pk__in=[c.pk for c in categories])
-        if self.scale:
-            self.fields["outcome"].choices = [(v, v) for v in self.scale]
-            self.fields["outcome"].required = True
-            del self.fields["rating"], self.fields["label"]
-        else:
-            del self.fields["outcome"]
-
-    def decision(self) -> dict:
-        """The label fields for adjudication_decide, from whichever inputs this judge's scale uses."""
-        data = self.cleaned_data
-        if not self.scale:
-            return {"rating": data.get("rating"), "label": data.get("label", ""), "passed": None}
-        value = data["outcome"]
-        if value in ("pass", "fail"):
-            return {"rating": None, "label": "", "passed": value == "pass"}
-        return {"rating": float(value), "label": "", "passed": None}
-
-
-class SendBackForm(forms.Form):
-    note = forms.CharField(label="Note to reviewers", widget=forms.Textarea(attrs={"rows": 2}), max_length=2000)
-    to = forms.ChoiceField(
-        label="Send to",
-        choices=[("original", "Its reviewers, to revise their labels"), ("any", "Any reviewer of the language")],
-        initial="original",
-        required=False,
-        widget=forms.RadioSelect,
-    )
 
 
 def _item_or_404(item_id: int) -> ReviewItem:
@@ -101,13 +42,7 @@ def dispute_list(request):
         "language": language,
         "kind": kind,
         "kinds": selectors.KINDS,
-        "languages": sorted(
-            set(
-                ReviewItem.objects.filter(status=ReviewItem.Status.AWAITING_ADJUDICATION)
-                .values_list("language", flat=True)
-                .distinct()
-            )
-        ),
+        "languages": selectors.awaiting_languages(),
     }
     return render_page(request, "disputes/list.html", "rows", context)
 
@@ -115,18 +50,11 @@ def dispute_list(request):
 def _detail_context(item: ReviewItem, decision: DecisionForm | None = None, send_back: SendBackForm | None = None):
     detail = selectors.dispute_detail(item=item)
     if decision is None:
-        initial = {}
-        if detail.adjudication:
-            adj = detail.adjudication
-            initial = {
-                "rationale": adj.rationale,
-                "categories": [c.slug for c in adj.categories.all()],
-                "rating": adj.rating,
-                "label": adj.label,
-            }
-            value = "pass" if adj.passed else "fail" if adj.passed is False else None
-            initial["outcome"] = value or (f"{adj.rating:g}" if adj.rating is not None else None)
-        decision = DecisionForm(judge=item.judge, categories=detail.categories, initial=initial)
+        decision = DecisionForm(
+            judge=item.judge,
+            categories=detail.categories,
+            initial=decision_initial(detail.adjudication, judge=item.judge),
+        )
     return {
         "d": detail,
         "item": item,

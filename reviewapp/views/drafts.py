@@ -15,10 +15,10 @@ from ..selectors import drafts as selectors
 from ..selectors import proofs as proof_selectors
 from ..selectors.planner import plan_cells
 from ..selectors.quality import judge_versions
+from ..selectors.versions import pick_version
 from ..services import drafts as service
 from ..services import proofs as proof_service
 from .disputes import check_lead
-from .quality import _pick_version
 from .rendering import render_page
 
 
@@ -65,7 +65,7 @@ def draft_new(request, judge_slug: str):
     """'New version from corrections': the evidence per language, the drafted guidance as a diff, an editor."""
     check_lead(request.user)
     judge = _judge(judge_slug)
-    parent = _pick_version(judge_versions(judge=judge), (request.POST or request.GET).get("version", "").strip())
+    parent = pick_version(judge_versions(judge=judge), (request.POST or request.GET).get("version", "").strip())
     if parent is None:
         raise Http404("This judge has no version yet.")
     draft = selectors.draft_from_corrections(version=parent)
@@ -76,23 +76,10 @@ def draft_new(request, judge_slug: str):
     else:
         form = DraftForm(request.POST or None, draft=draft)
     if request.method == "POST" and request.POST.get("action") != "llm" and form.is_valid():
-        try:
-            version = service.draft_version_save(
-                parent=parent,
-                label=form.cleaned_data["label"],
-                guidance=form.guidance(),
-                item_ids=draft.item_ids,
-                comment_ids=draft.comment_ids,
-                user=request.user,
-                evidence=_evidence(draft),
-                note=form.cleaned_data["note"],
-            )
-        except service.DraftError as exc:
-            form.add_error(None, str(exc))
-        else:
+        version = _save_draft(request, form=form, parent=parent, draft=draft)
+        if version is not None:
             return redirect("draft_version", judge.slug, version.pk)
-    fields = {lang: form[f"guidance_{lang}"] for lang in form.languages}
-    languages = [(lang, fields[lang.language]) for lang in draft.languages]
+    languages = [(lang, form[f"guidance_{lang.language}"]) for lang in draft.languages]
     context = {
         "judge": judge,
         "parent": parent,
@@ -102,6 +89,24 @@ def draft_new(request, judge_slug: str):
         "llm_notes": llm_notes,
     }
     return render_page(request, "drafts/new.html", "editor", context, status=400 if form.errors else 200)
+
+
+def _save_draft(request, *, form: DraftForm, parent, draft):
+    """The drafted version saved, or None with the service's reason added to the form."""
+    try:
+        return service.draft_version_save(
+            parent=parent,
+            label=form.cleaned_data["label"],
+            guidance=form.guidance(),
+            item_ids=draft.item_ids,
+            comment_ids=draft.comment_ids,
+            user=request.user,
+            evidence=_evidence(draft),
+            note=form.cleaned_data["note"],
+        )
+    except service.DraftError as exc:
+        form.add_error(None, str(exc))
+        return None
 
 
 @require_GET

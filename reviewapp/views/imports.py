@@ -5,7 +5,7 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import access
@@ -32,7 +32,9 @@ class ImportForm(forms.Form):
     dataset_name = forms.CharField(required=False, max_length=200, help_text="Empty: named after the file.")
     language = forms.CharField(required=False, max_length=35, help_text="For records that name none.")
     skip_invalid = forms.BooleanField(
-        required=False, help_text="Import the good records and list the bad ones (default: refuse the whole input)."
+        required=False,
+        label="Skip bad records",
+        help_text="Import the good records and list the bad ones (default: refuse the whole input).",
     )
 
 
@@ -68,7 +70,7 @@ def import_new(request):
         "max_bytes": settings.TRIBUNAL_IMPORT_MAX_BYTES,
         "recent": ImportJob.objects.select_related("created_by", "dataset")[:10],
     }
-    return render(request, "imports/new.html", context, status=400 if form.errors else 200)
+    return render_page(request, "imports/new.html", "", context, status=400 if form.errors else 200)
 
 
 @require_GET

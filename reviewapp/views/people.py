@@ -1,13 +1,14 @@
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods
 
 from .. import access
 from ..models import Role
+from ..selectors import listings
 from ..services import people
 from .rendering import form_success, render_page
 
@@ -34,11 +35,8 @@ class PersonCreateForm(forms.Form):
 
 def _people_context(request, create_form=None) -> dict:
     role = request.GET.get("role", "")
-    users = get_user_model().objects.select_related("profile").order_by("username")
-    if role in Role.values:
-        users = users.filter(profile__role=role)
     return {
-        "people": list(users),
+        "people": listings.people_listed(role=role),
         "role": role,
         "roles": Role.choices,
         "create_form": create_form or PersonCreateForm(),
@@ -102,4 +100,4 @@ def person_edit(request, user_id: int):
         else:
             return redirect("people_list")
     status = 400 if request.method == "POST" else 200
-    return render(request, "people/edit.html", {"person": person, "form": form, "error": error}, status=status)
+    return render_page(request, "people/edit.html", "", {"person": person, "form": form, "error": error}, status=status)

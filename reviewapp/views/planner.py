@@ -13,9 +13,9 @@ from scoring.planner import EVIDENCE_FLOOR
 from ..models import Judge
 from ..selectors.planner import DEFAULT_BUDGET, plan_cells
 from ..selectors.quality import judge_versions
+from ..selectors.versions import pick_version
 from ..services.label_plan import label_plan_apply, plan_terms
 from .disputes import check_lead
-from .quality import _pick_version
 from .rendering import render_page
 
 
@@ -31,7 +31,7 @@ def plan_page(request, judge_slug: str):
     check_lead(request.user)
     judge = get_object_or_404(Judge, slug=judge_slug)
     versions = judge_versions(judge=judge)
-    version = _pick_version(versions, request.GET.get("version", "").strip())
+    version = pick_version(versions, request.GET.get("version", "").strip())
     form = BudgetForm(request.GET or None)
     budget = form.cleaned_data["budget"] if form.is_valid() else DEFAULT_BUDGET
     plan = plan_cells(version=version, budget=budget) if version else None
@@ -53,7 +53,7 @@ def plan_page(request, judge_slug: str):
 def plan_apply(request, judge_slug: str):
     check_lead(request.user)
     judge = get_object_or_404(Judge, slug=judge_slug)
-    version = _pick_version(judge_versions(judge=judge), request.POST.get("version", "").strip())
+    version = pick_version(judge_versions(judge=judge), request.POST.get("version", "").strip())
     form = BudgetForm(request.POST)
     budget = form.cleaned_data["budget"] if form.is_valid() else DEFAULT_BUDGET
     if version is not None:

@@ -11,8 +11,10 @@ def wants_fragment(request) -> bool:
 
 
 def render_page(request, template: str, fragment: str, context: dict, *, status: int = 200):
-    """Render `template`, or `template#fragment` for an htmx swap; caches keep the two apart (Vary)."""
-    name = f"{template}#{fragment}" if wants_fragment(request) else template
+    """Render `template`, or `template#fragment` for an htmx swap; caches keep the two apart (Vary).
+
+    Every view answers through here. A page with no fragment passes fragment="" and is always whole."""
+    name = f"{template}#{fragment}" if fragment and wants_fragment(request) else template
     response = render(request, name, context, status=status)
     patch_vary_headers(response, ["HX-Request"])
     return response

@@ -8,7 +8,8 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from .. import access
 from ..forms_signatures import SignatureActiveForm, SignatureEditForm, SignatureForm
-from ..models import Judge, Signature
+from ..models import Signature
+from ..selectors import listings
 from ..selectors import signatures as signature_selectors
 from ..services.signature_checks import signature_check_all
 from ..services.signatures import SignatureError, signature_create, signature_update
@@ -40,8 +41,8 @@ def signature_list(request):
     signatures = signature_selectors.signatures_listed(judge_slug=judge_slug, language=language)
     context = {
         "checks": signature_check_all(signatures),
-        "judges": Judge.objects.order_by("slug").values_list("slug", flat=True),
-        "languages": Signature.objects.order_by("language").values_list("language", flat=True).distinct(),
+        "judges": listings.judge_slugs(),
+        "languages": listings.signature_languages(),
         "judge_slug": judge_slug,
         "language": language,
     }
@@ -83,9 +84,7 @@ def _signature_for_lead(request, signature_id: int) -> Signature:
 
 
 def _detail_context(signature: Signature, active_form: SignatureActiveForm | None = None) -> dict:
-    evidence = signature.evidence.select_related("conversation", "conversation__dataset").order_by(
-        "conversation_id", "position"
-    )
+    evidence = listings.signature_evidence(signature=signature)
     (check,) = signature_check_all([signature])
     return {
         "signature": signature,

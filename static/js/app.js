@@ -2,11 +2,18 @@
 (function () {
   "use strict";
 
+  // The one test of "is the user typing": keys then belong to the field, not to a page shortcut.
+  // A focused checkbox, radio or button takes no text, so shortcuts still work there.
+  var Tribunal = window.Tribunal = window.Tribunal || {};
+  Tribunal.isTyping = function (element) {
+    return !!element && (element.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(element.tagName)) &&
+      !/^(radio|checkbox|button|submit|reset)$/.test(element.type || "");
+  };
+
   // "/" focuses the element that declares data-hotkey="/" (the search box), unless the user is typing.
   document.addEventListener("keydown", function (event) {
     if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
-    var active = document.activeElement;
-    if (active && (active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName))) return;
+    if (Tribunal.isTyping(document.activeElement)) return;
     var target = document.querySelector('[data-hotkey="/"]');
     if (target) {
       event.preventDefault();

@@ -7,9 +7,7 @@
   var filters = document.querySelector("form.filters");
   var help = document.getElementById("queue-help");
 
-  function typing(element) {
-    return element && (element.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(element.tagName));
-  }
+  var typing = window.Tribunal.isTyping; // app.js, loaded first on every page
 
   function onControl(element) {
     return element && /^(A|BUTTON|SUMMARY|INPUT|SELECT|TEXTAREA)$/.test(element.tagName);

@@ -8,10 +8,7 @@
   function $(selector) { return document.querySelector(selector); }
   function $all(selector) { return Array.prototype.slice.call(document.querySelectorAll(selector)); }
 
-  function typing(element) {
-    return element && (element.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(element.tagName)) &&
-      !/^(radio|checkbox|button|submit)$/.test(element.type || "");
-  }
+  var typing = window.Tribunal.isTyping; // app.js, loaded first on every page
 
   // ---- the audio segment: seek to the turn's start, stop at its end -------------------------------
   var audio = $("#segment-audio");

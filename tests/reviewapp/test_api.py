@@ -1,6 +1,7 @@
 """The JSON API: token auth, sweeps (start, status, gate), snapshots (list, download), language limits."""
 
 import json
+from datetime import datetime
 
 import pytest
 from django.core.management import call_command
@@ -103,6 +104,10 @@ def test_sweep_status_and_counts(api, make_user, fr_sweep):
     assert data["judge_versions"] == ["conciseness@1.0"]
     assert data["counts"]["targets"] == 2 and data["counts"]["verdicts_written"] == 2
     assert data["code_version"] == fr_sweep.code_version
+    # ISO 8601 in UTC to the millisecond, as DjangoJSONEncoder writes it.
+    created = fr_sweep.created_at
+    assert data["created_at"].endswith("Z")
+    assert datetime.fromisoformat(data["created_at"]) == created.replace(microsecond=created.microsecond // 1000 * 1000)
     assert data["gate_url"].endswith(reverse("api_sweep_gate", args=[fr_sweep.pk]))
 
 
@@ -191,6 +196,7 @@ def test_snapshots_list_and_download(api, make_user, corpus, media):
 
     download = api.get(reverse("api_snapshot_download", args=[snapshot.pk]), **bearer(raw))
     assert download.status_code == 200 and download["X-Checksum-Sha256"] == snapshot.sha256
+    assert download.streaming  # read from disk as it is sent, never whole into memory
     assert b"".join(download.streaming_content) == snapshot_path(snapshot).read_bytes()
     assert api.get(reverse("api_snapshot_download", args=[pending.pk]), **bearer(raw)).status_code == 409
     assert api.get(reverse("api_snapshot_download", args=[999999]), **bearer(raw)).status_code == 404
@@ -370,3 +376,34 @@ def test_a_sweep_says_which_signature_versions_it_used(api, make_user, judge, sc
     body = api.get(reverse("api_sweep_detail", args=[sweep.pk]), **bearer(token_for(make_user("lea", role="lead"))))
     assert body.json()["signature_versions"] == [{"signature": signature.pk, "version": 1}]
     assert body.json()["counts"]["tier1_resolved"] == 1
+
+
+# --- a fixed number of queries ------------------------------------------------------------------------
+
+
+def test_reading_a_sweep_takes_a_fixed_number_of_queries(
+    api, make_user, judge, scripted_llm, run_sweep, django_assert_num_queries
+):
+    raw = token_for(make_user("lea", role="lead"))
+    small = run_sweep(dataset=make_dataset("one", {"a": ("fr", ["Un"])}), judge_versions=[judge], qa_sample=0)
+    texts = [f"Phrase {n} [[r=2]]" for n in range(6)]
+    large = run_sweep(
+        dataset=make_dataset("many", {f"c{n}": ("fr", texts) for n in range(4)}), judge_versions=[judge], qa_sample=0
+    )
+    # the token, its last-used stamp, the sweep, its judge versions, their judges, its signature versions
+    for sweep in (small, large):
+        with django_assert_num_queries(6):
+            assert api.get(reverse("api_sweep_detail", args=[sweep.pk]), **bearer(raw)).status_code == 200
+        raw = token_for(make_user(f"lea-{sweep.pk}", role="lead"))  # a fresh token: its last-used stamp is written
+
+
+def test_listing_snapshots_takes_a_fixed_number_of_queries(api, make_user, corpus, media, django_assert_num_queries):
+    raw = token_for(make_user("lea", role="lead"))
+    api.get(reverse("api_snapshot_list"), **bearer(raw))  # stamps the token's last use once
+    snapshot_create(judge=corpus.judge, fmt="csv", build=False)
+    with django_assert_num_queries(2):  # the token, the snapshots with their judges
+        assert len(api.get(reverse("api_snapshot_list"), **bearer(raw)).json()["snapshots"]) == 1
+    for fmt in ("jsonl", "csv", "jsonl"):
+        snapshot_create(judge=corpus.judge, fmt=fmt, build=False)
+    with django_assert_num_queries(2):
+        assert len(api.get(reverse("api_snapshot_list"), **bearer(raw)).json()["snapshots"]) == 4

@@ -224,7 +224,7 @@ def test_a_failed_write_marks_the_snapshot_and_leaves_no_file(corpus, media, mon
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr("reviewapp.services.exports.flat_row", broken)
+    monkeypatch.setattr("reviewapp.services.export_writers.JsonlWriter.write", broken)
     with pytest.raises(RuntimeError):
         snapshot_write(snapshot_id=snapshot.pk)
     snapshot.refresh_from_db()

@@ -234,7 +234,17 @@ def test_csv_bad_row_names_its_line_and_column(tmp_path):
     assert (summary.conversations, summary.skipped) == (0, 1)
 
 
-def test_query_count_does_not_grow_with_rows(tmp_path, django_assert_max_num_queries):
+def _write_methods():
+    from django.db import connection
+
+    return ["insert", "copy"] if connection.vendor == "postgresql" else ["insert"]
+
+
+@pytest.mark.parametrize("method", ["insert", "copy"])
+def test_query_count_does_not_grow_with_rows(tmp_path, django_assert_max_num_queries, method):
+    if method not in _write_methods():
+        pytest.skip("COPY is PostgreSQL's")
+
     def many(prefix, count):
         return [
             conversation(
@@ -248,17 +258,23 @@ def test_query_count_does_not_grow_with_rows(tmp_path, django_assert_max_num_que
 
     small = write_jsonl(tmp_path / "small.jsonl", many("s", 5))
     large = write_jsonl(tmp_path / "large.jsonl", many("l", 300))
-    dataset_import(path=small, fmt="jsonl", dataset_name="warm-up", language=None, skip_invalid=False)
+    dataset_import(path=small, fmt="jsonl", dataset_name="warm-up", language=None, skip_invalid=False, method=method)
 
     with django_assert_max_num_queries(30) as small_queries:
-        dataset_import(path=small, fmt="jsonl", dataset_name="small", language=None, skip_invalid=False)
+        dataset_import(path=small, fmt="jsonl", dataset_name="small", language=None, skip_invalid=False, method=method)
     with django_assert_max_num_queries(len(small_queries.captured_queries)) as large_queries:
-        summary = dataset_import(path=large, fmt="jsonl", dataset_name="large", language=None, skip_invalid=False)
+        summary = dataset_import(
+            path=large, fmt="jsonl", dataset_name="large", language=None, skip_invalid=False, method=method
+        )
 
     assert summary.created["turns"] == 1500 and summary.created["verdicts"] == 300
     assert len(large_queries.captured_queries) == len(small_queries.captured_queries)
     sql = [query["sql"] for query in large_queries.captured_queries]
-    inserts = [q for q in sql if q.startswith("INSERT") and 'INTO "reviewapp_turn"' in q]
+    if method == "copy":
+        inserts = [q for q in sql if q.startswith('COPY "reviewapp_turn"')]
+        assert not [q for q in sql if q.startswith("INSERT") and 'INTO "reviewapp_turn"' in q]
+    else:
+        inserts = [q for q in sql if q.startswith("INSERT") and 'INTO "reviewapp_turn"' in q]
     assert len(inserts) == 1
 
 

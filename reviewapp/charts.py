@@ -158,3 +158,75 @@ def interval_chart(rows: Sequence[tuple[str, Any]], *, width: int = 560, row_hei
         "ticks": [{"x": x_at(v), "label": f"{v:.2f}"} for v in (0.0, 0.25, 0.5, 0.75, 1.0)],
         "top": top - 6,
     }
+
+
+# --- the charts of the quality and comparison pages -----------------------------------------------------
+
+
+def quality_charts(quality: Any, selected: Any) -> dict[str, Any]:
+    """The judge page's charts: confusion heatmap, trend over versions, accuracy intervals, per-class F1."""
+    counted = bool(selected and selected.overall.n)
+    return {
+        "heatmap": heatmap(selected.overall.confusion, selected.overall.labels, row_title="Gold", column_title="Judge")
+        if counted
+        else None,
+        "trend": trend_chart(quality) if quality and len(quality.trend) > 1 else None,
+        "intervals": accuracy_intervals(selected) if selected else None,
+        "per_class": [
+            {"label": label, "f1": selected.overall.per_class_f1.get(label), "support": selected.overall.support[label]}
+            for label in selected.overall.labels
+        ]
+        if counted
+        else [],
+    }
+
+
+def trend_chart(quality: Any) -> dict:
+    """Accuracy, macro-F1 and kappa of each version, oldest first."""
+    return line_chart(
+        [v.version.version for v in quality.trend],
+        [
+            ("Accuracy", [v.overall.accuracy.value for v in quality.trend]),
+            ("Macro-F1", [v.overall.macro_f1.value for v in quality.trend]),
+            ("Cohen's kappa", [v.overall.kappa.value for v in quality.trend]),
+        ],
+    )
+
+
+def accuracy_intervals(selected: Any) -> dict | None:
+    """Accuracy estimates of the version side by side, each with its 95% interval."""
+    rows = [
+        (f"unresolved left out (n={n})" if c == "excluded" else f"unresolved wrong (n={n})", e)
+        for c, (n, e) in selected.accuracy.items()
+    ]
+    if selected.qa is not None and selected.qa.accuracy.value is not None:
+        rows.append((f"QA sample, Hajek (n={selected.qa.with_gold})", selected.qa.accuracy))
+    for row in selected.pass_rates:
+        if row.ppi is not None and row.human is not None:
+            rows.append((f"{row.language} pass rate, judge (n={row.n_judged})", row.raw))
+            rows.append((f"{row.language} pass rate, humans (n={row.n_labelled})", row.human))
+            rows.append((f"{row.language} pass rate, PPI", row.ppi))
+    rows = [(label, e) for label, e in rows if e.value is not None]
+    return interval_chart(rows) if rows else None
+
+
+def comparison_charts(comparison: Any, *, a: Any, b: Any) -> dict[str, Any]:
+    """The compare page's heatmaps: how labels moved from A to B, and A's own rerun noise."""
+    return {
+        "movement_chart": heatmap(
+            comparison.movement.matrix,
+            comparison.movement.labels,
+            row_title=f"{a.version}",
+            column_title=f"{b.version}",
+        )
+        if comparison and comparison.compared
+        else None,
+        "noise_chart": heatmap(
+            comparison.noise_movement.matrix,
+            comparison.noise_movement.labels,
+            row_title=f"{a.version} run",
+            column_title=f"{a.version} rerun",
+        )
+        if comparison and comparison.noise.n
+        else None,
+    }

@@ -1,0 +1,181 @@
+"""The flat export formats (JSONL, CSV, Parquet): pure writers of the rows `selectors.export_flat` gives.
+
+Each writer takes one flat row (a dict of `COLUMNS`) at a time and holds at most one Parquet record
+batch, so memory does not grow with the row count. Every format says "no value" the same way:
+NaN and ±Infinity (from rows stored before imports refused them) are written as null and counted.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+PARQUET_ROW_GROUP = 10_000
+
+# The flat formats' columns, in order, with their Parquet types (docs/exports.md documents each one).
+# Nested values (context, reviews, comments, verdicts, failure modes) are JSON text in CSV and Parquet;
+# a missing value is empty (CSV) or null (Parquet), never the text "null".
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("dataset", "string"),
+    ("conversation_id", "string"),
+    ("language", "string"),
+    ("judge", "string"),
+    ("level", "string"),
+    ("turn_position", "int64"),
+    ("turn_role", "string"),
+    ("text", "string"),
+    ("intended_text", "string"),
+    ("context", "json"),
+    ("gold_rating", "float64"),
+    ("gold_label", "string"),
+    ("gold_passed", "bool"),
+    ("gold_failure_modes", "json"),
+    ("gold_source", "string"),
+    ("gold_labelled_at", "string"),
+    ("adjudication", "json"),
+    ("reviews", "json"),
+    ("comments", "json"),
+    ("verdicts", "json"),
+)
+COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
+
+
+def json_bytes(value: Any) -> bytes:
+    """Compact UTF-8 JSON by orjson. orjson would write NaN and Infinity as null without a word, so
+    every value is passed through `NonFinite.clean` first, which counts them for the datasheet."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+
+
+def _json(value: Any) -> str:
+    return json_bytes(value).decode()
+
+
+class NonFinite:
+    """Writes NaN and ±Infinity (from rows stored before imports refused them) as null, and counts
+    them for the datasheet: every export format says "no value" the same way."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def flat(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A flat row: numbers can only be non-finite in the rating fields and the JSON columns that
+        come from stored JSON (failure modes, verdict flags), so only those are walked."""
+        rating = row["gold_rating"]
+        if rating is not None and not math.isfinite(rating):
+            self.count += 1
+            row["gold_rating"] = None
+        if row["gold_failure_modes"]:
+            row["gold_failure_modes"] = self.clean(row["gold_failure_modes"])
+        for review in row["reviews"]:
+            review["rating"] = self.clean(review["rating"])
+        if row["adjudication"] is not None:
+            row["adjudication"]["rating"] = self.clean(row["adjudication"]["rating"])
+        for verdicts in row["verdicts"].values():
+            for verdict in verdicts:
+                verdict["rating"] = self.clean(verdict["rating"])
+                if verdict["flags"]:
+                    verdict["flags"] = self.clean(verdict["flags"])
+        return row
+
+    def clean(self, value: Any) -> Any:
+        if isinstance(value, float):
+            if math.isfinite(value):
+                return value
+            self.count += 1
+            return None
+        if isinstance(value, dict):
+            return {key: self.clean(item) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.clean(item) for item in value]
+        return value
+
+
+class JsonlWriter:
+    binary = True
+
+    def __init__(self, handle: IO[bytes]):
+        self.handle = handle
+        self.finite = NonFinite()
+
+    def write(self, row: dict[str, Any]) -> None:
+        self.handle.write(json_bytes(self.finite.flat(row)) + b"\n")
+
+    def close(self) -> None:
+        pass
+
+
+class CsvWriter:
+    binary = False
+
+    def __init__(self, handle: IO[str]):
+        self.finite = NonFinite()
+        self.writer = csv.writer(handle, lineterminator="\n")
+        self.writer.writerow(COLUMN_NAMES)
+
+    def write(self, row: dict[str, Any]) -> None:
+        values = self.finite.flat(row)
+        cells = []
+        for name, kind in COLUMNS:
+            value = values[name]
+            if value is None:
+                cells.append("")
+            elif kind == "json":
+                cells.append(_json(value))
+            elif kind == "bool":
+                cells.append("true" if value else "false")
+            else:
+                cells.append(value)
+        self.writer.writerow(cells)
+
+    def close(self) -> None:
+        pass
+
+
+class ParquetWriter:
+    """Record batches of PARQUET_ROW_GROUP rows through pyarrow's ParquetWriter, one row group each:
+    only one batch is ever in memory. pyarrow is imported here, not when the module loads."""
+
+    def __init__(self, path: Path):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.pa = pa
+        types = {"string": pa.string(), "json": pa.string(), "int64": pa.int64(), "float64": pa.float64()}
+        types["bool"] = pa.bool_()
+        self.schema = pa.schema([(name, types[kind]) for name, kind in COLUMNS])
+        self.writer = pq.ParquetWriter(str(path), self.schema, compression="zstd")
+        self.json_columns = [name for name, kind in COLUMNS if kind == "json"]
+        self.plain_columns = [name for name, kind in COLUMNS if kind != "json"]
+        self.rows: list[dict[str, Any]] = []
+        self.finite = NonFinite()
+
+    def write(self, row: dict[str, Any]) -> None:
+        self.rows.append(self.finite.flat(row))
+        if len(self.rows) >= PARQUET_ROW_GROUP:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.rows:
+            return
+        rows, dumps = self.rows, _json
+        columns: dict[str, list] = {name: [row[name] for row in rows] for name in self.plain_columns}
+        for name in self.json_columns:
+            columns[name] = [None if row[name] is None else dumps(row[name]) for row in rows]
+        batch = self.pa.RecordBatch.from_pydict({name: columns[name] for name in COLUMN_NAMES}, schema=self.schema)
+        self.writer.write_batch(batch, row_group_size=len(rows))
+        self.rows = []
+
+    def close(self) -> None:
+        self._flush()
+        self.writer.close()
+
+
+def flat_writer(fmt: str, path: Path, handle: IO | None):
+    """The writer of a flat format: Parquet writes to `path` itself, the others to `handle`."""
+    if fmt == "parquet":
+        return ParquetWriter(path)
+    return {"jsonl": JsonlWriter, "csv": CsvWriter}[fmt](handle)

@@ -1,0 +1,108 @@
+"""The shared skeleton of list pages: filter bar, filter select, results section, count line, table,
+empty state and status pill. A list page states its filters and columns; the markup lives here once.
+
+Each piece carries a `data-skeleton` marker so a test can walk every list page and find the same parts.
+"""
+
+from django import template
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+register = template.Library()
+
+# A status names its pill colour in one place: failed work is an error, work in flight is a warning.
+STATUS_TONES = {"failed": "error", "error": "error", "running": "warn", "pending": "warn", "queued": "warn"}
+
+
+class _WrapNode(template.Node):
+    """A block tag that renders its body and hands it, with resolved arguments, to an include."""
+
+    def __init__(self, template_name: str, nodelist, args, kwargs):
+        self.template_name = template_name
+        self.nodelist = nodelist
+        self.args = args
+        self.kwargs = kwargs
+
+    def render(self, context):
+        values = {key: value.resolve(context) for key, value in self.kwargs.items()}
+        values["args"] = [value.resolve(context) for value in self.args]
+        values["body"] = self.nodelist.render(context)
+        return render_to_string(self.template_name, values | _shape(self.template_name, values))
+
+
+def _shape(template_name: str, values: dict) -> dict:
+    """Derived values an include needs: the filter bar's and clear link's urls, the table's header
+    cells, the count's noun in the right number."""
+    args = values["args"]
+    if template_name == "includes/filter_bar.html":
+        return {"url": _url(args[0], values.get("pk"))}
+    if template_name == "includes/empty_state.html" and values.get("clear"):
+        return {"clear": _url(values["clear"], values.get("pk"))}
+    if template_name == "includes/table.html":
+        return {"columns": [_column(spec) for spec in args]}
+    if template_name == "includes/count.html":
+        n, noun = args[0], args[1]
+        return {"n": n, "noun": noun if n == 1 else values.get("plural") or f"{noun}s"}
+    return {}
+
+
+def _url(name: str, pk) -> str:
+    return reverse(name, args=[pk] if pk is not None else None)
+
+
+def _column(spec: str) -> dict:
+    """A header given as "Label" or "Label:num" (a right-aligned number column)."""
+    label, _, kind = str(spec).rpartition(":") if str(spec).endswith(":num") else (str(spec), "", "")
+    return {"label": label, "numeric": kind == "num"}
+
+
+def _wrap_tag(name: str, template_name: str):
+    def compile_tag(parser, token):
+        bits = token.split_contents()[1:]
+        args, kwargs = [], {}
+        for bit in bits:
+            key, sep, value = bit.partition("=")
+            if sep:
+                kwargs[key] = parser.compile_filter(value)
+            else:
+                args.append(parser.compile_filter(bit))
+        nodelist = parser.parse((f"end{name}",))
+        parser.delete_first_token()
+        return _WrapNode(template_name, nodelist, args, kwargs)
+
+    register.tag(name, compile_tag)
+
+
+# {% filterbar "url_name" target="#results" [pk=obj.pk] [trigger="change, submit"] %}fields{% endfilterbar %}
+_wrap_tag("filterbar", "includes/filter_bar.html")
+# {% results "results-id" [live=False] %}count, table or empty state{% endresults %}
+_wrap_tag("results", "includes/results.html")
+# {% count n "noun" [plural="people"] %} suffix{% endcount %}
+_wrap_tag("count", "includes/count.html")
+# {% table "Judge" "Evidence:num" ... %}<tr>…</tr>{% endtable %}
+_wrap_tag("table", "includes/table.html")
+# {% emptystate "No x to show." filtered=cond clear="url_name" [filtered_text=… clear_text=…] %}the unfiltered hint{% endemptystate %}
+_wrap_tag("emptystate", "includes/empty_state.html")
+
+
+@register.inclusion_tag("includes/filter_select.html")
+def filter_select(name: str, label: str, choices, selected, *, blank: str, id: str, value: str = "", text: str = ""):
+    """A labelled select of a filter. Choices are plain values, (value, label) pairs, or objects whose
+    `value` and `text` attributes give each option (`value="slug" text="name"`)."""
+    options = []
+    for choice in choices:
+        if value:
+            option_value, option_text = getattr(choice, value), getattr(choice, text or value)
+        elif isinstance(choice, (tuple, list)):
+            option_value, option_text = choice
+        else:
+            option_value = option_text = choice
+        selected_now = selected not in (None, "") and str(option_value) == str(selected)
+        options.append({"value": option_value, "label": option_text, "selected": selected_now})
+    return {"name": name, "label": label, "options": options, "blank": blank, "id": id}
+
+
+@register.inclusion_tag("includes/status_pill.html")
+def status_pill(status: str, label: str = ""):
+    """A status as a pill whose tone says failed (error) or in flight (warn)."""
+    return {"status": status, "label": label or status, "tone": STATUS_TONES.get(str(status), "")}
