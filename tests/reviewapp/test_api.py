@@ -385,10 +385,12 @@ def test_reading_a_sweep_takes_a_fixed_number_of_queries(
     api, make_user, judge, scripted_llm, run_sweep, django_assert_num_queries
 ):
     raw = token_for(make_user("lea", role="lead"))
-    small = run_sweep(dataset=make_dataset("one", {"a": ("fr", ["Un"])}), judge_versions=[judge], qa_sample=0)
+    small = run_sweep(dataset=dataset_of_calls("one", {"a": ("fr", ["Un"])}), judge_versions=[judge], qa_sample=0)
     texts = [f"Phrase {n} [[r=2]]" for n in range(6)]
     large = run_sweep(
-        dataset=make_dataset("many", {f"c{n}": ("fr", texts) for n in range(4)}), judge_versions=[judge], qa_sample=0
+        dataset=dataset_of_calls("many", {f"c{n}": ("fr", texts) for n in range(4)}),
+        judge_versions=[judge],
+        qa_sample=0,
     )
     # the token, its last-used stamp, the sweep, its judge versions, their judges, its signature versions
     for sweep in (small, large):

@@ -38,7 +38,7 @@ def test_a_sweep_request_with_nan_or_a_repeated_key_is_refused(make_user, body, 
 @pytest.fixture
 def lead_token(make_user):
     store_judge("conciseness")
-    make_dataset("api-calls", {"a": ("en", ["Hello"])})
+    dataset_of_calls("api-calls", {"a": ("en", ["Hello"])})
     return api_token_create(user=make_user("lea", role="lead"), name="ci", scopes=[RUN_SWEEPS])[1]
 
 
