@@ -1,15 +1,21 @@
-"""Is the queue fast with 100k open items? Times the queue page and the next-item claim, and shows
-PostgreSQL's plans for the page's top list, its counts and the claim (index scans, never a Seq Scan
-on the items).
+"""Do the queue, the review screen, claim and submit stay fast and at a fixed number of queries as the
+data grows? Builds N judged turns and prints, per operation, the median time and the queries it ran.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/tribunal_bench_queue .venv/bin/python bench/review_queue.py
-    DATABASE_URL=... .venv/bin/python bench/review_queue.py --reuse --profile   # keep the items, list each query
-    .venv/bin/python bench/review_queue.py --items 20000          # SQLite file under var/ when DATABASE_URL is unset
+    DATABASE_URL=... .venv/bin/python bench/review_queue.py --judged 111112 --reuse   # ~1M turns; keep the data
+    .venv/bin/python bench/review_queue.py --judged 20000    # SQLite file under var/ when DATABASE_URL is unset
+    ... --profile    # also list each query of each operation with its time, and PostgreSQL's plans
 
-Use a database of its own: it is migrated first and the bench dataset (and its items) replaced. Each
-figure is the median of --repeats requests through Django's test client, as a logged-in reviewer of
-one language (fr, which covers fr and fr-CA: 40% of the items) in a queue holding five languages,
-and as a lead who sees all of them.
+The workload: --judged conversations of 9 messages (user and agent turns, the last agent turn judged by
+an imported verdict with an imported gold label), every judged turn queued for review: a third because
+the judge differs from gold, a third unresolved, a third a QA sample needing two reviews; five
+languages. Use a database of its own: it is migrated first and the bench dataset replaced (kept with
+--reuse when its size matches). Each figure is the median of --repeats requests through Django's test
+client (in-process: views, templates, SQL), as a reviewer of fr (fr and fr-CA: 40% of the items) and as
+a lead; the query counts include the request's session, user and profile reads (and a write's BEGIN
+and COMMIT). "This process's CPU" is the time the bench process itself spent (views, templates, the
+ORM; on SQLite the SQL too, not PostgreSQL's server time): on a shared machine it tells the code's
+cost apart from waiting for the CPU.
 """
 
 import sys
@@ -20,61 +26,94 @@ sys.path.insert(0, str(ROOT))
 
 import argparse  # noqa: E402
 import os  # noqa: E402
-import re  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
 BENCH_DATASET = "bench-queue"
 LANGUAGES = ["fr", "fr-CA", "de", "ja", "hi"]
-REASONS = [["unresolved"], ["qa_sample"], ["imported"], ["runs_disagree", "qa_sample"], ["judges_disagree"]]
+MESSAGES = 9  # per conversation; the last one (an agent turn) is judged
+BATCH = 5000
 
 
-def setup_database(items: int) -> None:
-    from reviewapp.models import Conversation, Dataset, Judge, ReviewItem, Turn
+def build(judged: int) -> None:
+    """The workload, with bulk inserts (the queue counts follow through their triggers)."""
+    from django.db import transaction
+
+    from reviewapp.models import (
+        Conversation,
+        Dataset,
+        GoldLabel,
+        Judge,
+        JudgeVersion,
+        ReviewItem,
+        Sweep,
+        Turn,
+        Verdict,
+    )
 
     Dataset.objects.filter(name=BENCH_DATASET).delete()
-    dataset = Dataset.objects.create(name=BENCH_DATASET, kind=Dataset.Kind.REVIEW)
     judge, _ = Judge.objects.get_or_create(
         slug="conciseness", defaults={"scale": Judge.Scale.ORDINAL, "scale_min": 1, "scale_max": 3}
     )
-    per_conversation = 20
-    conversations = Conversation.objects.bulk_create(
-        Conversation(dataset=dataset, external_id=f"bench-{c:06d}", language=LANGUAGES[c % len(LANGUAGES)])
-        for c in range(items // per_conversation)
+    version, _ = JudgeVersion.objects.get_or_create(
+        judge=judge, version="bench", defaults={"spec": {"slug": "conciseness"}, "spec_hash": "bench-conciseness"}
     )
-    Turn.objects.bulk_create(
-        (
-            Turn(conversation=c, position=p, role="agent", text=f"Synthetic agent turn {p} of {c.external_id}.")
-            for c in conversations
-            for p in range(per_conversation)
-        ),
-        batch_size=5000,
-    )
-    turns = Turn.objects.filter(conversation__dataset=dataset).values_list(
-        "pk", "conversation_id", "conversation__language"
-    )
-    ReviewItem.objects.bulk_create(
-        (
-            ReviewItem(
-                judge=judge,
-                conversation_id=conversation_id,
-                turn_id=turn_id,
-                dataset=dataset,
-                language=language,
-                reasons=REASONS[turn_id % len(REASONS)],
-                priority=(100, 200, 250, 300)[turn_id % 4],
+    with transaction.atomic():
+        dataset = Dataset.objects.create(name=BENCH_DATASET, kind=Dataset.Kind.REVIEW, blind_review=False)
+        sweep = Sweep.objects.create(kind=Sweep.Kind.IMPORT, dataset=dataset, status=Sweep.Status.DONE)
+        for start in range(0, judged, BATCH):
+            conversations = Conversation.objects.bulk_create(
+                Conversation(dataset=dataset, external_id=f"bench-{c:07d}", language=LANGUAGES[c % len(LANGUAGES)])
+                for c in range(start, min(judged, start + BATCH))
             )
-            for turn_id, conversation_id, language in turns.iterator(chunk_size=5000)
-        ),
-        batch_size=5000,
-    )
+            turns = Turn.objects.bulk_create(
+                Turn(
+                    conversation=c,
+                    position=p,
+                    role="user" if p % 2 else "agent",
+                    text=f"Message {p} of {c.external_id}: the flight leaves at 9:40 from gate 12.",
+                )
+                for c in conversations
+                for p in range(MESSAGES)
+            )
+            last = turns[MESSAGES - 1 :: MESSAGES]
+            Verdict.objects.bulk_create(
+                Verdict(
+                    sweep=sweep,
+                    judge_version=version,
+                    conversation=t.conversation,
+                    turn=t,
+                    tier=Verdict.Tier.IMPORTED,
+                    status=Verdict.Status.RESOLVED if n % 3 != 1 else Verdict.Status.UNRESOLVED,
+                    rating=(3 if n % 3 == 0 else 2) if n % 3 != 1 else None,
+                    explanation="Long for speech.",
+                )
+                for n, t in enumerate(last, start)
+            )
+            GoldLabel.objects.bulk_create(
+                GoldLabel(judge=judge, conversation=t.conversation, turn=t, source=GoldLabel.Source.IMPORTED, rating=2)
+                for t in last
+            )
+            ReviewItem.objects.bulk_create(
+                ReviewItem(
+                    judge=judge,
+                    conversation=t.conversation,
+                    turn=t,
+                    dataset=dataset,
+                    language=t.conversation.language,
+                    reasons=[("gold_disagrees", "unresolved", "qa_sample")[n % 3]],
+                    priority=(250, 300, 100)[n % 3],
+                    reviews_required=2 if n % 3 == 2 else 1,
+                )
+                for n, t in enumerate(last, start)
+            )
 
 
-def setup_people() -> None:
-    """A reviewer of fr (fr and fr-CA) and a lead, with no review or skip left from an earlier run."""
+def reset_people():
+    """A reviewer of fr (fr and fr-CA) and a lead; no review, skip or claim left from an earlier run."""
     from django.contrib.auth import get_user_model
 
-    from reviewapp.models import Profile, Review, ReviewItem, ReviewSkip, Role
+    from reviewapp.models import AuditEvent, Comment, Profile, Review, ReviewItem, ReviewSkip, Role
 
     user, _ = get_user_model().objects.get_or_create(username="bench-reviewer")
     Profile.objects.update_or_create(user=user, defaults={"role": Role.REVIEWER, "languages": ["fr"]})
@@ -82,166 +121,118 @@ def setup_people() -> None:
     Profile.objects.update_or_create(user=lead, defaults={"role": Role.LEAD, "languages": []})
     ReviewSkip.objects.filter(item__dataset__name=BENCH_DATASET).delete()
     Review.objects.filter(item__dataset__name=BENCH_DATASET).delete()
-    ReviewItem.objects.filter(dataset__name=BENCH_DATASET).exclude(status="open").update(
+    Comment.objects.filter(author=user).delete()
+    AuditEvent.objects.filter(actor__in=[user, lead]).delete()
+    ReviewItem.objects.filter(dataset__name=BENCH_DATASET).exclude(status="open", claimed_by=None).update(
         status="open", claimed_by=None, lease_expires_at=None
     )
-
-
-def timed(call, repeats: int) -> tuple[float, float]:
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples), max(samples)
+    return user, lead
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--items", type=int, default=100_000)
-    parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--reuse", action="store_true", help="keep the items of an earlier run when the count matches")
-    parser.add_argument(
-        "--profile", action="store_true", help="print each query (page, claim, skip) with its time, and the full plans"
-    )
+    parser.add_argument("--judged", type=int, default=100_000, help="judged turns (= conversations = items)")
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--labels", type=int, default=200, help="labels the reviewer gives before 'after labels'")
+    parser.add_argument("--reuse", action="store_true", help="keep the data of an earlier run when its size matches")
+    parser.add_argument("--profile", action="store_true", help="list each operation's queries with their times")
     args = parser.parse_args()
     if not os.environ.get("DATABASE_URL"):
         (ROOT / "var").mkdir(exist_ok=True)
         database = ROOT / "var" / "bench_queue.sqlite3"
-        database.unlink(missing_ok=True)
+        if not args.reuse:
+            database.unlink(missing_ok=True)
         os.environ["DATABASE_URL"] = f"sqlite:///{database}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewapp.settings")
     os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver")
     import django
 
     django.setup()
-    from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
     from django.urls import reverse
-    from django.utils import timezone
 
-    from reviewapp.models import ReviewItem
-    from reviewapp.selectors.queue import (
-        ACTIVE,
-        QueueFilters,
-        claim_candidates,
-        count_rows,
-        held_item,
-        review_languages,
-        top_items,
-        walked,
-    )
-    from reviewapp.services import reviews
+    from reviewapp.models import ReviewItem, Turn
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
-    if not (args.reuse and ReviewItem.objects.filter(dataset__name=BENCH_DATASET).count() == args.items):
-        setup_database(args.items)
-    setup_people()
-    print(
-        f"database: {connection.vendor}; {ReviewItem.objects.count()} items ready in {time.perf_counter() - started:.1f} s"
-    )
+    if not (args.reuse and ReviewItem.objects.filter(dataset__name=BENCH_DATASET).count() == args.judged):
+        build(args.judged)
+    user, lead = reset_people()
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            # What autovacuum does soon after a bulk load: statistics, and the visibility map that lets
-            # the counts read the partial index alone.
-            cursor.execute("VACUUM ANALYZE reviewapp_reviewitem")
-
-    User = get_user_model()
-    user = User.objects.get(username="bench-reviewer")
-    client = Client()
-    client.force_login(user)
-    lead_client = Client()
-    lead_client.force_login(User.objects.get(username="bench-lead"))
-
-    def queue_page(as_client=client):
-        assert as_client.get(reverse("queue_index")).status_code == 200
-
-    skip_times = []
-
-    def next_item():
-        # Claim (or resume), then skip, which gives the item back and claims the next one: a fresh
-        # claim every time, the way a reviewer moves through the queue.
-        response = client.post(reverse("queue_next"))
-        assert response.status_code == 302 and "/review/" in response.url, response.url
-        item_id = int(response.url.rstrip("/").rsplit("/", 1)[1])
-        started = time.perf_counter()
-        response = client.post(reverse("review_skip", args=[item_id]), {"reason": "bench"})
-        skip_times.append((time.perf_counter() - started) * 1000)
-        assert response.status_code == 302 and "/review/" in response.url, response.url
-
-    def show_queries(label, queries):
-        print(f"{label}: {len(queries)} queries")
-        if args.profile:
-            for query in queries.captured_queries:
-                sql = " ".join(query["sql"].split())
-                print(f"  {float(query['time']) * 1000:8.1f} ms  {sql[:150]}")
-
-    with CaptureQueriesContext(connection) as queries:
-        queue_page()
-    show_queries("queue page (reviewer)", queries)
-    median, worst = timed(queue_page, args.repeats)
-    print(f"queue page (reviewer, fr): median {median:.1f} ms, max {worst:.1f} ms over {args.repeats} requests")
-    with CaptureQueriesContext(connection) as queries:
-        queue_page(lead_client)
-    show_queries("queue page (lead)", queries)
-    median, worst = timed(lambda: queue_page(lead_client), args.repeats)
-    print(f"queue page (lead, all languages): median {median:.1f} ms, max {worst:.1f} ms over {args.repeats} requests")
-
-    with CaptureQueriesContext(connection) as queries:
-        response = client.post(reverse("queue_next"))
-        assert response.status_code == 302
-    show_queries("next item (claim)", queries)
-    item_id = int(response.url.rstrip("/").rsplit("/", 1)[1])
-    with CaptureQueriesContext(connection) as queries:
-        client.post(reverse("review_skip", args=[item_id]), {"reason": "bench"})
-    show_queries("skip (skip + claim of the next)", queries)
-    median, worst = timed(next_item, args.repeats)
-    print(f"next item, claim + skip: median {median:.1f} ms, max {worst:.1f} ms over {args.repeats} requests")
-    print(f"  of which the skip request (skip + claim of the next): median {statistics.median(skip_times):.1f} ms")
-
-    claim_times = []
-    for _ in range(args.repeats):
-        held = held_item(user=user, now=timezone.now())
-        if held is not None:  # given back outside the timing, so the request below claims a fresh item
-            reviews.item_skip(item=held, user=user, reason="bench")
-        started = time.perf_counter()
-        response = client.post(reverse("queue_next"))
-        claim_times.append((time.perf_counter() - started) * 1000)
-        assert response.status_code == 302 and "/review/" in response.url, response.url
+            cursor.execute("VACUUM ANALYZE")  # what autovacuum does soon after a bulk load
     print(
-        f"next item, the claim request alone: median {statistics.median(claim_times):.1f} ms, "
-        f"max {max(claim_times):.1f} ms over {args.repeats} requests"
+        f"{connection.vendor}: {ReviewItem.objects.count()} items, {Turn.objects.count()} turns, "
+        f"ready in {time.perf_counter() - started:.1f} s"
     )
 
-    if connection.vendor == "postgresql":
-        from django.db import transaction
+    reviewer, lead_client = Client(), Client()
+    reviewer.force_login(user)
+    lead_client.force_login(lead)
+    queue = reverse("queue_index")
+    mine = ReviewItem.objects.filter(dataset__name=BENCH_DATASET, language__in=["fr", "fr-CA"], status="open")
+    middle = mine.order_by("-priority", "id").values_list("priority", "pk")[mine.count() // 2]
 
-        def plan(title, queryset):
-            text = queryset.explain(analyze=True)
-            scans = sorted(
-                {
-                    re.sub(r' "\w+"$', "", line.split("->")[-1].split("  (")[0].strip())
-                    for line in text.splitlines()
-                    if " Scan " in line and "Subquery Scan" not in line
-                }
-            )
-            seq = "Seq Scan on reviewapp_reviewitem" in text
-            print(f"\nEXPLAIN ANALYZE, {title}: {'SEQ SCAN on the items' if seq else 'no seq scan on the items'}")
-            print("  scans: " + "; ".join(scans))
-            if args.profile:
-                print(text)
+    def held_item_id() -> int:
+        response = reviewer.post(reverse("queue_next"))
+        assert response.status_code == 302 and "/review/" in response.url, response.url
+        return int(response.url.rstrip("/").rsplit("/", 1)[1])
 
-        languages = review_languages(user=user)
-        plan("the queue page's top 50", top_items(user=user, filters=QueueFilters(), languages=languages))
-        plan("the queue page's counts", count_rows(user=user, languages=languages, statuses=ACTIVE))
-        with transaction.atomic():
-            now = timezone.now()
-            candidates = claim_candidates(user=user, filters=None, now=now, languages=languages)
-            plan("the claim's first 10", walked(candidates, statuses=ACTIVE, languages=languages, limit=10))
+    def submit(item_id: int) -> None:
+        response = reviewer.post(reverse("review_item", args=[item_id]), {"rating": "2"})
+        assert response.status_code == 302, (response.status_code, response.content[:500])
+
+    def report(label: str, call, *, prepare=None) -> None:
+        samples, cpu, counts = [], [], set()
+        for _ in range(args.repeats):
+            argument = prepare() if prepare else None
+            with CaptureQueriesContext(connection) as queries:
+                start, start_cpu = time.perf_counter(), time.process_time()
+                call(argument) if prepare else call()
+                samples.append((time.perf_counter() - start) * 1000)
+                cpu.append((time.process_time() - start_cpu) * 1000)
+            counts.add(len(queries))
+        median = statistics.median(samples)
+        shown = "/".join(str(c) for c in sorted(counts))
+        print(
+            f"{label:<46} median {median:6.1f} ms  max {max(samples):6.1f} ms  "
+            f"this process's CPU {statistics.median(cpu):5.1f} ms  {shown:>5} queries"
+        )
+        if args.profile:
+            for query in queries.captured_queries:
+                print(f"    {float(query['time']) * 1000:7.2f} ms  {' '.join(query['sql'].split())[:160]}")
+
+    def get(client, params=None, **extra):
+        return lambda: client.get(queue, params or {}, **extra).status_code == 200 or sys.exit("queue page failed")
+
+    report("queue page (reviewer, fr)", get(reviewer))
+    report("queue page, a middle page (keyset)", get(reviewer, {"after": f"{middle[0]}:{middle[1]}"}))
+    report("queue page, filtered (judge differs from gold)", get(reviewer, {"reason": "gold_disagrees"}))
+    report("queue page, htmx fragment", get(reviewer, HTTP_HX_REQUEST="true"))
+    report("queue page (lead, all languages)", get(lead_client))
+    report("review screen", lambda item_id: reviewer.get(reverse("review_item", args=[item_id])), prepare=held_item_id)
+    report("next item (claim)", lambda _: held_item_id(), prepare=lambda: reset_claim(user))
+    report("submit a label (and claim the next)", submit, prepare=held_item_id)
+    for _ in range(args.labels):
+        submit(held_item_id())
+    report(f"queue page after {args.labels + args.repeats} labels", get(reviewer))
+    report("next item after labels (claim)", lambda _: held_item_id(), prepare=lambda: reset_claim(user))
+    report("submit after labels", submit, prepare=held_item_id)
+
+
+def reset_claim(user) -> None:
+    """Give back the reviewer's held item (untimed), so the timed request claims a fresh one."""
+    from django.utils import timezone
+
+    from reviewapp.selectors.queue import held_item
+    from reviewapp.services import reviews
+
+    held = held_item(user=user, now=timezone.now())
+    if held is not None:
+        reviews.item_skip(item=held, user=user, reason="bench")
 
 
 if __name__ == "__main__":

@@ -163,6 +163,23 @@ class ReviewItemAdmin(admin.ModelAdmin):
     raw_id_fields = ("conversation", "turn", "dataset", "claimed_by")
 
 
+@admin.register(models.QueueCount)
+class QueueCountAdmin(admin.ModelAdmin):
+    """Read only: database triggers keep these counts (migration 0010_queue_counts)."""
+
+    list_display = ("language", "judge", "dataset", "status", "reasons", "n")
+    list_filter = ("status", "language", "judge")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(models.Review)
 class ReviewAdmin(admin.ModelAdmin):
     list_display = ("id", "item", "reviewer", "rating", "label", "created_at")

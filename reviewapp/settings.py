@@ -203,8 +203,8 @@ VERDICT_RAW_TEXT_MAX_CHARS = env.int("VERDICT_RAW_TEXT_MAX_CHARS", default=4000)
 # --- Tribunal ---------------------------------------------------------------------------------
 # Sweeps: targets per Celery task, concurrent LLM calls inside one task, an optional dedicated queue
 # (run `celery -A reviewapp worker -Q llm` for it), and a chunk's soft time limit in seconds.
-TRIBUNAL_SWEEP_CHUNK_SIZE = env.int("TRIBUNAL_SWEEP_CHUNK_SIZE", default=50)
-TRIBUNAL_SWEEP_LLM_THREADS = env.int("TRIBUNAL_SWEEP_LLM_THREADS", default=32)
+TRIBUNAL_SWEEP_CHUNK_SIZE = env.int("TRIBUNAL_SWEEP_CHUNK_SIZE", default=128)
+TRIBUNAL_SWEEP_LLM_THREADS = env.int("TRIBUNAL_SWEEP_LLM_THREADS", default=128)
 TRIBUNAL_SWEEP_QUEUE = env.str("TRIBUNAL_SWEEP_QUEUE", default="")
 # A chunk's calls go out in ceil(chunk size / LLM threads) waves, each at most LLM_MAX_ATTEMPTS x
 # OPENAI_TIMEOUT_SECONDS: the default soft limit covers that, and is never below 300 s.

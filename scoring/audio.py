@@ -15,6 +15,8 @@ import wave
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from scoring.errors import TribunalError
+
 # EVA's judges that listen to the audio rather than read a transcript (judge.yaml keys).
 EVA_AUDIO_JUDGES = frozenset({"agent_speech_fidelity", "tts_fidelity", "user_speech_fidelity"})
 # Whose speech EVA's conversation-level audio judges hear: EVA sends one speaker's own recording; from
@@ -24,7 +26,7 @@ AUDIO_FORMAT = "wav"
 JOIN_PAUSE_MS = 1000
 
 
-class AudioError(ValueError):
+class AudioError(TribunalError, ValueError):
     """Audio that cannot be read or cut as asked."""
 
 

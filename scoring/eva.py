@@ -32,7 +32,16 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
-from .parsing import RESOLVED, JudgeResult, _AnswerProblem, extract_json_object, extract_json_value, unresolved
+from .parsing import (
+    RESOLVED,
+    UNRESOLVED,
+    JudgeResult,
+    ProblemCode,
+    _AnswerProblem,
+    extract_json_object,
+    extract_json_value,
+    unresolved,
+)
 
 PER_TURN = "per_turn"  # a JSON array of turn entries
 TURNS_OBJECT = "turns_object"  # {"turns": [turn entries]}
@@ -662,10 +671,10 @@ def _turn_result(profile: EvaProfile, turn_id: int, entry: Mapping[str, Any]) ->
             return TurnAnswer(
                 turn_id,
                 JudgeResult(
-                    status="unresolved",
+                    status=UNRESOLVED,
                     problem=f"{where}: not rated (rating is null)",
                     explanation=explanation,
-                    problem_code="uncertain",
+                    problem_code=ProblemCode.UNCERTAIN,
                 ),
                 not_rated=True,
             )
@@ -751,7 +760,7 @@ def _entity_result(profile: EvaProfile, turn_id: int, entry: Mapping[str, Any]) 
         # EVA scores such a turn -1, "not applicable", and leaves it out of every figure.
         return TurnAnswer(
             turn_id,
-            JudgeResult(status="unresolved", problem=f"{where}: not rated (no entity to check)", explanation=summary),
+            JudgeResult(status=UNRESOLVED, problem=f"{where}: not rated (no entity to check)", explanation=summary),
             not_rated=True,
         )
     passed = correct == counted

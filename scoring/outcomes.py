@@ -47,6 +47,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, cast
 
+from scoring.errors import TribunalError
+
 Kind = Literal["ordinal", "binary", "weighted", "label"]
 KINDS: tuple[Kind, ...] = ("ordinal", "binary", "weighted", "label")
 PASS, FAIL = "pass", "fail"
@@ -54,7 +56,7 @@ PASS, FAIL = "pass", "fail"
 MAX_ORDINAL_POINTS = 101
 
 
-class OutcomeRuleError(ValueError):
+class OutcomeRuleError(TribunalError, ValueError):
     """A judge declaration that cannot be scored (unknown kind, unbounded ordinal scale ...)."""
 
 

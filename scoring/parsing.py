@@ -32,36 +32,48 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 
 from .hedges import hedge_in
 from .rubric import rubric_aggregate, weighted_aggregate
 from .specs import JudgeSpec
 from .strictjson import StrictJSONError, strict_loads
 
-RESOLVED = "resolved"
-UNRESOLVED = "unresolved"
 
-# Why an answer is unresolved, as a code that triage and pages read (the prose is for people).
-ProblemCode = Literal[
-    "",  # resolved
-    "empty",  # no answer text
-    "bad_json",  # not one JSON object (prose, several fences, syntax error)
-    "duplicate_key",  # the same key twice: which value did the judge mean?
-    "non_finite",  # NaN, Infinity or a number too large
-    "bad_char",  # NUL or a lone surrogate in a string
-    "too_deep",  # nesting deeper than scoring.strictjson.MAX_DEPTH
-    "not_object",  # JSON, but not an object
-    "uncertain",  # the judge flagged itself uncertain, or gave a null rating
-    "hedged",  # the explanation hedges about the rating ("maybe 2?", "hard to say")
-    "missing_key",  # a required key, sub-metric or criterion is missing
-    "bad_type",  # a value of the wrong type (a string rating, a non-list of failure modes)
-    "out_of_range",  # a rating or score outside the scale, or not a whole scale point
-    "contradiction",  # a rubric criterion whose passed contradicts its score
-    "invalid",  # any other refusal
-]
+class ResultStatus(StrEnum):
+    """Whether the judge's answer decided the rating (a str, so it is stored and compared as its value)."""
+
+    RESOLVED = "resolved"
+    UNRESOLVED = "unresolved"
+
+
+RESOLVED = ResultStatus.RESOLVED
+UNRESOLVED = ResultStatus.UNRESOLVED
+
+
+class ProblemCode(StrEnum):
+    """Why an answer is unresolved, as a code that triage and pages read (the prose is for people)."""
+
+    NONE = ""  # resolved
+    EMPTY = "empty"  # no answer text
+    BAD_JSON = "bad_json"  # not one JSON object (prose, several fences, syntax error)
+    DUPLICATE_KEY = "duplicate_key"  # the same key twice: which value did the judge mean?
+    NON_FINITE = "non_finite"  # NaN, Infinity or a number too large
+    BAD_CHAR = "bad_char"  # NUL or a lone surrogate in a string
+    TOO_DEEP = "too_deep"  # nesting deeper than scoring.strictjson.MAX_DEPTH
+    NOT_OBJECT = "not_object"  # JSON, but not an object
+    UNCERTAIN = "uncertain"  # the judge flagged itself uncertain, or gave a null rating
+    HEDGED = "hedged"  # the explanation hedges about the rating ("maybe 2?", "hard to say")
+    MISSING_KEY = "missing_key"  # a required key, sub-metric or criterion is missing
+    BAD_TYPE = "bad_type"  # a value of the wrong type (a string rating, a non-list of failure modes)
+    OUT_OF_RANGE = "out_of_range"  # a rating or score outside the scale, or not a whole scale point
+    CONTRADICTION = "contradiction"  # a rubric criterion whose passed contradicts its score
+    INVALID = "invalid"  # any other refusal
+
+
 # Codes that mean "the judge itself would not decide": triage sends these to people as uncertain.
-UNCERTAIN_CODES: frozenset[str] = frozenset({"uncertain", "hedged"})
+UNCERTAIN_CODES: frozenset[ProblemCode] = frozenset({ProblemCode.UNCERTAIN, ProblemCode.HEDGED})
 # Where else a judge explains itself: a hedge there counts as much as in `explanation`.
 REASONING_KEYS = ("reasoning", "rationale", "justification", "analysis")
 # `uncertain` values that mean "no": anything else (true, 1, "true", "yes", "maybe", 0.5 ...) is uncertain.
@@ -72,7 +84,7 @@ _FENCE = re.compile(r"^```[ \t]*(?:json|JSON)?[ \t]*\n(?P<body>.*?)\n?```$", re.
 
 @dataclass(frozen=True)
 class JudgeResult:
-    status: str
+    status: ResultStatus
     rating: float | None = None
     label: str = ""
     passed: bool | None = None
@@ -80,7 +92,12 @@ class JudgeResult:
     sub_scores: Mapping[str, float] = field(default_factory=dict)
     explanation: str = ""
     problem: str = ""
-    problem_code: ProblemCode = ""
+    problem_code: ProblemCode = ProblemCode.NONE
+
+    def __post_init__(self) -> None:
+        # Codes given as their text (records read back, EVA's parsers) become the enum; an unknown one raises.
+        object.__setattr__(self, "status", ResultStatus(self.status))
+        object.__setattr__(self, "problem_code", ProblemCode(self.problem_code))
 
     @property
     def resolved(self) -> bool:
@@ -92,22 +109,28 @@ class JudgeResult:
 
 
 def unresolved(
-    problem: str, *, explanation: str = "", flags: tuple[str, ...] = (), code: ProblemCode = "invalid"
+    problem: str,
+    *,
+    explanation: str = "",
+    flags: tuple[str, ...] = (),
+    code: ProblemCode | str = ProblemCode.INVALID,
 ) -> JudgeResult:
-    return JudgeResult(status=UNRESOLVED, problem=problem, explanation=explanation, flags=flags, problem_code=code)
+    return JudgeResult(
+        status=UNRESOLVED, problem=problem, explanation=explanation, flags=flags, problem_code=ProblemCode(code)
+    )
 
 
 class _AnswerProblem(Exception):
-    def __init__(self, message: str, code: ProblemCode = "invalid"):
+    def __init__(self, message: str, code: ProblemCode | str = ProblemCode.INVALID):
         super().__init__(message)
-        self.code: ProblemCode = code
+        self.code = ProblemCode(code)
 
 
 def extract_json_object(raw_text: str) -> dict[str, Any]:
     """The answer's JSON object. Raises _AnswerProblem naming what is wrong."""
     data = extract_json_value(raw_text)
     if not isinstance(data, dict):
-        raise _AnswerProblem(f"expected a JSON object, got a JSON {type(data).__name__}", "not_object")
+        raise _AnswerProblem(f"expected a JSON object, got a JSON {type(data).__name__}", ProblemCode.NOT_OBJECT)
     return data
 
 
@@ -116,26 +139,26 @@ def extract_json_value(raw_text: str) -> Any:
     duplicate keys, NaN/Infinity, NUL, lone surrogates and deep nesting are refused with their code."""
     text = (raw_text or "").strip()
     if not text:
-        raise _AnswerProblem("empty answer", "empty")
+        raise _AnswerProblem("empty answer", ProblemCode.EMPTY)
     if text.startswith("```"):
         match = _FENCE.match(text)
         if match is None:
-            raise _AnswerProblem("the ``` fence is not closed, or text follows it", "bad_json")
+            raise _AnswerProblem("the ``` fence is not closed, or text follows it", ProblemCode.BAD_JSON)
         text = match.group("body").strip()
         if "```" in text:
-            raise _AnswerProblem("more than one fenced block", "bad_json")
+            raise _AnswerProblem("more than one fenced block", ProblemCode.BAD_JSON)
     try:
         return strict_loads(text)
     except StrictJSONError as exc:
         at = f" at {exc.path}" if exc.path and exc.code != "duplicate_key" else ""
-        raise _AnswerProblem(f"{exc.message}{at}", exc.code) from exc  # type: ignore[arg-type]
+        raise _AnswerProblem(f"{exc.message}{at}", exc.code) from exc
 
 
 def uncertain_flag(data: Mapping[str, Any]) -> bool:
     """True when the answer flags itself uncertain, whatever the JSON type (`uncertain` or `unsure`):
     false, 0, null, "" and the strings false/no/0/n/f (any case) mean certain; every other value -
     true, 1, "true", "yes", "maybe", 0.5, a list - is a judge unsure of its answer."""
-    for key in ("uncertain", "unsure"):
+    for key in (ProblemCode.UNCERTAIN, "unsure"):
         if key not in data:
             continue
         value = data[key]
@@ -159,7 +182,7 @@ def _string_list(data: Mapping[str, Any], key: str) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise _AnswerProblem(f"{key!r} must be a list of strings", "bad_type")
+        raise _AnswerProblem(f"{key!r} must be a list of strings", ProblemCode.BAD_TYPE)
     return [v.strip() for v in value if v.strip()]
 
 
@@ -168,7 +191,7 @@ def _explanation(data: Mapping[str, Any]) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise _AnswerProblem("'explanation' must be a string", "bad_type")
+        raise _AnswerProblem("'explanation' must be a string", ProblemCode.BAD_TYPE)
     return value.strip()
 
 
@@ -184,14 +207,16 @@ def parse_answer(spec: JudgeSpec, raw_text: str) -> JudgeResult:
         explanation = _explanation(data)
         if uncertain_flag(data):
             return unresolved(
-                f"the judge said it is uncertain: {_shorten(explanation)}", explanation=explanation, code="uncertain"
+                f"the judge said it is uncertain: {_shorten(explanation)}",
+                explanation=explanation,
+                code=ProblemCode.UNCERTAIN,
             )
         hedge = hedge_in("\n".join([explanation, *(data[k] for k in REASONING_KEYS if isinstance(data.get(k), str))]))
         if hedge:
             return unresolved(
                 f"the explanation hedges about the answer ({hedge!r}): {_shorten(explanation)}",
                 explanation=explanation,
-                code="hedged",
+                code=ProblemCode.HEDGED,
             )
         missing = [key for key in spec.required_keys if key not in data]
         if missing:
@@ -224,20 +249,22 @@ def _flags(spec: JudgeSpec, data: Mapping[str, Any]) -> list[str]:
 
 def _rating(spec: JudgeSpec, data: Mapping[str, Any], explanation: str) -> float:
     if "rating" not in data:
-        raise _AnswerProblem("missing required key(s): rating", "missing_key")
+        raise _AnswerProblem("missing required key(s): rating", ProblemCode.MISSING_KEY)
     value = data["rating"]
     if value is None:
         said = f": {_shorten(explanation)}" if explanation else ""
-        raise _AnswerProblem(f"the judge gave no rating (rating is null){said}", "uncertain")
+        raise _AnswerProblem(f"the judge gave no rating (rating is null){said}", ProblemCode.UNCERTAIN)
     if not _is_number(value):
-        raise _AnswerProblem(f"rating {value!r} is not a number", "bad_type")
+        raise _AnswerProblem(f"rating {value!r} is not a number", ProblemCode.BAD_TYPE)
     rating = float(value)
     if spec.scale in ("binary", "ordinal") and not rating.is_integer():
-        raise _AnswerProblem(f"rating {value!r} is not a whole point of the {spec.scale} scale", "out_of_range")
+        raise _AnswerProblem(
+            f"rating {value!r} is not a whole point of the {spec.scale} scale", ProblemCode.OUT_OF_RANGE
+        )
     low = 0.0 if spec.scale == "binary" and spec.scale_min is None else spec.scale_min
     high = 1.0 if spec.scale == "binary" and spec.scale_max is None else spec.scale_max
     if (low is not None and rating < low) or (high is not None and rating > high):
-        raise _AnswerProblem(f"rating {value!r} is outside the scale {low:g}..{high:g}", "out_of_range")
+        raise _AnswerProblem(f"rating {value!r} is outside the scale {low:g}..{high:g}", ProblemCode.OUT_OF_RANGE)
     return rating
 
 
@@ -261,19 +288,19 @@ def _rated(spec: JudgeSpec, data: Mapping[str, Any], explanation: str, flags: li
 def _weighted(spec: JudgeSpec, data: Mapping[str, Any], explanation: str, flags: list[str]) -> JudgeResult:
     raw = data.get("sub_scores")
     if not isinstance(raw, dict):
-        raise _AnswerProblem("'sub_scores' must be an object of sub-metric scores", "bad_type")
+        raise _AnswerProblem("'sub_scores' must be an object of sub-metric scores", ProblemCode.BAD_TYPE)
     missing = [name for name in spec.sub_metrics if name not in raw]
     if missing:
-        raise _AnswerProblem(f"missing sub-metric(s): {', '.join(missing)}", "missing_key")
+        raise _AnswerProblem(f"missing sub-metric(s): {', '.join(missing)}", ProblemCode.MISSING_KEY)
     scores: dict[str, float] = {}
     for name in spec.sub_metrics:
         value = raw[name]
         if value is None:
-            raise _AnswerProblem(f"sub-metric {name} has no score (null)", "uncertain")
+            raise _AnswerProblem(f"sub-metric {name} has no score (null)", ProblemCode.UNCERTAIN)
         if not _is_number(value):
-            raise _AnswerProblem(f"sub-metric {name} score {value!r} is not a number", "bad_type")
+            raise _AnswerProblem(f"sub-metric {name} score {value!r} is not a number", ProblemCode.BAD_TYPE)
         if not 0 <= value <= 100:
-            raise _AnswerProblem(f"sub-metric {name} score {value!r} is outside 0..100", "out_of_range")
+            raise _AnswerProblem(f"sub-metric {name} score {value!r} is outside 0..100", ProblemCode.OUT_OF_RANGE)
         scores[name] = float(value)
     flags.extend(f"unknown_sub_metric:{name}" for name in raw if name not in spec.sub_metrics)
     outcome = weighted_aggregate(
@@ -304,16 +331,16 @@ def _criterion_score(name: str, threshold: float, value: Any) -> float:
     if _is_number(value):
         return float(value)
     if not isinstance(value, dict):
-        raise _AnswerProblem(f"criterion {name} must be an object with 'score' and/or 'passed'", "bad_type")
+        raise _AnswerProblem(f"criterion {name} must be an object with 'score' and/or 'passed'", ProblemCode.BAD_TYPE)
     score, said = value.get("score"), value.get("passed")
     if score is None and said is None:
-        raise _AnswerProblem(f"criterion {name} has neither a score nor passed", "missing_key")
+        raise _AnswerProblem(f"criterion {name} has neither a score nor passed", ProblemCode.MISSING_KEY)
     if said is not None and not isinstance(said, bool):
-        raise _AnswerProblem(f"criterion {name} 'passed' must be true or false", "bad_type")
+        raise _AnswerProblem(f"criterion {name} 'passed' must be true or false", ProblemCode.BAD_TYPE)
     if score is None:
         return 1.0 if said else 0.0
     if not _is_number(score):
-        raise _AnswerProblem(f"criterion {name} score {score!r} is not a number", "bad_type")
+        raise _AnswerProblem(f"criterion {name} score {score!r} is not a number", ProblemCode.BAD_TYPE)
     if said is not None and said != (float(score) >= threshold):
         raise _AnswerProblem(
             f"criterion {name}: passed={str(said).lower()} contradicts score {score!r}", "contradiction"
@@ -324,10 +351,10 @@ def _criterion_score(name: str, threshold: float, value: Any) -> float:
 def _rubric(spec: JudgeSpec, data: Mapping[str, Any], explanation: str, flags: list[str]) -> JudgeResult:
     raw = data.get("criteria")
     if not isinstance(raw, dict):
-        raise _AnswerProblem("'criteria' must be an object of criterion results", "bad_type")
+        raise _AnswerProblem("'criteria' must be an object of criterion results", ProblemCode.BAD_TYPE)
     missing = [c.name for c in spec.criteria if c.name not in raw]
     if missing:
-        raise _AnswerProblem(f"missing criterion result(s): {', '.join(missing)}", "missing_key")
+        raise _AnswerProblem(f"missing criterion result(s): {', '.join(missing)}", ProblemCode.MISSING_KEY)
     scores = {c.name: _criterion_score(c.name, c.threshold, raw[c.name]) for c in spec.criteria}
     flags.extend(f"unknown_criterion:{name}" for name in raw if name not in scores)
     outcome = rubric_aggregate(spec.criteria, scores)

@@ -18,10 +18,12 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from scoring.errors import TribunalError
+
 KEY_PREFIX = "ratelimit:"
 
 
-class RateLimitTimeout(TimeoutError):
+class RateLimitTimeout(TribunalError, TimeoutError):
     """Raised by acquire() when the wait for a free slot would exceed max_wait_s."""
 
 

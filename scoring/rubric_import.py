@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scoring.errors import TribunalError
+
 from .specs import Criterion, JudgeSpec, RenderedPrompt, render, validate_spec
 
 # Exit codes of the kill-criterion gate rules; 1 stays the generic gate failure.
@@ -57,7 +59,7 @@ _MODEL = re.compile(r"^\s*(?P<model>[A-Za-z0-9][\w.\-]*)\s+as judge", re.IGNOREC
 _QUOTED_TEMPLATE = re.compile(r"prompt template:\s*'(?P<template>.+)'\s*$", re.IGNORECASE | re.DOTALL)
 
 
-class RubricImportError(ValueError):
+class RubricImportError(TribunalError, ValueError):
     """A rubric generator file that cannot become a judge: says file, line and field."""
 
 

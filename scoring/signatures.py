@@ -23,6 +23,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from scoring.errors import TribunalError
+
 KINDS = ("substring", "stem", "regex")
 DECLINE_INTENTS = frozenset({"decline", "refusal"})
 NO_SPACE_LANGUAGES = frozenset({"ja", "ko", "zh"})
@@ -32,7 +34,7 @@ _SENTENCE_END = re.compile(r"[.!?;\u0964\u0965\u3002\uff01\uff1f\uff1b]+|\n+")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\uff07": "'"})
 
 
-class SignatureError(ValueError):
+class SignatureError(TribunalError, ValueError):
     """A signature rule that cannot be used as written."""
 
 

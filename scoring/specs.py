@@ -26,13 +26,14 @@ from typing import Any
 import yaml
 
 from scoring.audio import EVA_AUDIO_JUDGES, EVA_AUDIO_ROLES
+from scoring.errors import TribunalError
 
 LEVELS = ("turn", "conversation")
 SCALES = ("binary", "ordinal", "weighted", "rubric")
 TEMPLATE_SYNTAXES = ("tribunal", "format")
 
 
-class SpecError(ValueError):
+class SpecError(TribunalError, ValueError):
     """A judge spec file that cannot be turned into a JudgeSpec."""
 
 
@@ -84,7 +85,7 @@ class JudgeSpec:
         return f"{self.slug}@{self.version}"
 
 
-class MissingVariable(KeyError):
+class MissingVariable(TribunalError, KeyError):
     """A template asks for a variable that the caller did not provide."""
 
     def __init__(self, name: str, *, judge: str = "", template: str = "", available: tuple[str, ...] = ()):

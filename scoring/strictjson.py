@@ -23,6 +23,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from scoring.errors import TribunalError
+
 MAX_DEPTH = 64
 MAX_INT_DIGITS = 4000
 BAD_CHARS = re.compile("[\x00\ud800-\udfff]")
@@ -30,7 +32,7 @@ BAD_CHARS = re.compile("[\x00\ud800-\udfff]")
 __all__ = ["MAX_DEPTH", "StrictJSONError", "bad_char_problem", "strict_loads"]
 
 
-class StrictJSONError(ValueError):
+class StrictJSONError(TribunalError, ValueError):
     """Refused JSON: `code` says what kind of problem, `path` where (`turns[2].text`), `line`/`column`
     where in the text when known (1-based)."""
 

@@ -509,6 +509,9 @@ class RunningServer:
 
 class _QuietThreadingHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    # A sweep opens a connection per call in flight at once (hundreds); socketserver's default
+    # backlog of 5 drops most of their SYNs, and each dropped one waits a second to retry.
+    request_queue_size = 1024
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that timed out and closed its socket is expected here, not an error.

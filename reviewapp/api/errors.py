@@ -16,12 +16,14 @@ from django.http import Http404, HttpRequest, HttpResponseNotAllowed, JsonRespon
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
+from scoring.errors import TribunalError
+
 log = logging.getLogger(__name__)
 
 SCHEMA_HINT = "see docs/api/openapi.yaml"
 
 
-class ApiError(HttpError):
+class ApiError(TribunalError, HttpError):
     """An answer other than 2xx, with a message for the person reading the CI log."""
 
 

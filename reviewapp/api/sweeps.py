@@ -16,6 +16,7 @@ from ..services import judges as judges_service
 from ..services import sweep_scope
 from ..services import sweeps as sweeps_service
 from ..services.api_tokens import READ_SWEEPS, RUN_SWEEPS
+from ..tasks.sweeps import sweep_queue
 from . import schemas
 from .auth import TokenAuth
 from .errors import ApiError
@@ -131,6 +132,7 @@ def sweep_create(request: HttpRequest, payload: schemas.SweepRequest, response: 
             user=request.user,
             name=payload.name or "",
             scope=_scope(payload),
+            dispatch=sweep_queue,
         )
     except sweeps_service.SweepError as exc:
         raise ApiError(400, str(exc)) from exc

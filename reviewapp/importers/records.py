@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from scoring.errors import TribunalError
 from scoring.hedges import hedge_in
 from scoring.strictjson import StrictJSONError, strict_loads
 
@@ -33,7 +34,7 @@ ROLE_ALIASES = {
 
 
 @dataclass(frozen=True)
-class RecordError(Exception):
+class RecordError(TribunalError):
     """One bad record: where it is (file, line, field) and what is wrong with it."""
 
     file: str

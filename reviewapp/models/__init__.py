@@ -7,7 +7,7 @@ from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Swee
 from .loop import EdgeCase, EdgeCaseTag, ProofRun, VersionProvenance
 from .people import ApiToken, Profile, Role
 from .recovery import SweepChunkLease
-from .review import Adjudication, Category, Comment, GoldLabel, Review, ReviewItem, ReviewSkip
+from .review import Adjudication, Category, Comment, GoldLabel, QueueCount, Review, ReviewItem, ReviewSkip
 from .tier1 import SignatureVersion
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "Profile",
     "PromptText",
     "ProofRun",
+    "QueueCount",
     "Review",
     "ReviewItem",
     "ReviewSkip",

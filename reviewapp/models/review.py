@@ -122,17 +122,38 @@ class ReviewItem(models.Model):
                 condition=Q(status__in=["open", "in_review"]),
                 name="item_active_queue",
             ),
-            # The queue page counts active items per language, judge, dataset, status and reasons from this
-            # index alone (an index-only scan over the items still waiting, never the closed ones).
-            models.Index(
-                fields=["language", "judge", "dataset", "status", "reasons"],
-                condition=Q(status__in=["open", "in_review"]),
-                name="item_active_counts",
-            ),
         ]
 
     def __str__(self) -> str:
         return f"item {self.pk} {self.judge_id} {self.status}"
+
+
+class QueueCount(models.Model):
+    """How many review items share a language, judge, dataset, status and list of reasons.
+
+    Kept by the database itself, in the transaction that writes the items: triggers on the item table
+    (migration 0010_queue_counts) add one to an item's group when it is created or moves in, and take one
+    away when it moves out or is deleted. Every write path keeps it (services, bulk inserts, queryset
+    updates, cascading deletes), and the queue's counts are a read of these few rows at any queue size.
+    Nothing in Python writes it; groups that emptied stay with n = 0.
+    """
+
+    language = models.CharField(max_length=35)
+    judge = models.ForeignKey("reviewapp.Judge", on_delete=models.CASCADE, related_name="+")
+    dataset = models.ForeignKey("reviewapp.Dataset", on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=32, choices=ReviewItem.Status.choices)
+    reasons = models.JSONField(default=list)
+    n = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["language", "judge", "dataset", "status", "reasons"], name="queue_count_group"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.n} {self.status} {self.language} items of judge {self.judge_id}"
 
 
 class Review(models.Model):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reviewapp.models import CallReplay, JudgeCall, Verdict
-from reviewapp.services.judges import spec_of
+from reviewapp.services.judges import judge_version_spec
 from scoring.parsing import JudgeResult, parse_answer
 from scoring.specs import SpecError
 
@@ -43,7 +43,7 @@ def _answer(call: JudgeCall, text: str) -> Answer:
     parsed = None
     if text:
         try:
-            result = parse_answer(spec_of(call.judge_version), text)
+            result = parse_answer(judge_version_spec(call.judge_version), text)
         except (SpecError, KeyError, ValueError):
             result = None  # an imported placeholder spec parses nothing; the raw text is still shown
         parsed = result if isinstance(result, JudgeResult) else None

@@ -89,7 +89,7 @@ def coverage_matrix(*, judge: Judge, version: JudgeVersion | None = None) -> Cov
     exclusions."""
     if version is None:
         version = JudgeVersion.objects.filter(judge=judge).order_by("-created_at", "-pk").first()
-    spec = judges.spec_of(version) if version else None
+    spec = judges.judge_version_spec(version) if version else None
     criteria = list(spec.criteria) if spec else []
     titles = dict((spec.params or {}).get("criterion_titles") or {}) if spec else {}
     cases = list(EdgeCase.objects.filter(judge=judge).order_by("position"))

@@ -204,7 +204,7 @@ def draft_from_corrections(*, version: JudgeVersion, examples_per_language: int 
     """The draft of a new version of `version`'s judge from the corrections to it: a fixed number of
     queries (verdicts, gold, items, reviews, review categories, comments, adjudications, turns)."""
     judge = version.judge
-    spec = judges.spec_of(version)
+    spec = judges.judge_version_spec(version)
     said = _latest_outcomes(judge, version)
     gold = {
         t: g for t, g in judge_gold(judge=judge).items() if g.source in CORRECTION_SOURCES and g.outcome is not None
@@ -350,8 +350,8 @@ def version_detail(*, version: JudgeVersion) -> VersionDetail:
     items: list[ReviewItem] = []
     comments: list[Comment] = []
     if provenance is not None:
-        before = judges.spec_of(provenance.parent).language_guidance
-        after = judges.spec_of(version).language_guidance
+        before = judges.judge_version_spec(provenance.parent).language_guidance
+        after = judges.judge_version_spec(version).language_guidance
         for language in sorted(set(before) | set(after)):
             if before.get(language, "").strip() != after.get(language, "").strip():
                 diffs.append((language, guidance_diff(before.get(language, ""), after.get(language, ""), language)))

@@ -76,7 +76,7 @@ def kill_criteria_check(*, sweep: Sweep, report: GateReport, scope: str = "") ->
         rows_by_version.setdefault(row.judge_version, []).append(row)
     variance = ((sweep.params or {}).get("variance") or {}).get("judge_versions") or {}
     for jv in JudgeVersion.objects.filter(sweeps=sweep).select_related("judge").order_by("judge__slug", "id"):
-        spec = judges.spec_of(jv)
+        spec = judges.judge_version_spec(jv)
         rules = (spec.params or {}).get("kill_criteria") or ()
         required = {c.name for c in spec.criteria if c.required}
         for rule in rules:

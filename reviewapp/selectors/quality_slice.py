@@ -10,6 +10,7 @@ from typing import Any, Literal
 from django.db.models import Q
 
 from scoring import agreement
+from scoring.errors import TribunalError
 
 from ..access import language_match_q
 from ..models import (
@@ -137,7 +138,7 @@ class Slice:
         return "; ".join(parts) or "every dataset, sweep, language and date"
 
 
-class SliceError(ValueError):
+class SliceError(TribunalError, ValueError):
     """A slice naming a dataset or sweep that does not exist, or dates in the wrong order."""
 
 

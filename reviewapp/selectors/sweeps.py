@@ -264,7 +264,7 @@ def gate_report(*, sweep: Sweep, overrides: Mapping[str, float] | None = None) -
     specs = {}
     versions = JudgeVersion.objects.filter(Q(sweeps=sweep) | Q(verdicts__sweep=sweep)).select_related("judge")
     for jv in versions.distinct().order_by("judge__slug", "id"):
-        spec = judges.spec_of(jv)
+        spec = judges.judge_version_spec(jv)
         specs[jv.pk] = spec
         label = spec.key
         threshold, required, source = _threshold_for(spec, OVERALL, overrides)

@@ -13,6 +13,8 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
+from scoring.errors import TribunalError
+
 from .. import access
 from ..models import Adjudication, Category, GoldLabel, Judge, Review, ReviewItem
 from .audit import audit_record
@@ -21,7 +23,7 @@ from .signature_checks import signatures_after_gold
 Status = ReviewItem.Status
 
 
-class AdjudicationError(Exception):
+class AdjudicationError(TribunalError):
     """The decision cannot be made: wrong role, wrong item state, or an invalid label."""
 
 

@@ -26,6 +26,7 @@ from django.utils import timezone
 from reviewapp import access
 from reviewapp.models import ApiToken
 from reviewapp.services.audit import audit_record
+from scoring.errors import TribunalError
 
 TOKEN_PREFIX = "trb_"  # noqa: S105 - a marker that says what the text is, not a secret
 # last_used_at is written at most this often per token, so a busy CI job does not write on every call.
@@ -42,7 +43,7 @@ IMPLIED = {RUN_SWEEPS: {READ_SWEEPS}}
 _LANGUAGE = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 
 
-class ApiTokenError(ValueError):
+class ApiTokenError(TribunalError, ValueError):
     """A token that cannot be created or changed as asked."""
 
 

@@ -23,7 +23,8 @@ from django.db import transaction
 from reviewapp.models import JudgeCall, JudgeVersion, PromptText, Sweep
 from reviewapp.services.judge_audio import clip_for_call
 from scoring.llm import LLMClient, LLMReply
-from scoring.ratelimit import LocalRateLimiter, ModelRateLimits, RateLimiter, RedisRateLimiter
+from scoring.ratelimit import LocalRateLimiter, ModelRateLimits, RateLimiter
+from scoring.ratelimit_slots import RedisSlotReservoir
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +179,7 @@ def model_rate_limits_from_settings() -> ModelRateLimits:
         connection = redis.Redis.from_url(redis_url, socket_timeout=10, socket_connect_timeout=5)
 
         def make(model: str, per_second: float) -> RateLimiter:
-            return RedisRateLimiter.for_model(connection, model, per_second=per_second, max_wait_s=max_wait)
+            return RedisSlotReservoir.for_model(connection, model, per_second=per_second, max_wait_s=max_wait)
 
     else:
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
+from scoring.errors import TribunalError
+
 from .. import access
 from ..models import Dataset, Review, ReviewItem
 from .audit import audit_record
@@ -13,7 +15,7 @@ MAX_REVIEWS_REQUIRED = 10
 ACTIVE = (ReviewItem.Status.OPEN, ReviewItem.Status.IN_REVIEW)
 
 
-class DatasetError(Exception):
+class DatasetError(TribunalError):
     """An invalid change to a dataset's review settings."""
 
 

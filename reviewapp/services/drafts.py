@@ -12,16 +12,17 @@ from collections.abc import Mapping, Sequence
 
 from django.db import transaction
 
+from scoring.errors import TribunalError
 from scoring.specs import spec_hash
 
 from ..models import Comment, JudgeVersion, ReviewItem, VersionProvenance
 from .audit import audit_record
-from .judges import judge_version_ensure, spec_of
+from .judges import judge_version_ensure, judge_version_spec
 
 MAX_LABEL = 64
 
 
-class DraftError(ValueError):
+class DraftError(TribunalError, ValueError):
     """A draft that cannot be saved as asked."""
 
 
@@ -52,7 +53,7 @@ def draft_version_save(
     comments = list(Comment.objects.filter(pk__in=set(comment_ids)).select_related("turn"))
     if len(comments) != len(set(comment_ids)):
         raise DraftError("Some quoted comments do not exist.")
-    spec = spec_of(parent)
+    spec = judge_version_spec(parent)
     merged = dict(spec.language_guidance)
     for language, text in guidance.items():
         text = text.replace("\r\n", "\n").strip()
@@ -132,7 +133,7 @@ def draft_guidance_from_llm(*, parent: JudgeVersion, draft) -> list[str]:
     client = sweeps_service.llm_client()
     if client is None:
         return ["LLM drafting is off (OPENAI_BASE_URL unset): the draft is the structured evidence and examples."]
-    model = spec_of(parent).model or settings.OPENAI_MODEL
+    model = judge_version_spec(parent).model or settings.OPENAI_MODEL
     notes = []
     for lang in draft.languages:
         text, call = draft_llm_rewrite(

@@ -6,10 +6,12 @@ import re
 
 from django.db import transaction
 
+from scoring.errors import TribunalError
+
 from ..models import Conversation, EdgeCase, EdgeCaseTag, Turn
 
 
-class EdgeCaseError(ValueError):
+class EdgeCaseError(TribunalError, ValueError):
     """A tagging rule or a tag that cannot be applied as asked."""
 
 

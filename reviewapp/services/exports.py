@@ -19,7 +19,7 @@ import json
 import logging
 import os
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -36,6 +36,7 @@ from reviewapp.selectors.exports import ExportFilters, ExportRow
 from reviewapp.selectors.outcomes import outcome_for
 from reviewapp.services.audit import audit_record
 from reviewapp.versioning import code_version
+from scoring.errors import TribunalError
 
 from .export_eva import EvaWriter
 from .export_writers import COLUMN_NAMES, COLUMNS, PARQUET_ROW_GROUP, NonFinite, flat_writer
@@ -64,7 +65,7 @@ PROGRESS_EVERY_ROWS = 2_000
 HASH_BLOCK = 1 << 20
 
 
-class ExportError(ValueError):
+class ExportError(TribunalError, ValueError):
     """An export that cannot be created or written as asked."""
 
 
@@ -106,11 +107,12 @@ def snapshot_create(
     date_from: date | None = None,
     date_to: date | None = None,
     user=None,
-    build: bool = True,
+    build: Callable[[int], None] | None = None,
 ) -> ExportSnapshot:
     """Record the next version of an export and queue its build once the transaction commits.
 
-    `build=False` only records it (the caller writes it with `snapshot_write`, as the command does).
+    `build(snapshot_id)` queues the build, handed in by the caller (tasks.exports.snapshot_build_queue);
+    without it the snapshot is only recorded (the caller writes it with `snapshot_write`, as the command does).
     """
     if fmt not in FORMATS:
         raise ExportError(f"Unknown format {fmt!r}: expected one of {', '.join(FORMATS)}.")
@@ -159,10 +161,8 @@ def snapshot_create(
             after={"name": name, "version": version, "format": fmt, "judge": judge.slug, "filters": snapshot.filters},
         )
         if build:
-            from reviewapp.tasks.exports import snapshot_build
-
             snapshot_id = snapshot.pk
-            transaction.on_commit(lambda: snapshot_build.delay(snapshot_id))
+            transaction.on_commit(lambda: build(snapshot_id))
     return snapshot
 
 

@@ -15,6 +15,7 @@ import shutil
 import stat
 import uuid
 import zipfile
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
@@ -24,12 +25,13 @@ from django.utils import timezone
 from reviewapp.importers import FORMATS
 from reviewapp.models import Dataset, ImportJob
 from reviewapp.services.imports import ImportFailed, dataset_import
+from scoring.errors import TribunalError
 
 UPLOAD_SUFFIXES = (".jsonl", ".json", ".csv", ".zip")
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-class ImportJobError(ValueError):
+class ImportJobError(TribunalError, ValueError):
     """An import that cannot be started as asked; nothing was queued."""
 
 
@@ -132,9 +134,11 @@ def import_job_start(
     dataset_name: str = "",
     language: str = "",
     skip_invalid: bool = False,
-    dispatch: bool = True,
+    dispatch: Callable[[int], None] | None = None,
 ) -> ImportJob:
-    """Check the input, keep it where a worker can read it and queue its import; ImportJobError if refused."""
+    """Check the input, keep it where a worker can read it and queue its import; ImportJobError if refused.
+
+    `dispatch(job_id)` queues the import once committed, handed in by the caller (tasks.import_jobs.import_job_queue)."""
     if fmt not in FORMATS:
         raise ImportJobError(f"Unknown format {fmt!r}: expected one of {', '.join(FORMATS)}.")
     if bool(upload) == bool(server_path.strip()):
@@ -158,10 +162,8 @@ def import_job_start(
             created_by=user if user is not None and user.is_authenticated else None,
         )
         if dispatch:
-            from reviewapp.tasks.import_jobs import import_job_task
-
             job_id = job.pk
-            transaction.on_commit(lambda: import_job_task.delay(job_id))
+            transaction.on_commit(lambda: dispatch(job_id))
     return job
 
 

@@ -21,6 +21,7 @@ from reviewapp.importers import ImportStream, default_dataset_name, open_stream
 from reviewapp.importers.bulk import BATCH_CONVERSATIONS, StreamWriter
 from reviewapp.importers.limits import length_problem
 from reviewapp.importers.records import ParsedConversation, RecordError
+from scoring.errors import TribunalError
 
 
 @dataclass
@@ -53,7 +54,7 @@ class ImportSummary:
         }
 
 
-class ImportFailed(ValueError):
+class ImportFailed(TribunalError, ValueError):
     """The input was refused; nothing was written. `summary.errors` lists every bad record."""
 
     def __init__(self, summary: ImportSummary):

@@ -12,11 +12,12 @@ from typing import Any
 
 from reviewapp.models import Conversation, JudgeCall, Turn
 from scoring.audio import AudioClip, AudioError, wav_join, wav_segment
+from scoring.errors import TribunalError
 
 NO_AUDIO = "no audio"
 
 
-class NoAudio(ValueError):
+class NoAudio(TribunalError, ValueError):
     """Why a target has no audio to send, in words for the verdict's explanation."""
 
     def __str__(self) -> str:

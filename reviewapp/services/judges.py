@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from scoring import eva
+from scoring.errors import TribunalError
 from scoring.signatures import SignatureRule
 from scoring.specs import JudgeSpec, spec_from_dict, spec_hash, spec_to_dict, validate_spec
 
@@ -21,7 +22,7 @@ from ..importers.limits import spec_columns_check
 from ..models import Judge, JudgeVersion, Signature
 
 
-class JudgeSpecConflict(ValueError):
+class JudgeSpecConflict(TribunalError, ValueError):
     """A spec whose text changed while its version label did not."""
 
     def __init__(self, *, slug: str, version: str, stored_hash: str, new_hash: str):
@@ -32,7 +33,7 @@ class JudgeSpecConflict(ValueError):
         )
 
 
-class JudgeLevelConflict(ValueError):
+class JudgeLevelConflict(TribunalError, ValueError):
     """A spec at another grain (turn or conversation) or on another scale than the judge it would join."""
 
     def __init__(self, *, judge: Judge, spec: JudgeSpec):
@@ -97,13 +98,13 @@ def judge_version_store(*, spec: JudgeSpec) -> JudgeVersion:
     return judge_version_ensure(spec=spec).version
 
 
-def spec_of(judge_version: JudgeVersion) -> JudgeSpec:
+def judge_version_spec(judge_version: JudgeVersion) -> JudgeSpec:
     data = dict(judge_version.spec)
     data["source"] = judge_version.source
     return spec_from_dict(data)
 
 
-class JudgeNotRunnable(ValueError):
+class JudgeNotRunnable(TribunalError, ValueError):
     """A judge version that cannot be swept: an imported placeholder, or no known scale."""
 
 
@@ -122,7 +123,7 @@ def runnable_spec(judge_version: JudgeVersion) -> JudgeSpec:
         raise JudgeNotRunnable(
             f"{judge_version} is an imported placeholder (it holds imported verdicts, not a prompt): load its spec"
         )
-    spec = spec_of(judge_version)
+    spec = judge_version_spec(judge_version)
     profile = eva.profile_for(spec.eva_profile) if spec.eva_profile else None
     if profile is not None and profile.audio and not getattr(spec, "needs_audio", False):
         # EVA's audio judges rate what they hear: sent as text only, their answers would be guesses.
@@ -162,7 +163,7 @@ def signature_rule(signature: Signature) -> SignatureRule:
     )
 
 
-def rules_for(judge: Judge, language: str) -> list[SignatureRule]:
+def signature_rules(judge: Judge, language: str) -> list[SignatureRule]:
     """Active, unsuspended tier-1 rules of ``judge`` that apply to ``language`` (its own and its base language's)."""
     base = language.split("-", 1)[0]
     signatures = (
@@ -174,7 +175,7 @@ def rules_for(judge: Judge, language: str) -> list[SignatureRule]:
     return [signature_rule(s) for s in signatures]
 
 
-class JudgeLookupError(ValueError):
+class JudgeLookupError(TribunalError, ValueError):
     """A `slug` or `slug@version` that names no stored judge version."""
 
 

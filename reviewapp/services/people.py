@@ -10,6 +10,8 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from scoring.errors import TribunalError
+
 from .. import access
 from ..models import Profile, Role
 from .audit import audit_record
@@ -18,7 +20,7 @@ from .audit import audit_record
 LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})*$", re.IGNORECASE)
 
 
-class PeopleError(Exception):
+class PeopleError(TribunalError):
     """An invalid change to a person's role or languages."""
 
 

@@ -4,7 +4,11 @@ verdicts are the noise baseline (what rerunning the same version moves)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.db import transaction
+
+from scoring.errors import TribunalError
 
 from ..models import Conversation, JudgeVersion, ProofRun
 from ..selectors.leakage import excluded_targets, without_excluded
@@ -12,7 +16,7 @@ from ..selectors.quality_slice import judge_gold
 from .sweeps import sweep_start
 
 
-class ProofError(ValueError):
+class ProofError(TribunalError, ValueError):
     """A proof that cannot start."""
 
 
@@ -22,7 +26,7 @@ def held_out_gold(version: JudgeVersion, parent: JudgeVersion) -> dict:
 
 
 @transaction.atomic
-def proof_start(*, version: JudgeVersion, user) -> ProofRun:
+def proof_start(*, version: JudgeVersion, user, dispatch: Callable[[int], None] | None = None) -> ProofRun:
     provenance = getattr(version, "provenance", None)
     if provenance is None:
         raise ProofError(f"{version} has no parent version to be proven against.")
@@ -52,6 +56,7 @@ def proof_start(*, version: JudgeVersion, user) -> ProofRun:
             language=language,
             user=user,
             name=f"proof {proof.pk}: {parent.version} vs {version.version} on {dataset.name}",
+            dispatch=dispatch,
         )
         rerun = sweep_start(
             dataset=dataset,
@@ -62,6 +67,7 @@ def proof_start(*, version: JudgeVersion, user) -> ProofRun:
             language=language,
             user=user,
             name=f"proof {proof.pk}: noise rerun of {parent.version} on {dataset.name}",
+            dispatch=dispatch,
         )
         proof.main_sweeps.add(main)
         proof.rerun_sweeps.add(rerun)

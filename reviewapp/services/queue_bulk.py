@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from scoring.errors import TribunalError
+
 from .. import access
 from ..models import ReviewItem
 from . import adjudication
@@ -23,7 +25,7 @@ MAX_ITEMS = 500
 PRIORITY_RANGE = (-1_000_000, 1_000_000)
 
 
-class BulkError(Exception):
+class BulkError(TribunalError):
     """The bulk action was refused as a whole; `refusals` says why, item by item."""
 
     def __init__(self, message: str, refusals: Sequence[str] = ()):

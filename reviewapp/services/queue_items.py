@@ -23,6 +23,7 @@ from typing import Any
 
 from django.db import transaction
 
+from scoring.errors import TribunalError
 from scoring.hedges import hedge_in
 from scoring.parsing import UNCERTAIN_CODES
 
@@ -36,7 +37,7 @@ DEFAULT_QA_RATE = 0.1
 TargetKey = tuple[int, int | None]
 
 
-class TriageError(ValueError):
+class TriageError(TribunalError, ValueError):
     """A dataset triage that cannot run (a rate outside 0..1, a judge with no verdict in the dataset)."""
 
 

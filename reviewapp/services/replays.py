@@ -1,6 +1,6 @@
 """Replays of archived judge calls, asked for from the browser by a lead and run on a worker.
 
-`call_replay_request` records the request and queues it; `call_replay_run` sends the archived call
+`call_replay_request` records the request and queues it (with the dispatch its caller hands in); `call_replay_run` sends the archived call
 again through the same client (services.calls.call_replay: same prompts, model, parameters and, for a
 listening judge, the same audio segment) and keeps the new answer beside the old one. A replay never
 writes a verdict: it checks whether the endpoint still answers the same way.
@@ -8,29 +8,32 @@ writes a verdict: it checks whether the endpoint still answers the same way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.db import transaction
 from django.utils import timezone
 
 from reviewapp.models import CallReplay, JudgeCall
 from reviewapp.services import calls as calls_service
 from reviewapp.services.judge_audio import NoAudio
+from scoring.errors import TribunalError
 
 
-class ReplayError(ValueError):
+class ReplayError(TribunalError, ValueError):
     """A replay that cannot be asked for as it stands."""
 
 
-def call_replay_request(*, call: JudgeCall, user, dispatch: bool = True) -> CallReplay:
-    """Record a replay of `call` and queue it on a worker once this transaction commits."""
+def call_replay_request(*, call: JudgeCall, user, dispatch: Callable[[int], None] | None = None) -> CallReplay:
+    """Record a replay of `call`; `dispatch(replay_id)` queues it once this transaction commits.
+
+    The caller hands in the dispatch (tasks.replays.call_replay_queue), so this service never imports a task."""
     with transaction.atomic():
         if CallReplay.objects.filter(call=call, status=CallReplay.Status.PENDING).exists():
             raise ReplayError(f"A replay of call {call.pk} is already waiting for a worker.")
         replay = CallReplay.objects.create(call=call, model=call.model, requested_by=user)
         if dispatch:
-            from reviewapp.tasks.replays import call_replay
-
             replay_id = replay.pk
-            transaction.on_commit(lambda: call_replay.delay(replay_id))
+            transaction.on_commit(lambda: dispatch(replay_id))
     return replay
 
 

@@ -19,13 +19,14 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from reviewapp.models import JudgeCall, PromptText
+from scoring.errors import TribunalError
 
 log = logging.getLogger(__name__)
 
 BATCH_SIZE = 1000
 
 
-class RetentionError(ValueError):
+class RetentionError(TribunalError, ValueError):
     """A purge asked with an impossible window."""
 
 

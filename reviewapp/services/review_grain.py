@@ -8,13 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from reviewapp.selectors.verdict_shapes import Grain
+from scoring.errors import TribunalError
 
 SCORE_PREFIX = "grain_score__"
 MET_PREFIX = "grain_met__"
 MODES_FIELD = "grain_modes"
 
 
-class GrainError(ValueError):
+class GrainError(TribunalError, ValueError):
     """A grain label that does not fit the judge's grain."""
 
 

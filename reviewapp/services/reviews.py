@@ -1,4 +1,5 @@
-"""The review workflow: claiming items under a lease, reviews, skips, comments and the taxonomy.
+"""The review workflow: reviews and skips. Claims and leases live in services/claims.py, comments and
+the taxonomy in services/comments.py; their names are exported here as well.
 
 An item's life (every change is written with an AuditEvent through audit_record):
 
@@ -15,33 +16,40 @@ claim is a conditional UPDATE that must affect one row, retried with the next ca
 
 from __future__ import annotations
 
-import re
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ..access import language_allowed
-from ..models import Category, Comment, GoldLabel, Judge, Review, ReviewItem, ReviewSkip, Turn, Verdict
+from ..models import Category, GoldLabel, Judge, Review, ReviewItem, ReviewSkip, Verdict
 from ..selectors.outcomes import outcome_for
-from ..selectors.queue import (
-    ACTIVE,
-    QueueFilters,
-    claim_candidate_ids,
-    claim_candidates,
-    held_item,
-    review_languages,
-)
+from ..selectors.queue import ACTIVE
 from .audit import audit_record
+from .claims import (
+    CLAIM_CANDIDATES,
+    CLAIM_ROUNDS,
+    LEASE,
+    ReviewError,
+    _claim_conditional,
+    _lease_live,
+    _locked,
+    _release,
+    _state,
+    item_claim,
+    lease_renew,
+)
+from .comments import _active_categories, _check_span, category_create, category_update, comment_create, comment_flag
 from .signature_checks import signatures_after_gold
 
 __all__ = [
+    "CLAIM_CANDIDATES",
+    "CLAIM_ROUNDS",
     "LEASE",
     "ReviewError",
+    "_claim_conditional",
     "category_create",
     "category_update",
     "comment_create",
@@ -52,162 +60,11 @@ __all__ = [
     "review_submit",
 ]
 
-LEASE = timedelta(minutes=15)
-CLAIM_CANDIDATES = 10
-CLAIM_ROUNDS = 5
 Status = ReviewItem.Status
 AGREEMENT_VALUES = ("agree", "disagree")
 
 
-class ReviewError(Exception):
-    """An invalid review action: the message says what to do instead."""
-
-
-def _state(item: ReviewItem) -> dict[str, Any]:
-    return {
-        "status": item.status,
-        "claimed_by": item.claimed_by_id,
-        "lease_expires_at": item.lease_expires_at.isoformat() if item.lease_expires_at else None,
-    }
-
-
-def _lease_live(item: ReviewItem, now: datetime) -> bool:
-    return bool(item.claimed_by_id and item.lease_expires_at and item.lease_expires_at >= now)
-
-
-def _locked(item: ReviewItem) -> ReviewItem:
-    """The item re-read under a row lock (PostgreSQL; SQLite serialises writers anyway)."""
-    return ReviewItem.objects.select_for_update().select_related("judge", "dataset").get(pk=item.pk)
-
-
-# --- claims -------------------------------------------------------------------------------------
-
-
-def item_claim(
-    *, user, filters: QueueFilters | None = None, item: ReviewItem | None = None, now: datetime | None = None
-) -> ReviewItem | None:
-    """Give `user` an item under a fresh lease: the one they already hold, else `item` if given and
-    claimable, else the highest-priority claimable item matching `filters`. None when nothing is left."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        languages = review_languages(user=user)
-        held = held_item(user=user, now=now, languages=languages)
-        if held is not None and (item is None or held.pk == item.pk):
-            ReviewItem.objects.filter(pk=held.pk).update(lease_expires_at=now + LEASE, updated_at=now)
-            held.lease_expires_at = now + LEASE
-            return held
-        skip_locked = connection.features.has_select_for_update_skip_locked
-        if skip_locked and item is None:
-            claimed = _claim_skip_locked(
-                user=user,
-                now=now,
-                read_ids=lambda: claim_candidate_ids(
-                    user=user, filters=filters, now=now, limit=CLAIM_CANDIDATES, languages=languages
-                ),
-            )
-        else:
-            candidates = claim_candidates(user=user, filters=filters, now=now, languages=languages)
-            if item is not None:
-                candidates = candidates.filter(pk=item.pk)
-            claimed = (
-                _claim_skip_locked(user=user, now=now, read_ids=lambda: _first_ids(candidates))
-                if skip_locked
-                else _claim_conditional(user=user, candidates=candidates, now=now)
-            )
-        if claimed is None:
-            return None
-        before, claimed = claimed
-        if held is not None:
-            # One lease per reviewer: opening another item gives the held one back to the queue.
-            _release(item=held, actor=user, action="item.release", now=now)
-        audit_record(actor=user, action="item.claim", obj=claimed, before=before, after=_state(claimed))
-        return claimed
-
-
-def _first_ids(candidates) -> list[int]:
-    return list(candidates.values_list("pk", flat=True)[:CLAIM_CANDIDATES])
-
-
-def _claim_skip_locked(*, user, now: datetime, read_ids: Callable[[], list[int]]) -> tuple[dict, ReviewItem] | None:
-    """Read the first few candidates without locks (`read_ids`: bounded index walks), then lock the
-    first of them still free with FOR UPDATE SKIP LOCKED: locking the whole ordered set would sort it
-    all first."""
-    free = Q(status__in=ACTIVE) & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
-    item = None
-    for attempt in range(CLAIM_ROUNDS):
-        ids = read_ids()
-        if not ids:
-            return None
-        item = (
-            ReviewItem.objects.filter(free, pk__in=ids)
-            .order_by("-priority", "id")
-            .select_for_update(skip_locked=True)
-            .first()
-        )
-        if item is not None:
-            break
-        # Every candidate locked or just taken: others are claiming right now; read the list again.
-        time.sleep(0.02 * (attempt + 1))
-    if item is None:
-        return None
-    before = _state(item)
-    item.claimed_by, item.lease_expires_at, item.status, item.updated_at = user, now + LEASE, Status.IN_REVIEW, now
-    item.save(update_fields=["claimed_by", "lease_expires_at", "status", "updated_at"])
-    return before, item
-
-
-def _claim_conditional(*, user, candidates, now: datetime) -> tuple[dict, ReviewItem] | None:
-    free = Q(status__in=ACTIVE) & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
-    for _ in range(CLAIM_ROUNDS):
-        rows = list(candidates.values_list("pk", "status", "claimed_by", "lease_expires_at")[:CLAIM_CANDIDATES])
-        if not rows:
-            return None
-        for pk, status, claimed_by, lease in rows:
-            won = (
-                ReviewItem.objects.filter(free, pk=pk).update(
-                    claimed_by=user, lease_expires_at=now + LEASE, status=Status.IN_REVIEW, updated_at=now
-                )
-                == 1
-            )
-            if won:
-                before = {
-                    "status": status,
-                    "claimed_by": claimed_by,
-                    "lease_expires_at": lease.isoformat() if lease else None,
-                }
-                return before, ReviewItem.objects.select_related("judge", "dataset").get(pk=pk)
-    return None
-
-
-def lease_renew(*, item: ReviewItem, user, now: datetime | None = None) -> datetime:
-    """Extend `user`'s lease on `item` (the review screen's heartbeat). Heartbeats are not audited:
-    they change no state anyone decides on, and a day of them would bury the real events."""
-    now = now or timezone.now()
-    expires = now + LEASE
-    renewed = ReviewItem.objects.filter(pk=item.pk, claimed_by=user, status__in=ACTIVE).update(
-        lease_expires_at=expires, updated_at=now
-    )
-    if not renewed:
-        raise ReviewError("You no longer hold this item: its lease ended and it went back to the queue.")
-    item.lease_expires_at = expires
-    return expires
-
-
-def _release(*, item: ReviewItem, actor, action: str, now: datetime) -> None:
-    before = _state(item)
-    has_reviews = Review.objects.filter(item=item).exists()
-    item.claimed_by, item.lease_expires_at, item.updated_at = None, None, now
-    if item.status == Status.IN_REVIEW and not has_reviews:
-        item.status = Status.OPEN
-    item.save(update_fields=["claimed_by", "lease_expires_at", "status", "updated_at"])
-    audit_record(actor=actor, action=action, obj=item, before=before, after=_state(item))
-
-
 # --- reviews ------------------------------------------------------------------------------------
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
 
 
 def _value(judge: Judge, *, rating: float | None, passed: bool | None, label: str) -> Any:
@@ -229,23 +86,6 @@ def _check_rating(judge: Judge, rating: float | None) -> None:
         raise ReviewError(f"A {judge.slug} rating is at least {judge.scale_min:g}, not {rating:g}.")
     if judge.scale_max is not None and rating > judge.scale_max:
         raise ReviewError(f"A {judge.slug} rating is at most {judge.scale_max:g}, not {rating:g}.")
-
-
-def _active_categories(categories: Iterable[Category]) -> list[Category]:
-    categories = list(categories)
-    retired = [c.slug for c in categories if not c.active]
-    if retired:
-        raise ReviewError(f"Retired categories cannot be used: {', '.join(retired)}.")
-    return categories
-
-
-def _check_span(turn: Turn | None, quoted_span: str) -> str:
-    quoted_span = quoted_span.strip()
-    if not quoted_span:
-        return ""
-    if turn is None or not any(_norm(quoted_span) in _norm(text) for text in (turn.text, turn.intended_text) if text):
-        raise ReviewError("The quoted span must be copied from the turn's text.")
-    return quoted_span
 
 
 def review_submit(
@@ -270,17 +110,21 @@ def review_submit(
     A non-empty comment on a turn item is also kept as a Comment with the same categories."""
     now = now or timezone.now()
     with transaction.atomic():
-        item = _locked(item)
+        item = _locked(item, with_turn=True)
         if item.status not in ACTIVE:
             raise ReviewError(f"This item is {item.get_status_display().lower()}: it takes no more reviews.")
         if not language_allowed(user, item.language):
             raise ReviewError("This item's language is not assigned to you.")
         if _lease_live(item, now) and item.claimed_by_id != user.pk:
             raise ReviewError("Another reviewer holds this item; take the next one from the queue.")
-        existing = Review.objects.filter(item=item, reviewer=user).first()
+        # The item's few reviews, read once: whether this is a revision, whether others are revising,
+        # and later whether the item has its k reviews.
+        others = list(Review.objects.filter(item=item).order_by("pk"))
+        existing = next((r for r in others if r.reviewer_id == user.pk), None)
+        others = [r for r in others if r.reviewer_id != user.pk]
         if existing is not None and not existing.revision_requested:
             raise ReviewError("You have already reviewed this item.")
-        if existing is None and item.reviews.filter(revision_requested=True).exists():
+        if existing is None and any(r.revision_requested for r in others):
             raise ReviewError("A lead sent this item back to its reviewers; take the next one from the queue.")
         judge = item.judge
         _check_rating(judge, rating)
@@ -291,7 +135,7 @@ def review_submit(
         verdicts = _item_verdicts(item)
         agreement = _check_agreement(verdict_agreement or {}, {v.pk for v in verdicts})
         categories = _active_categories(categories)
-        turn = Turn.objects.get(pk=item.turn_id) if item.turn_id else None
+        turn = item.turn
         quoted_span = _check_span(turn, quoted_span)
 
         before = _state(item)
@@ -321,7 +165,10 @@ def review_submit(
             )
         else:
             review = Review.objects.create(item=item, reviewer=user, **fields)
-        review.categories.set(categories)
+        if existing is not None:
+            review.categories.set(categories)
+        elif categories:  # a new review has none yet: nothing to read or clear
+            review.categories.add(*categories)
         if comment.strip() and turn is not None:
             comment_create(
                 author=user,
@@ -332,7 +179,7 @@ def review_submit(
                 quoted_span=quoted_span,
             )
 
-        reviews = list(item.reviews.prefetch_related("categories"))
+        reviews = sorted([*others, review], key=lambda r: r.pk)
         if item.claimed_by_id == user.pk or not _lease_live(item, now):
             item.claimed_by, item.lease_expires_at = None, None
         if len(reviews) >= item.reviews_required and not any(r.revision_requested for r in reviews):
@@ -394,21 +241,25 @@ def _outcome(item: ReviewItem, reviews: list[Review], verdicts: list[Verdict]) -
 
 def _unanimous_gold(item: ReviewItem, reviews: list[Review]) -> None:
     first = reviews[0]
-    modes = sorted({c.slug for r in reviews for c in r.categories.all()})
-    GoldLabel.objects.update_or_create(
-        judge_id=item.judge_id,
-        conversation_id=item.conversation_id,
-        turn_id=item.turn_id,
-        source=GoldLabel.Source.UNANIMOUS,
-        defaults={
-            "rating": first.rating,
-            "passed": first.passed,
-            "label": first.label,
-            "failure_modes": modes,
-            "excluded": False,
-            "metadata": {"review_item": item.pk, "reviews": [r.pk for r in reviews]},
-        },
-    )
+    modes = sorted(set(Category.objects.filter(reviews__in=[r.pk for r in reviews]).values_list("slug", flat=True)))
+    target = {
+        "judge_id": item.judge_id,
+        "conversation_id": item.conversation_id,
+        "turn_id": item.turn_id,
+        "source": GoldLabel.Source.UNANIMOUS,
+    }
+    values = {
+        "rating": first.rating,
+        "passed": first.passed,
+        "label": first.label,
+        "failure_modes": modes,
+        "excluded": False,
+        "metadata": {"review_item": item.pk, "reviews": [r.pk for r in reviews]},
+    }
+    # The item's row lock serialises its closings, and one item per judge and target holds its unanimous
+    # gold: an UPDATE, else an INSERT, needs no savepoint (update_or_create would add four statements).
+    if not GoldLabel.objects.filter(**target).update(**values):
+        GoldLabel.objects.create(**target, **values)
     signatures_after_gold(judge_id=item.judge_id)
 
 
@@ -436,101 +287,3 @@ def item_skip(*, item: ReviewItem, user, reason: str, now: datetime | None = Non
         if item.claimed_by_id == user.pk:
             _release(item=item, actor=user, action="item.release", now=now)
         return skip
-
-
-# --- comments -----------------------------------------------------------------------------------
-
-
-def comment_create(
-    *,
-    author,
-    turn: Turn,
-    body: str,
-    categories: Sequence[Category] = (),
-    parent: Comment | None = None,
-    judge: Judge | None = None,
-    quoted_span: str = "",
-    flagged_for_lead: bool = False,
-) -> Comment:
-    """A comment on a turn (a reply when `parent` is given), with failure categories from the taxonomy."""
-    body = body.strip()
-    if not body:
-        raise ReviewError("A comment needs some text.")
-    if parent is not None:
-        if parent.turn_id != turn.pk:
-            raise ReviewError("A reply belongs to the same turn as the comment it answers.")
-        # Threads stay one level deep: a reply to a reply joins the same thread.
-        parent = parent.parent if parent.parent_id else parent
-    categories = _active_categories(categories)
-    quoted_span = _check_span(turn, quoted_span)
-    with transaction.atomic():
-        comment = Comment.objects.create(
-            turn=turn,
-            author=author,
-            parent=parent,
-            judge=judge,
-            body=body,
-            quoted_span=quoted_span,
-            flagged_for_lead=flagged_for_lead,
-        )
-        comment.categories.set(categories)
-        audit_record(
-            actor=author,
-            action="comment.create",
-            obj=comment,
-            before=None,
-            after={
-                "turn": turn.pk,
-                "parent": parent.pk if parent else None,
-                "categories": [c.slug for c in categories],
-                "flagged_for_lead": flagged_for_lead,
-            },
-        )
-    return comment
-
-
-def comment_flag(*, comment: Comment, user, flagged: bool) -> Comment:
-    """Flag a comment for a lead's attention, or clear the flag."""
-    with transaction.atomic():
-        before = {"flagged_for_lead": comment.flagged_for_lead}
-        Comment.objects.filter(pk=comment.pk).update(flagged_for_lead=flagged)
-        comment.flagged_for_lead = flagged
-        audit_record(actor=user, action="comment.flag", obj=comment, before=before, after={"flagged_for_lead": flagged})
-    return comment
-
-
-# --- the taxonomy -------------------------------------------------------------------------------
-
-
-def _category_state(category: Category) -> dict[str, Any]:
-    return {
-        "slug": category.slug,
-        "name": category.name,
-        "description": category.description,
-        "active": category.active,
-    }
-
-
-@transaction.atomic
-def category_create(*, actor, slug: str, name: str, description: str = "") -> Category:
-    slug, name = slug.strip(), name.strip()
-    if not slug or not name:
-        raise ReviewError("A category needs a slug and a name.")
-    if Category.objects.filter(slug=slug).exists():
-        raise ReviewError(f"A category with the slug {slug!r} exists already.")
-    category = Category.objects.create(slug=slug, name=name, description=description.strip())
-    audit_record(actor=actor, action="category.create", obj=category, before=None, after=_category_state(category))
-    return category
-
-
-@transaction.atomic
-def category_update(*, actor, category: Category, name: str, description: str, active: bool) -> Category:
-    """Rename, describe or retire a category. The slug never changes: labels already given keep meaning."""
-    name = name.strip()
-    if not name:
-        raise ReviewError("A category needs a name.")
-    before = _category_state(category)
-    category.name, category.description, category.active = name, description.strip(), active
-    category.save(update_fields=["name", "description", "active"])
-    audit_record(actor=actor, action="category.update", obj=category, before=before, after=_category_state(category))
-    return category

@@ -328,9 +328,9 @@ def rules_for_sweep(*, sweep: Sweep, judge: Judge, language: str) -> list[Signat
     recorded = sweep.params.get("signature_versions")
     if recorded is None:
         # A sweep planned before versions were recorded: the live rules, never a suspended one.
-        from .judges import rules_for
+        from .judges import signature_rules
 
-        return rules_for(judge, language)
+        return signature_rules(judge, language)
     versions = (
         SignatureVersion.objects.filter(
             pk__in=recorded, signature__judge=judge, signature__active=True, signature__suspended_at__isnull=True

@@ -18,12 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from scoring.errors import TribunalError
+
 from ..models import Category, Comment, Judge, JudgeVersion
 
 KINDS = ("all", "commented", "gold", "moved")
 
 
-class ScopeError(ValueError):
+class ScopeError(TribunalError, ValueError):
     """A scope that cannot be read or applied."""
 
 

@@ -39,9 +39,6 @@ PRIORITY = {
 # A QA-sample item estimates judge accuracy without bias, so it needs two independent labels at least.
 QA_REVIEWS_REQUIRED = 2
 REASON_ORDER = [str(r) for r in sorted(PRIORITY, key=lambda r: (-PRIORITY[r], list(PRIORITY).index(r)))]
-# Triage reads Verdict.problem_code (scoring.parsing.UNCERTAIN_CODES), never these words; they stay
-# only for code that still matches the parser's old prose, until it reads the code too.
-UNCERTAIN_MARKERS = ("said it is uncertain", "gave no rating")
 BATCH = 500
 
 
@@ -187,7 +184,7 @@ def triage_run(*, sweep: Sweep, variance_threshold: float | None = None, qa_rate
     for row in _verdict_rows(sweep):
         runs[row["judge_version_id"]][(row["conversation_id"], row["turn_id"])].append(row)
     versions = {jv.pk: jv for jv in JudgeVersion.objects.filter(pk__in=list(runs)).select_related("judge")}
-    specs = {pk: judges.spec_of(jv) for pk, jv in versions.items()}
+    specs = {pk: judges.judge_version_spec(jv) for pk, jv in versions.items()}
 
     variance = variance_compute(
         runs_by_target={jv: t for jv, t in runs.items() if jv in specs}, specs=specs, threshold=threshold

@@ -11,6 +11,11 @@ from reviewapp.services import exports as exports_service
 log = logging.getLogger(__name__)
 
 
+def snapshot_build_queue(snapshot_id: int) -> None:
+    """Queue a recorded snapshot's build: what callers hand to snapshot_create."""
+    snapshot_build.delay(snapshot_id)
+
+
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=6 * 3600, time_limit=6 * 3600 + 300)
 def snapshot_build(snapshot_id: int) -> dict:
     """Write one snapshot. Safe to run twice: a done snapshot is returned as it is, and a build killed

@@ -5,6 +5,11 @@ from celery import shared_task
 from reviewapp.services.import_jobs import import_job_run
 
 
+def import_job_queue(job_id: int) -> None:
+    """Queue a recorded import job: what callers hand to import_job_start."""
+    import_job_task.delay(job_id)
+
+
 @shared_task(acks_late=True)
 def import_job_task(job_id: int) -> dict:
     """Safe to run twice: the import is idempotent and a finished job is left as it is."""

@@ -1,6 +1,7 @@
 """Sweep tasks: dispatch a sweep into chunks, run each chunk, close the sweep.
 
-Every task takes ids and calls a service; each is safe to run twice (see services/sweeps.py).
+Every task takes ids and calls a service; each is safe to run twice (see services/sweeps/).
+Services never import these tasks: a caller hands sweep_start `sweep_queue` as its dispatch.
 acks_late + reject_on_worker_lost: a task whose worker is killed goes back to the queue.
 
 Recovery from a killed worker does not wait for Redis to redeliver (CELERY_VISIBILITY_TIMEOUT,
@@ -15,11 +16,13 @@ LLM-heavy deployments run the chunks on their own queue and worker, e.g.
     TRIBUNAL_SWEEP_QUEUE=llm celery -A reviewapp worker -Q llm --pool prefork --concurrency 2
 
 Worker setting: prefork with one process per core. Each process makes its chunks' LLM calls from one
-thread pool of TRIBUNAL_SWEEP_LLM_THREADS threads (default 32), kept for the life of the process;
-keep TRIBUNAL_SWEEP_CHUNK_SIZE at or below it so a chunk's calls go out in one wave. bench/sweep.py
-on 2 cores at 300 ms endpoint latency: prefork x2 110-140 verdicts/s at 6-8 ms of worker CPU per
-verdict; prefork x4 and `--pool threads --concurrency 8` were no faster (one interpreter lock per
-process). Past that, the per-model rate limit and the endpoint's latency set the pace.
+thread pool of TRIBUNAL_SWEEP_LLM_THREADS threads, kept for the life of the process; keep
+TRIBUNAL_SWEEP_CHUNK_SIZE at or below it so a chunk's calls go out in one wave (bench/sweep.py uses
+128 and 128). Threads rather than asyncio: a waiting thread costs no CPU, the worker's CPU per call
+is the openai client building and reading the request (which the async client does the same way),
+and the synchronous client, its retries and the shared rate limit serve replays and commands too.
+The shared rate limit reserves its slots in batches (scoring/ratelimit_slots.py) rather than polling
+Redis per call, which had cost more CPU than the call itself. Figures: bench/sweep.py's docstring.
 """
 
 from __future__ import annotations
@@ -47,7 +50,12 @@ def _send(task, *args) -> None:
     if SWEEP_QUEUE:
         task.apply_async(args=args, queue=SWEEP_QUEUE)
     else:
-        task.apply_async(args=args)
+        task.delay(*args)
+
+
+def sweep_queue(sweep_id: int) -> None:
+    """Queue a planned sweep's dispatch: what callers hand to sweep_start (it runs after the commit)."""
+    _send(sweep_dispatch, sweep_id)
 
 
 @shared_task(

@@ -8,6 +8,8 @@ from django.http import FileResponse, Http404, HttpResponse, StreamingHttpRespon
 from django.utils.cache import patch_cache_control
 from django.views.decorators.http import require_GET
 
+from scoring.errors import TribunalError
+
 from .. import access
 from ..models import Conversation
 
@@ -29,7 +31,7 @@ def _ranged(handle, start: int, end: int):
         handle.close()
 
 
-class Unsatisfiable(ValueError):
+class Unsatisfiable(TribunalError, ValueError):
     """A Range header that asks for bytes past the end of the file (answered 416)."""
 
 

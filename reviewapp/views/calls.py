@@ -11,6 +11,7 @@ from .. import access
 from ..models import CallReplay, JudgeCall
 from ..selectors import calls as call_selectors
 from ..services import replays as replays_service
+from ..tasks.replays import call_replay_queue
 from .rendering import render_page
 
 
@@ -41,7 +42,7 @@ def call_replay(request, call_id: int):
     call = _call_or_404(call_id)
     error = ""
     try:
-        replay = replays_service.call_replay_request(call=call, user=request.user)
+        replay = replays_service.call_replay_request(call=call, user=request.user, dispatch=call_replay_queue)
     except replays_service.ReplayError as exc:
         error, replay = str(exc), None
     if not request.htmx:

@@ -18,6 +18,7 @@ from ..selectors.quality import judge_versions
 from ..selectors.versions import pick_version
 from ..services import drafts as service
 from ..services import proofs as proof_service
+from ..tasks.sweeps import sweep_queue
 from .disputes import check_lead
 from .rendering import render_page
 
@@ -142,7 +143,7 @@ def proof_start(request, judge_slug: str, version_id: int):
     judge = _judge(judge_slug)
     version = _version(judge, version_id)
     try:
-        proof = proof_service.proof_start(version=version, user=request.user)
+        proof = proof_service.proof_start(version=version, user=request.user, dispatch=sweep_queue)
     except (proof_service.ProofError, ValueError) as exc:
         detail = selectors.version_detail(version=version)
         context = {"judge": judge, "d": detail, "plan": plan_cells(version=version), "proof_error": str(exc)}

@@ -10,6 +10,7 @@ from ..models import ExportSnapshot, GoldLabel
 from ..selectors import datasheets, listings
 from ..selectors import exports as export_selectors
 from ..services import exports as exports_service
+from ..tasks.exports import snapshot_build_queue
 from .rendering import render_page
 
 SNAPSHOTS_SHOWN = 200
@@ -45,6 +46,7 @@ def snapshot_new(request):
                 date_from=data["date_from"],
                 date_to=data["date_to"],
                 user=request.user,
+                build=snapshot_build_queue,
             )
         except exports_service.ExportError as exc:
             form.add_error(None, str(exc))

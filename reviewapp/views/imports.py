@@ -12,6 +12,7 @@ from .. import access
 from ..importers import FORMATS
 from ..models import ImportJob
 from ..services import import_jobs
+from ..tasks.import_jobs import import_job_queue
 from .rendering import render_page
 
 FORMAT_LABELS = {
@@ -59,6 +60,7 @@ def import_new(request):
                 dataset_name=data["dataset_name"],
                 language=data["language"],
                 skip_invalid=data["skip_invalid"],
+                dispatch=import_job_queue,
             )
         except import_jobs.ImportJobError as exc:
             form.add_error(None, str(exc))

@@ -11,6 +11,7 @@ from ..selectors import signatures as signature_selectors
 from ..selectors import sweeps as sweep_selectors
 from ..services import sweep_scope
 from ..services import sweeps as sweeps_service
+from ..tasks.sweeps import sweep_queue
 from .rendering import render_page
 
 SWEEPS_SHOWN = 200
@@ -47,6 +48,7 @@ def sweep_new(request):
                 language=data["language"],
                 user=request.user,
                 scope=data["scope_value"],
+                dispatch=sweep_queue,
             )
         except sweeps_service.SweepError as exc:
             form.add_error(None, str(exc))

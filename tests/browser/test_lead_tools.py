@@ -89,9 +89,12 @@ def test_lead_replays_an_archived_call_and_sees_both_answers(page, login, lead, 
 @pytest.fixture
 def run_sweep(eager_celery):
     from reviewapp.services.sweeps import sweep_start
+    from reviewapp.tasks.sweeps import sweep_queue
 
     def _run(**kwargs):
-        sweep = sweep_start(**kwargs)  # the live server's database commits: the dispatch runs eagerly
+        sweep = sweep_start(
+            **kwargs, dispatch=sweep_queue
+        )  # the live server's database commits: the dispatch runs eagerly
         sweep.refresh_from_db()
         return sweep
 

@@ -10,10 +10,14 @@ Fixtures:
   tests using it get `transactional_db`, because the worker only sees committed rows.
 - `wait_until`: poll a predicate until it holds (harness.wait_until).
 - `redis_broker_url`: the Redis database used as broker, flushed once per session.
+- `start_llm_worker(env=..., **server_options)`: the worker restarted with its LLM tier pointing at a
+  local tests/llm_server.py (run_llm_server's options) and any extra environment; gives (worker,
+  server). After the test the worker is restarted without them.
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -98,3 +102,28 @@ def celery_worker_process(_celery_worker_session, transactional_db):
     if not worker.alive:
         worker.start()
     return worker
+
+
+@pytest.fixture
+def start_llm_worker(celery_worker_process, monkeypatch):
+    """Restart the worker with its LLM tier on a local test server (and `env`); (worker, server)."""
+    from tests.llm_server import run_llm_server
+
+    servers = contextlib.ExitStack()
+    names: list[str] = []
+
+    def start(*, env: dict[str, object] | None = None, **server_options):
+        server = servers.enter_context(run_llm_server(**server_options))
+        values = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test-key", **(env or {})}
+        for name, value in values.items():
+            monkeypatch.setenv(name, str(value))
+            names.append(name)
+        celery_worker_process.restart()
+        return celery_worker_process, server
+
+    with servers:
+        yield start
+        if names:
+            for name in names:
+                monkeypatch.delenv(name, raising=False)
+            celery_worker_process.restart()

@@ -11,10 +11,11 @@ from reviewapp.services import calls
 from reviewapp.services.imports import ImportFailed, dataset_import
 from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
+from reviewapp.tasks.sweeps import sweep_queue
 from scoring.llm import LLMReply
 from scoring.specs import load_specs
 from tests.factories import ROOT
-from tests.llm_server import HTML_BODY, HUGE_ANSWER_BYTES, run_llm_server
+from tests.llm_server import HTML_BODY, HUGE_ANSWER_BYTES
 
 R = ReviewItem.Reason
 EXPECTED = {
@@ -29,18 +30,8 @@ EXPECTED = {
 
 
 @pytest.fixture
-def llm_worker(celery_worker_process, monkeypatch):
-    with run_llm_server(behaviour="good") as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        monkeypatch.setenv("LLM_MAX_ATTEMPTS", "1")
-        celery_worker_process.restart()
-        try:
-            yield celery_worker_process, server
-        finally:
-            for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "LLM_MAX_ATTEMPTS"):
-                monkeypatch.delenv(name)
-            celery_worker_process.restart()
+def llm_worker(start_llm_worker):
+    return start_llm_worker(behaviour="good", env={"LLM_MAX_ATTEMPTS": "1"})
 
 
 def test_bad_answers_are_unresolved_archived_and_queued_on_postgresql(llm_worker, wait_until):
@@ -53,7 +44,7 @@ def test_bad_answers_are_unresolved_archived_and_queued_on_postgresql(llm_worker
         Turn.objects.create(conversation=conversation, position=0, role=Turn.Role.USER, text="Hello?")
         Turn.objects.create(conversation=conversation, position=1, role=Turn.Role.AGENT, text=f"x [[llm:{behaviour}]]")
 
-    sweep = sweep_start(dataset=dataset, judge_versions=[judge], qa_sample=0)
+    sweep = sweep_start(dataset=dataset, judge_versions=[judge], qa_sample=0, dispatch=sweep_queue)
     wait_until(
         lambda: Sweep.objects.get(pk=sweep.pk).status == Sweep.Status.DONE,
         timeout=180,

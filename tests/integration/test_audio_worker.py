@@ -13,31 +13,23 @@ from reviewapp.models import Conversation, ImportJob, Turn, Verdict
 from reviewapp.services.import_jobs import import_job_start
 from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
+from reviewapp.tasks.import_jobs import import_job_queue
+from reviewapp.tasks.sweeps import sweep_queue
 from scoring.specs import load_specs
 from tests.factories import ROOT
-from tests.llm_server import run_llm_server
 
 from ..reviewapp.audio_support import RATE, eva_record_with_audio, frames, read_frames
 
 
 @pytest.fixture
-def audio_worker(celery_worker_process, monkeypatch, settings, tmp_path):
+def audio_worker(start_llm_worker, settings, tmp_path):
     """The worker restarted with its media, import folder and LLM endpoint where this test can see them."""
     paths = {"MEDIA_ROOT": tmp_path / "media", "TRIBUNAL_IMPORT_ROOT": tmp_path / "imports"}
     paths["TRIBUNAL_IMPORT_ROOT"].mkdir()
-    with run_llm_server(behaviour="good") as server:
-        for name, value in paths.items():
-            monkeypatch.setenv(name, str(value))
-            setattr(settings, name, value)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        celery_worker_process.restart()
-        try:
-            yield celery_worker_process, server, paths
-        finally:
-            for name in (*paths, "OPENAI_BASE_URL", "OPENAI_API_KEY"):
-                monkeypatch.delenv(name)
-            celery_worker_process.restart()
+    for name, value in paths.items():
+        setattr(settings, name, value)
+    worker, server = start_llm_worker(behaviour="good", env=paths)
+    return worker, server, paths
 
 
 def test_imported_recording_reaches_the_listening_judge_segment_by_segment(audio_worker, wait_until):
@@ -45,7 +37,7 @@ def test_imported_recording_reaches_the_listening_judge_segment_by_segment(audio
     assert connection.vendor == "postgresql"
     record = eva_record_with_audio(paths["TRIBUNAL_IMPORT_ROOT"])
 
-    job = import_job_start(user=None, server_path="run")
+    job = import_job_start(user=None, server_path="run", dispatch=import_job_queue)
     wait_until(
         lambda: ImportJob.objects.get(pk=job.pk).finished,
         timeout=120,
@@ -59,7 +51,7 @@ def test_imported_recording_reaches_the_listening_judge_segment_by_segment(audio
 
     spec = load_specs(ROOT / "judges" / "tts_fidelity.yaml")[0]
     listening = judge_version_store(spec=replace(spec, needs_audio=True))
-    sweep = sweep_start(dataset=conversation.dataset, judge_versions=[listening], qa_sample=0)
+    sweep = sweep_start(dataset=conversation.dataset, judge_versions=[listening], qa_sample=0, dispatch=sweep_queue)
     wait_until(
         lambda: Verdict.objects.filter(sweep=sweep).count() == 10,
         timeout=120,

@@ -19,7 +19,7 @@ from sklearn.metrics import accuracy_score
 from reviewapp.models import JudgeCall, JudgeVersion, Sweep, Turn, Verdict
 from reviewapp.services.imports import dataset_import
 from reviewapp.services.sweeps import sweep_start
-from tests.llm_server import run_llm_server
+from reviewapp.tasks.sweeps import sweep_queue
 
 REPO = Path(__file__).resolve().parents[2]
 CONCISENESS_SET = (
@@ -29,17 +29,8 @@ JUDGE_YAML = REPO / "tests" / "fixtures" / "eva" / "judge.yaml"
 
 
 @pytest.fixture
-def eva_worker(celery_worker_process, monkeypatch):
-    with run_llm_server(behaviour="good", latency_s=0.02) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        celery_worker_process.restart()
-        try:
-            yield celery_worker_process, server
-        finally:
-            monkeypatch.delenv("OPENAI_BASE_URL")
-            monkeypatch.delenv("OPENAI_API_KEY")
-            celery_worker_process.restart()
+def eva_worker(start_llm_worker):
+    return start_llm_worker(behaviour="good", latency_s=0.02)
 
 
 def test_eva_conciseness_over_its_validation_set_on_a_worker(eva_worker, wait_until):
@@ -51,7 +42,7 @@ def test_eva_conciseness_over_its_validation_set_on_a_worker(eva_worker, wait_un
     version = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
     dataset = version.judge.gold_labels.first().conversation.dataset
 
-    sweep = sweep_start(dataset=dataset, judge_versions=[version], qa_sample=0)
+    sweep = sweep_start(dataset=dataset, judge_versions=[version], qa_sample=0, dispatch=sweep_queue)
     wait_until(
         lambda: Sweep.objects.get(pk=sweep.pk).status == Sweep.Status.DONE,
         timeout=240,

@@ -8,6 +8,7 @@ from django.db import connection
 
 from reviewapp.models import Conversation, Dataset, ExportSnapshot, GoldLabel, Judge, Turn
 from reviewapp.services.exports import COLUMN_NAMES, snapshot_create
+from reviewapp.tasks.exports import snapshot_build_queue
 
 CONVERSATIONS = 300
 
@@ -42,7 +43,7 @@ def test_a_snapshot_is_built_by_the_worker(celery_worker_process, wait_until):
     assert connection.vendor == "postgresql"
     judge = make_corpus()
 
-    snapshot = snapshot_create(judge=judge, fmt="parquet", name="worker", languages=["fr"])
+    snapshot = snapshot_create(judge=judge, fmt="parquet", name="worker", languages=["fr"], build=snapshot_build_queue)
 
     def finished():
         snapshot.refresh_from_db()

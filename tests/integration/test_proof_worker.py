@@ -9,22 +9,13 @@ from reviewapp.selectors.drafts import draft_from_corrections
 from reviewapp.selectors.proofs import proof_comparison
 from reviewapp.services.drafts import draft_version_save
 from reviewapp.services.proofs import proof_start
+from reviewapp.tasks.sweeps import sweep_queue
 from tests import scenarios
-from tests.llm_server import run_llm_server
 
 
 @pytest.fixture
-def llm_worker(celery_worker_process, monkeypatch):
-    with run_llm_server(behaviour="good", latency_s=0.0) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        celery_worker_process.restart()
-        try:
-            yield celery_worker_process, server
-        finally:
-            monkeypatch.delenv("OPENAI_BASE_URL")
-            monkeypatch.delenv("OPENAI_API_KEY")
-            celery_worker_process.restart()
+def llm_worker(start_llm_worker):
+    return start_llm_worker(behaviour="good", latency_s=0.0)
 
 
 def test_the_proof_runs_on_workers_and_compares_on_held_out_gold(llm_worker, wait_until, make_user):
@@ -42,7 +33,7 @@ def test_the_proof_runs_on_workers_and_compares_on_held_out_gold(llm_worker, wai
         comment_ids=draft.comment_ids,
         user=lead,
     )
-    run = proof_start(version=v2, user=lead)
+    run = proof_start(version=v2, user=lead, dispatch=sweep_queue)
     sweep_ids = list(run.main_sweeps.values_list("pk", flat=True)) + list(run.rerun_sweeps.values_list("pk", flat=True))
     wait_until(
         lambda: Sweep.objects.filter(pk__in=sweep_ids, status=Sweep.Status.DONE).count() == len(sweep_ids),

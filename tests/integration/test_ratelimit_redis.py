@@ -209,3 +209,59 @@ def test_llm_client_calls_are_spaced_by_the_shared_limit(redis_url, key):
     # slack is for scheduling on a busy machine (the exact spacing is checked by Redis' clock above).
     assert arrivals[-1] - arrivals[0] >= 1.1 - 0.3
     assert _max_in_window(arrivals, 0.5) <= 5 + 2
+
+
+# As WORKER, with RedisSlotReservoir; prints the wall-clock moments at which each slot was released
+# (one machine: time.time() is the clock every process shares).
+RESERVOIR_WORKER = """
+import json, sys, threading, time
+import redis
+from scoring.ratelimit_slots import RedisSlotReservoir
+url, key, per_second, threads, each, start_at = sys.argv[1:7]
+limiter = RedisSlotReservoir(redis.Redis.from_url(url), key=key, per_second=float(per_second), max_wait_s=60)
+released, lock = [], threading.Lock()
+def run():
+    for _ in range(int(each)):
+        limiter.acquire()
+        at = time.time()
+        with lock:
+            released.append(at)
+time.sleep(max(0.0, float(start_at) - time.time()))
+pool = [threading.Thread(target=run) for _ in range(int(threads))]
+for t in pool:
+    t.start()
+for t in pool:
+    t.join()
+print(json.dumps({"released": released, "round_trips": limiter.round_trips}))
+"""
+
+
+def test_reserved_slots_hold_the_shared_rate_across_processes_and_use_90_percent_of_it(redis_url, key):
+    per_second, processes, threads, each = 200.0, 4, 8, 20  # 640 slots at 200/s: about 3.2 s
+    start_at = time.time() + 3.0
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", RESERVOIR_WORKER, redis_url, key, *map(str, (per_second, threads, each, start_at))],
+            cwd=harness.PROJECT_DIR,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(processes)
+    ]
+    released: list[float] = []
+    round_trips = 0
+    for worker in workers:
+        stdout, _ = worker.communicate(timeout=90)
+        assert worker.returncode == 0
+        result = json.loads(stdout)
+        released.extend(result["released"])
+        round_trips += result["round_trips"]
+    total = processes * threads * each
+    assert len(released) == total
+    # A round trip reserves 10 slots (50 ms of the rate), so far fewer trips than slots.
+    assert round_trips <= total / 10 + processes * 2
+    # Never above the rate in any second (a thread woken late can bunch a slot or two with the next).
+    assert _max_in_window(released, 1.0) <= per_second * 1.05
+    # And close to it: all slots went out in at most 1/0.9 of the time the rate allows.
+    span = max(released) - min(released)
+    assert span <= (total - 1) / per_second / 0.9

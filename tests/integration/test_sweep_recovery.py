@@ -16,6 +16,7 @@ from django.db import connection
 from reviewapp.models import Sweep, Turn, Verdict
 from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
+from reviewapp.tasks.sweeps import sweep_queue
 from scoring.specs import load_specs
 from tests.factories import ROOT
 from tests.llm_server import run_llm_server
@@ -72,7 +73,12 @@ def test_a_sweep_whose_worker_was_killed_finishes_within_two_minutes_of_a_restar
     judge = judge_version_store(spec=load_specs(ROOT / "judges" / "conciseness.yaml")[0])
     dataset = make_corpus()
     sweep = sweep_start(
-        dataset=dataset, judge_versions=[judge], repeats=REPEATS, variance_sample=VARIANCE_SAMPLE, qa_sample=0
+        dataset=dataset,
+        judge_versions=[judge],
+        repeats=REPEATS,
+        variance_sample=VARIANCE_SAMPLE,
+        qa_sample=0,
+        dispatch=sweep_queue,
     )
     sampled = set(sweep.params["variance_sample"]["turn"])
     expected = {(turn_id, 0) for turn_id in Turn.objects.filter(role="agent").values_list("id", flat=True)}

@@ -14,9 +14,9 @@ from django.db import connection
 from reviewapp.models import Conversation, Dataset, JudgeCall, Sweep, Turn, Verdict
 from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
+from reviewapp.tasks.sweeps import sweep_queue
 from scoring.specs import load_specs
 from tests.factories import ROOT
-from tests.llm_server import run_llm_server
 
 TURNS = 300
 REPEATS = 3
@@ -57,18 +57,9 @@ def make_corpus() -> Dataset:
 
 
 @pytest.fixture
-def llm_worker(celery_worker_process, monkeypatch):
+def llm_worker(start_llm_worker):
     """The worker restarted with the LLM tier pointing at the local test server."""
-    with run_llm_server(behaviour="good", latency_s=0.05) as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-        celery_worker_process.restart()
-        try:
-            yield celery_worker_process, server
-        finally:
-            monkeypatch.delenv("OPENAI_BASE_URL")
-            monkeypatch.delenv("OPENAI_API_KEY")
-            celery_worker_process.restart()
+    return start_llm_worker(behaviour="good", latency_s=0.05)
 
 
 def test_sweep_survives_a_killed_worker_without_losing_or_doubling_verdicts(llm_worker, wait_until):
@@ -78,7 +69,12 @@ def test_sweep_survives_a_killed_worker_without_losing_or_doubling_verdicts(llm_
     dataset = make_corpus()
 
     sweep = sweep_start(
-        dataset=dataset, judge_versions=[judge], repeats=REPEATS, variance_sample=VARIANCE_SAMPLE, qa_sample=0.05
+        dataset=dataset,
+        judge_versions=[judge],
+        repeats=REPEATS,
+        variance_sample=VARIANCE_SAMPLE,
+        qa_sample=0.05,
+        dispatch=sweep_queue,
     )
     sampled = set(sweep.params["variance_sample"]["turn"])
     assert len(sampled) == round(VARIANCE_SAMPLE * TURNS)

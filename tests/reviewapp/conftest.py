@@ -40,10 +40,11 @@ def llm_off(monkeypatch):
 def run_sweep(eager_celery, django_capture_on_commit_callbacks):
     """Start a sweep and run it to the end in-process (the on-commit dispatch executes eagerly)."""
     from reviewapp.services.sweeps import sweep_start
+    from reviewapp.tasks.sweeps import sweep_queue
 
     def _run(**kwargs):
         with django_capture_on_commit_callbacks(execute=True):
-            sweep = sweep_start(**kwargs)
+            sweep = sweep_start(**kwargs, dispatch=sweep_queue)
         sweep.refresh_from_db()
         return sweep
 

@@ -11,7 +11,8 @@ from django.core.management import CommandError, call_command
 from reviewapp.models import Judge, JudgeCall, JudgeVersion, PromptText, Sweep
 from reviewapp.services import calls
 from scoring.llm import LLMClient, LLMReply
-from scoring.ratelimit import LocalRateLimiter, RedisRateLimiter
+from scoring.ratelimit import LocalRateLimiter
+from scoring.ratelimit_slots import RedisSlotReservoir
 from tests.llm_server import good_answer, run_llm_server
 
 pytestmark = pytest.mark.django_db
@@ -175,7 +176,7 @@ def test_client_from_settings_shares_rate_limits_through_redis(settings):
     settings.LLM_RATE_LIMITS = {"big-model": 3}
     client = calls.llm_client_from_settings()
     big = client.limiter_for("big-model")
-    assert isinstance(big, RedisRateLimiter)
+    assert isinstance(big, RedisSlotReservoir)
     assert (big.key, big.per_second) == ("ratelimit:big-model", 3.0)
     spec_rate = client.limiter_for("gpt-x", {"rate_limit_per_second": 8})
     assert (spec_rate.key, spec_rate.per_second) == ("ratelimit:gpt-x", 8.0)

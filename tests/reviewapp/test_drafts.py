@@ -11,6 +11,7 @@ from reviewapp.selectors.planner import plan_cells
 from reviewapp.selectors.proofs import proof_comparison
 from reviewapp.services.drafts import DraftError, draft_version_save
 from reviewapp.services.proofs import proof_start
+from reviewapp.tasks.sweeps import sweep_queue
 from tests import fake_llms, scenarios
 
 pytestmark = pytest.mark.django_db
@@ -144,7 +145,7 @@ def test_the_proof_sweeps_both_versions_and_a_rerun_and_beats_noise(
         user=lead,
     )
     with django_capture_on_commit_callbacks(execute=True):
-        run = proof_start(version=v2, user=lead)
+        run = proof_start(version=v2, user=lead, dispatch=sweep_queue)
     assert run.main_sweeps.count() == 1 and run.rerun_sweeps.count() == 1
     main = run.main_sweeps.get()
     assert set(main.judge_versions.all()) == {corpus.v1, v2}
@@ -270,7 +271,7 @@ def test_proof_page_full_fragment_forbidden_and_running(client, corpus, people, 
         user=lead,
     )
     monkeypatch.setattr("reviewapp.tasks.sweeps.sweep_dispatch.delay", lambda sweep_id: None)
-    run = proof_start(version=v2, user=lead)
+    run = proof_start(version=v2, user=lead, dispatch=sweep_queue)
     url = reverse("proof_detail", args=[v2.judge.slug, run.pk])
     client.force_login(reviewers[0])
     assert client.get(url).status_code == 403

@@ -234,12 +234,13 @@ def test_a_failed_write_marks_the_snapshot_and_leaves_no_file(corpus, media, mon
 
 def test_the_queued_build_runs_on_commit(corpus, media, django_capture_on_commit_callbacks, settings):
     from reviewapp.celery import app
+    from reviewapp.tasks.exports import snapshot_build_queue
 
     previous = app.conf.task_always_eager
     app.conf.task_always_eager = True
     try:
         with django_capture_on_commit_callbacks(execute=True) as callbacks:
-            snapshot = snapshot_create(judge=corpus.judge, fmt="parquet")
+            snapshot = snapshot_create(judge=corpus.judge, fmt="parquet", build=snapshot_build_queue)
     finally:
         app.conf.task_always_eager = previous
     assert len(callbacks) == 1

@@ -8,7 +8,7 @@ from django.core.management.base import CommandError
 
 from reviewapp.models import Conversation, Dataset, Judge, JudgeVersion, Signature, Turn
 from reviewapp.services.judge_inputs import variables_for_conversation, variables_for_turn
-from reviewapp.services.judges import JudgeSpecConflict, judge_version_store, rules_for, spec_of
+from reviewapp.services.judges import JudgeSpecConflict, judge_version_spec, judge_version_store, signature_rules
 from scoring.specs import MissingVariable, load_specs, render, spec_hash
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,7 +76,7 @@ def test_store_service_refuses_and_round_trips():
     spec = next(s for s in load_specs(JUDGES) if s.slug == "speakability")
     version = judge_version_store(spec=spec)
     assert judge_version_store(spec=spec).pk == version.pk
-    again = spec_of(version)
+    again = judge_version_spec(version)
     assert spec_hash(again) == version.spec_hash == spec_hash(spec)
     assert again.source.endswith("speakability.yaml")
     from dataclasses import replace
@@ -154,5 +154,5 @@ def test_rules_for_takes_active_rules_of_the_language_and_its_base(conversation)
     fr_ca = Signature.objects.create(language="fr-CA", pattern="(email)", **common)
     Signature.objects.create(language="fr-CA", pattern="(courriel)", active=False, **common)
     Signature.objects.create(language="en", pattern="(mail)", **common)
-    assert [r.id for r in rules_for(judge, "fr-CA")] == [fr.pk, fr_ca.pk]
-    assert [r.id for r in rules_for(judge, "fr")] == [fr.pk]
+    assert [r.id for r in signature_rules(judge, "fr-CA")] == [fr.pk, fr_ca.pk]
+    assert [r.id for r in signature_rules(judge, "fr")] == [fr.pk]

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def planned(llm_off, settings, monkeypatch):
     """A sweep of 7 turns in chunks of 3, dispatched, whose first chunk ran before its worker died."""
-    monkeypatch.setattr(sweeps_service, "CHUNK_SIZE", 3)
+    monkeypatch.setattr(sweeps_service.plan, "CHUNK_SIZE", 3)
     dataset = dataset_of_calls("calls", {f"c{i}": ("en", [f"answer {i}"]) for i in range(7)})
     judge = store_judge("conciseness")
     sweep = sweeps_service.sweep_start(dataset=dataset, judge_versions=[judge], qa_sample=0, dispatch=False)

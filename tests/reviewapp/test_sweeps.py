@@ -5,6 +5,7 @@ import pytest
 from reviewapp.models import JudgeCall, Sweep, Verdict
 from reviewapp.services import sweeps as sweeps_service
 from reviewapp.services.sweeps import LLM_OFF_EXPLANATION, SweepError, sweep_chunk_run, sweep_finalize, sweep_start
+from reviewapp.tasks.sweeps import sweep_queue
 from tests.factories import add_signature, dataset_of_calls, store_judge
 
 # Fixtures shared with the triage and gate tests.
@@ -193,7 +194,23 @@ def test_sweep_start_queues_the_dispatch_only_on_commit(corpus, conciseness, eag
     from django.db import transaction
 
     with transaction.atomic():
-        sweep = sweep_start(dataset=corpus, judge_versions=[conciseness])
+        sweep = sweep_start(dataset=corpus, judge_versions=[conciseness], dispatch=sweep_queue)
         transaction.set_rollback(True)
     assert not Verdict.objects.filter(sweep_id=sweep.pk).exists()
     assert scripted_llm.calls == []
+
+
+def test_sweep_start_hands_the_sweep_id_to_the_callers_dispatch_after_the_commit(
+    corpus, conciseness, django_capture_on_commit_callbacks
+):
+    queued: list[int] = []
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        sweep = sweep_start(dataset=corpus, judge_versions=[conciseness], dispatch=queued.append)
+    assert queued == []  # nothing before the commit
+    for callback in callbacks:
+        callback()
+    assert queued == [sweep.pk]
+    # Without a dispatch the sweep is only planned.
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        sweep_start(dataset=corpus, judge_versions=[conciseness])
+    assert callbacks == [] and queued == [sweep.pk]

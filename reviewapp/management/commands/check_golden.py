@@ -21,7 +21,7 @@ from scoring.rubric_import import golden_cases, golden_check, golden_verdict_mat
 
 from ...services import sweeps as sweeps_service
 from ...services.calls import call_archive
-from ...services.judges import JudgeLookupError, judge_version_for, spec_of
+from ...services.judges import JudgeLookupError, judge_version_for, judge_version_spec
 
 
 def golden_llm_problems(version, spec, case, prompt, client) -> list[str]:
@@ -73,7 +73,7 @@ class Command(BaseCommand):
             version = judge_version_for(ref)
         except JudgeLookupError as exc:
             raise CommandError(str(exc)) from exc
-        spec = spec_of(version)
+        spec = judge_version_spec(version)
         cases = golden_cases(spec)
         if not cases:
             raise CommandError(f"{spec.key} has no golden example.")

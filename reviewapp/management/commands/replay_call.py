@@ -28,7 +28,7 @@ def _pretty(text: str) -> str:
 
 def per_turn_rows(call: JudgeCall, new_text: str) -> list[tuple[int, str, str]]:
     """(EVA turn id, archived, replay) when the call rated a conversation's turns one by one, else []."""
-    spec = judges.spec_of(call.judge_version) if "user_template" in (call.judge_version.spec or {}) else None
+    spec = judges.judge_version_spec(call.judge_version) if "user_template" in (call.judge_version.spec or {}) else None
     profile = eva.profile_for(spec.eva_profile) if spec is not None and spec.eva_profile else None
     if profile is None or not profile.per_turn:
         return []

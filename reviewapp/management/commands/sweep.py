@@ -32,6 +32,7 @@ from reviewapp.models import Dataset, Sweep
 from reviewapp.services import judge_inputs, judges, sweep_scope
 from reviewapp.services import sweeps as sweeps_service
 from reviewapp.services.rubrics import variance_check_params
+from reviewapp.tasks.sweeps import sweep_queue
 from scoring import eva
 
 BAR_WIDTH = 30
@@ -109,7 +110,7 @@ class Command(BaseCommand):
                 variance_sample=sample,
                 qa_sample=options["qa_sample"],
                 language=options["language"],
-                dispatch=not eager,
+                dispatch=None if eager else sweep_queue,
                 scope=scope,
                 variables=variables or None,
             )
