@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from reviewapp.models import Role, Verdict
 from reviewapp.services.calls import verdict_raw_text
-from tests.reviewapp.review_data import make_item
+from tests.factories import make_item
 
 from .conftest import focus_with_tab
 
@@ -16,8 +16,7 @@ PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</scrip
 
 
 @pytest.fixture
-def huge_answer(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def huge_answer():
     item = make_item("fr", verdict_status=Verdict.Status.UNRESOLVED)
     answer = PAYLOAD + "x" * (5 * 1024 * 1024)
     Verdict.objects.filter(turn=item.turn).update(

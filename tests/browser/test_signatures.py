@@ -14,8 +14,7 @@ PASSWORD = "correct-horse-battery-7"
 
 
 @pytest.fixture
-def signature(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def signature():
     judge = Judge.objects.create(slug="speakability", scale="binary")
     dataset = Dataset.objects.create(name="calls-fr")
     conversation = Conversation.objects.create(dataset=dataset, external_id="c1", language="fr")

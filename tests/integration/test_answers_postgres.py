@@ -14,9 +14,8 @@ from reviewapp.services.sweeps import sweep_start
 from reviewapp.tasks.sweeps import sweep_queue
 from scoring.llm import LLMReply
 from scoring.specs import load_specs
+from tests.factories import ROOT
 from tests.llm_server import HTML_BODY, HUGE_ANSWER_BYTES
-
-from ..reviewapp.test_sweep_support import ROOT
 
 R = ReviewItem.Reason
 EXPECTED = {

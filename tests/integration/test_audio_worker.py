@@ -16,9 +16,9 @@ from reviewapp.services.sweeps import sweep_start
 from reviewapp.tasks.import_jobs import import_job_queue
 from reviewapp.tasks.sweeps import sweep_queue
 from scoring.specs import load_specs
+from tests.factories import ROOT
 
 from ..reviewapp.audio_support import RATE, eva_record_with_audio, frames, read_frames
-from ..reviewapp.test_sweep_support import ROOT
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
 from reviewapp.tasks.sweeps import sweep_queue
 from scoring.specs import load_specs
+from tests.factories import ROOT
 from tests.llm_server import run_llm_server
 
-from ..reviewapp.test_sweep_support import ROOT
 from . import harness
 from .test_sweep_worker import REPEATS, TURNS, VARIANCE_SAMPLE, make_corpus
 

@@ -16,8 +16,7 @@ from reviewapp.services.judges import judge_version_store
 from reviewapp.services.sweeps import sweep_start
 from reviewapp.tasks.sweeps import sweep_queue
 from scoring.specs import load_specs
-
-from ..reviewapp.test_sweep_support import ROOT
+from tests.factories import ROOT
 
 TURNS = 300
 REPEATS = 3

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reviewapp.models import Comment, ExportSnapshot, ReviewItem, Signature, Sweep
-
-from . import review_data
+from tests import factories
 
 
 @dataclass(frozen=True)
@@ -33,13 +32,13 @@ PAGES = [
 def build(n: int, *, author) -> dict:
     """`n` rows for every list page, all in fr: datasets, conversations of one dataset, disputes, sweeps,
     snapshots, signatures, comments and reviewers. Returns the dataset whose page lists `n` conversations."""
-    judge = review_data.judge()
+    judge = factories.judge()
     first = None
     for i in range(n):
-        dataset = review_data.dataset(f"calls-{i}")
+        dataset = factories.dataset(f"calls-{i}")
         # Dataset 0 holds n conversations; each other dataset one.
         for _ in range(n if i == 0 else 1):
-            item = review_data.make_item(on=dataset)
+            item = factories.make_item(on=dataset)
             first = first or dataset
         item.status = ReviewItem.Status.AWAITING_ADJUDICATION
         item.save(update_fields=["status"])

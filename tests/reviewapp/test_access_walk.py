@@ -29,9 +29,7 @@ from reviewapp.models import (
     Turn,
     Verdict,
 )
-
-from .corpus_data import fast_password_hasher  # noqa: F401
-from .test_sweep_support import store_judge
+from tests.factories import HTMX, store_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -211,7 +209,7 @@ def walk(client, user, scenes) -> dict[tuple[str, str, str, str], str]:
             if name in ("login", "logout"):
                 continue
             url = url_for(name, pattern, scene)
-            for mode, headers in (("page", {}), ("fragment", {"HTTP_HX_REQUEST": "true"})):
+            for mode, headers in (("page", {}), ("fragment", HTMX)):
                 pages[(scene_name, name, "GET", mode)] = body_of(client.get(url, **headers))
                 # A POST with nothing in it must not leak either (error pages re-render screens); it is
                 # rolled back so every request sees the same world.

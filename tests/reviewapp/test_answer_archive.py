@@ -15,13 +15,8 @@ from reviewapp.services import calls
 from reviewapp.services.imports import dataset_import
 from reviewapp.services.queue_items import dataset_triage
 from scoring.llm import LLMClient, LLMReply
+from tests.factories import dataset_of_calls, store_judge
 from tests.llm_server import HTML_BODY, HUGE_ANSWER_BYTES, run_llm_server
-
-from . import test_sweep_support as support
-from .test_sweep_support import make_dataset, store_judge
-
-eager_celery = support.eager_celery
-run_sweep = support.run_sweep
 
 pytestmark = pytest.mark.django_db
 R = ReviewItem.Reason
@@ -39,7 +34,7 @@ def http_llm(monkeypatch):
 
 def _sweep(run_sweep, behaviours: list[str]):
     judge = store_judge("conciseness")
-    dataset = make_dataset("answers", {b: ("en", [f"agent text [[llm:{b}]]"]) for b in behaviours})
+    dataset = dataset_of_calls("answers", {b: ("en", [f"agent text [[llm:{b}]]"]) for b in behaviours})
     run_sweep(dataset=dataset, judge_versions=[judge], qa_sample=0)
     verdicts = Verdict.objects.filter(turn__isnull=False).select_related("turn", "call")
     return {v.conversation.external_id: v for v in verdicts.select_related("conversation")}

@@ -21,16 +21,9 @@ from reviewapp.services.api_tokens import (
     token_hash,
 )
 from reviewapp.services.exports import snapshot_create, snapshot_path, snapshot_write
-
-from . import export_support, test_sweep_support
-from .test_sweep_support import make_dataset, store_judge
+from tests.factories import dataset_of_calls, store_judge
 
 pytestmark = pytest.mark.django_db
-corpus = export_support.corpus
-media = export_support.media
-scripted_llm = test_sweep_support.scripted_llm
-eager_celery = test_sweep_support.eager_celery
-run_sweep = test_sweep_support.run_sweep
 
 
 @pytest.fixture
@@ -57,13 +50,13 @@ def judge():
 
 @pytest.fixture
 def fr_sweep(judge, scripted_llm, run_sweep):
-    dataset = make_dataset("fr-calls", {"a": ("fr", ["Bonjour [[r=1]]", "Au revoir [[r=3]]"])})
+    dataset = dataset_of_calls("fr-calls", {"a": ("fr", ["Bonjour [[r=1]]", "Au revoir [[r=3]]"])})
     return run_sweep(dataset=dataset, judge_versions=[judge], qa_sample=0)
 
 
 @pytest.fixture
 def ja_sweep(judge, scripted_llm, run_sweep):
-    dataset = make_dataset("ja-calls", {"a": ("ja", ["はい"])})
+    dataset = dataset_of_calls("ja-calls", {"a": ("ja", ["はい"])})
     return run_sweep(dataset=dataset, judge_versions=[judge], qa_sample=0)
 
 
@@ -142,7 +135,7 @@ def test_gate_reuses_the_gate_report(api, make_user, fr_sweep):
 def test_a_lead_token_starts_a_sweep(
     api, make_user, judge, scripted_llm, eager_celery, django_capture_on_commit_callbacks
 ):
-    make_dataset("api-calls", {"a": ("en", ["Hello [[r=3]]"])})
+    dataset_of_calls("api-calls", {"a": ("en", ["Hello [[r=3]]"])})
     raw = token_for(make_user("lea", role="lead"))
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post(
@@ -160,7 +153,7 @@ def test_a_lead_token_starts_a_sweep(
 
 
 def test_starting_a_sweep_refuses_reviewers_and_bad_input(api, make_user, judge):
-    make_dataset("api-calls", {"a": ("en", ["Hello"])})
+    dataset_of_calls("api-calls", {"a": ("en", ["Hello"])})
     reviewer = token_for(make_user("ana", languages=["en"]))
     lead = token_for(make_user("lea", role="lead"))
     url = reverse("api_sweep_create")
@@ -243,7 +236,7 @@ def test_the_openapi_document_lists_every_endpoint():
 
 
 def test_a_read_only_token_cannot_start_a_sweep(api, make_user, judge, fr_sweep):
-    make_dataset("api-calls", {"a": ("en", ["Hello"])})
+    dataset_of_calls("api-calls", {"a": ("en", ["Hello"])})
     raw = token_for(make_user("lea", role="lead"), scopes=[READ_SWEEPS, READ_SNAPSHOTS])
     response = api.post(
         reverse("api_sweep_create"),
@@ -277,7 +270,7 @@ def test_a_token_limited_to_a_language(api, make_user, judge, fr_sweep, ja_sweep
     assert api.get(reverse("api_sweep_detail", args=[fr_sweep.pk]), **bearer(raw)).status_code == 200
     other = api.get(reverse("api_sweep_detail", args=[ja_sweep.pk]), **bearer(raw))
     assert other.status_code == 403 and "limited to fr" in other.json()["error"]
-    make_dataset("mixed", {"a": ("fr-CA", ["Bonjour"]), "b": ("en", ["Hello"])})
+    dataset_of_calls("mixed", {"a": ("fr-CA", ["Bonjour"]), "b": ("en", ["Hello"])})
 
     def start(**body):
         return api.post(
@@ -368,7 +361,7 @@ def test_an_unexpected_failure_is_a_json_500(api, make_user, fr_sweep, monkeypat
 def test_a_sweep_says_which_signature_versions_it_used(api, make_user, judge, scripted_llm, run_sweep):
     from reviewapp.services.signatures import signature_create
 
-    dataset = make_dataset("greetings", {"a": ("en", ["Have a good day.", "Your flight is at nine."])})
+    dataset = dataset_of_calls("greetings", {"a": ("en", ["Have a good day.", "Your flight is at nine."])})
     closing = dataset.conversations.get().turns.get(position=1)
     signature = signature_create(
         judge=judge.judge,
@@ -392,10 +385,12 @@ def test_reading_a_sweep_takes_a_fixed_number_of_queries(
     api, make_user, judge, scripted_llm, run_sweep, django_assert_num_queries
 ):
     raw = token_for(make_user("lea", role="lead"))
-    small = run_sweep(dataset=make_dataset("one", {"a": ("fr", ["Un"])}), judge_versions=[judge], qa_sample=0)
+    small = run_sweep(dataset=dataset_of_calls("one", {"a": ("fr", ["Un"])}), judge_versions=[judge], qa_sample=0)
     texts = [f"Phrase {n} [[r=2]]" for n in range(6)]
     large = run_sweep(
-        dataset=make_dataset("many", {f"c{n}": ("fr", texts) for n in range(4)}), judge_versions=[judge], qa_sample=0
+        dataset=dataset_of_calls("many", {f"c{n}": ("fr", texts) for n in range(4)}),
+        judge_versions=[judge],
+        qa_sample=0,
     )
     # the token, its last-used stamp, the sweep, its judge versions, their judges, its signature versions
     for sweep in (small, large):

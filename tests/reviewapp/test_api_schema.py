@@ -23,15 +23,9 @@ from reviewapp.api.site import openapi_document
 from reviewapp.models import ExportSnapshot, Sweep
 from reviewapp.services.api_tokens import SCOPES, api_token_create
 from reviewapp.services.exports import snapshot_create, snapshot_write
+from tests.factories import dataset_of_calls, store_judge
 
-from . import export_support, test_sweep_support
 from .test_import_eva_validation import REPO
-from .test_sweep_support import make_dataset, store_judge
-
-media = export_support.media
-scripted_llm = test_sweep_support.scripted_llm
-eager_celery = test_sweep_support.eager_celery
-run_sweep = test_sweep_support.run_sweep
 
 COMMITTED = REPO / "docs" / "api" / "openapi.yaml"
 CHECKS = [
@@ -106,7 +100,7 @@ class Seeded:
 @pytest.fixture
 def seeded(make_user, media, scripted_llm, run_sweep):
     judge = store_judge("conciseness")
-    dataset = make_dataset("api-calls", {"a": ("fr", ["Bonjour [[r=1]]", "Au revoir [[r=3]]"])})
+    dataset = dataset_of_calls("api-calls", {"a": ("fr", ["Bonjour [[r=1]]", "Au revoir [[r=3]]"])})
     sweep = run_sweep(dataset=dataset, judge_versions=[judge], qa_sample=0)
     snapshot = snapshot_write(snapshot_id=snapshot_create(judge=judge.judge, fmt="csv", build=False).pk)
     snapshot_create(judge=judge.judge, fmt="jsonl", build=False)  # a pending one too

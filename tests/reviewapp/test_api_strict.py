@@ -8,8 +8,7 @@ from django.urls import reverse
 
 from reviewapp.models import Sweep
 from reviewapp.services.api_tokens import RUN_SWEEPS, api_token_create
-
-from .test_sweep_support import make_dataset, store_judge
+from tests.factories import dataset_of_calls, store_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +23,7 @@ pytestmark = pytest.mark.django_db
 )
 def test_a_sweep_request_with_nan_or_a_repeated_key_is_refused(make_user, body, words):
     store_judge("conciseness")
-    make_dataset("api-calls", {"a": ("en", ["Hello"])})
+    dataset_of_calls("api-calls", {"a": ("en", ["Hello"])})
     raw = api_token_create(user=make_user("lea", role="lead"), name="ci", scopes=[RUN_SWEEPS])[1]
 
     response = Client(enforce_csrf_checks=True).post(
@@ -39,7 +38,7 @@ def test_a_sweep_request_with_nan_or_a_repeated_key_is_refused(make_user, body, 
 @pytest.fixture
 def lead_token(make_user):
     store_judge("conciseness")
-    make_dataset("api-calls", {"a": ("en", ["Hello"])})
+    dataset_of_calls("api-calls", {"a": ("en", ["Hello"])})
     return api_token_create(user=make_user("lea", role="lead"), name="ci", scopes=[RUN_SWEEPS])[1]
 
 

@@ -10,14 +10,10 @@ from django.core.files.base import ContentFile
 
 from reviewapp.models import Conversation, JudgeCall, Turn, Verdict
 from scoring.llm import LLMClient
+from tests.factories import dataset_of_calls, store_judge
 from tests.llm_server import run_llm_server
 
-from . import test_sweep_support as support
 from .audio_support import RATE, frames, read_frames, wav_bytes
-from .test_sweep_support import make_dataset, store_judge
-
-eager_celery = support.eager_celery
-run_sweep = support.run_sweep
 
 pytestmark = pytest.mark.django_db
 
@@ -34,7 +30,7 @@ def endpoint(monkeypatch):
 @pytest.fixture
 def corpus(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path
-    dataset = make_dataset(
+    dataset = dataset_of_calls(
         "voice",
         {
             "heard": ("fr", ["Votre vol part à neuf heures.", "Votre siège est le 14C."]),
@@ -133,8 +129,7 @@ def test_a_conversation_level_judge_hearing_the_agent_gets_the_agent_turns_joine
 
     from reviewapp.services.judges import judge_version_store
     from scoring.audio import JOIN_PAUSE_MS
-
-    from .test_sweep_support import shipped_spec
+    from tests.factories import shipped_spec
 
     spec = dataclasses.replace(
         shipped_spec("tts_fidelity"),

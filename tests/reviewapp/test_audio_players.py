@@ -7,9 +7,9 @@ from django.urls import reverse
 
 from reviewapp.models import Role
 from reviewapp.services.imports import dataset_import
+from tests.factories import HTMX, make_item
 
 from .audio_support import eva_record_with_audio, wav_bytes
-from .review_data import make_item
 
 pytestmark = pytest.mark.django_db
 
@@ -78,5 +78,5 @@ def test_a_refreshed_turn_keeps_its_play_button(client, make_user, imported):
     turn = imported.turns.filter(role="agent").order_by("position")[1]
     client.force_login(make_user("lea", role=Role.LEAD))
     url = reverse("conversation_turn", args=[imported.pk, turn.pk])
-    fragment = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    fragment = client.get(url, **HTMX).content.decode()
     assert f'data-play-segment data-start-ms="{turn.audio_start_ms}" data-end-ms="{turn.audio_end_ms}"' in fragment

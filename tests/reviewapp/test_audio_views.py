@@ -6,8 +6,7 @@ from django.urls import reverse
 
 from reviewapp.models import Conversation, Role
 from reviewapp.services.demo_audio import SAMPLE_RATE, conversation_wav
-
-from .review_data import fast_password_hasher, make_item  # noqa: F401
+from tests.factories import make_item
 
 pytestmark = pytest.mark.django_db
 

@@ -11,14 +11,10 @@ from django.utils.html import escape
 from reviewapp.models import CallReplay, Conversation, JudgeCall, Role, Turn, Verdict
 from reviewapp.services.replays import ReplayError, call_replay_request, call_replay_run
 from scoring.llm import LLMClient
+from tests.factories import HTMX, dataset_of_calls, store_judge
 from tests.llm_server import run_llm_server
 
-from . import test_sweep_support as support
 from .audio_support import wav_bytes
-from .test_sweep_support import make_dataset, store_judge
-
-eager_celery = support.eager_celery
-run_sweep = support.run_sweep
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +34,7 @@ def endpoint(monkeypatch):
 def listened(settings, tmp_path, endpoint, run_sweep):
     """One agent turn with audio, swept by a listening judge: one archived call with its audio's hash."""
     settings.MEDIA_ROOT = tmp_path
-    dataset = make_dataset("voice", {"heard": ("fr", ["Votre siège est le 14C. <b>gras</b>"])})
+    dataset = dataset_of_calls("voice", {"heard": ("fr", ["Votre siège est le 14C. <b>gras</b>"])})
     conversation = Conversation.objects.get(external_id="heard")
     conversation.audio.save("heard.wav", ContentFile(wav_bytes(4000)))
     Turn.objects.filter(conversation=conversation, position=1).update(audio_start_ms=1200, audio_end_ms=3300)
@@ -61,7 +57,7 @@ def test_archive_page_full_fragment_and_forbidden(client, make_user, lead, liste
     assert f"{listened.audio['bytes']} bytes, 2100 ms wav (from 1200 to 3300 ms of the recording)" in html
     assert f"{listened.latency_ms} ms" in html and 'data-action="replay"' in html
 
-    fragment = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    fragment = client.get(url, **HTMX).content.decode()
     assert fragment.lstrip().startswith('<article id="call-archive"') and "<nav" not in fragment
 
     client.force_login(make_user("ana", languages=["fr"]))
@@ -85,7 +81,7 @@ def test_replay_sends_the_same_prompt_and_audio_and_shows_both_answers(
     client.force_login(lead)
     sent_before = len(endpoint.requests)
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("call_replay", args=[listened.pk]), HTTP_HX_REQUEST="true")
+        response = client.post(reverse("call_replay", args=[listened.pk]), **HTMX)
     assert response.status_code == 200
     replay = CallReplay.objects.get()
     assert replay.status == CallReplay.Status.DONE and replay.requested_by == lead
@@ -96,7 +92,7 @@ def test_replay_sends_the_same_prompt_and_audio_and_shows_both_answers(
     # The local endpoint answers the same prompt the same way: same text, same outcome.
     assert replay.raw_response == listened.raw_response
 
-    status = client.get(reverse("replay_status", args=[replay.pk]), HTTP_HX_REQUEST="true").content.decode()
+    status = client.get(reverse("replay_status", args=[replay.pk]), **HTMX).content.decode()
     assert "same text" in status and "same outcome" in status and 'hx-trigger="every 1s"' not in status
     assert escape(json.loads(listened.raw_response)["explanation"]) in status
     page = client.get(reverse("call_detail", args=[listened.pk])).content.decode()
@@ -111,7 +107,7 @@ def test_a_pending_replay_polls_and_a_second_request_waits(lead, listened):
 
     browser = Client()
     browser.force_login(lead)
-    html = browser.get(reverse("replay_status", args=[replay.pk]), HTTP_HX_REQUEST="true").content.decode()
+    html = browser.get(reverse("replay_status", args=[replay.pk]), **HTMX).content.decode()
     assert 'hx-trigger="every 1s"' in html and 'data-replay-status="pending"' in html
 
 

@@ -5,11 +5,9 @@ from django.urls import reverse
 
 from reviewapp.models import AuditEvent, Category, Comment, Role
 from reviewapp.services import reviews
-
-from .review_data import category, dataset, fast_password_hasher, make_item  # noqa: F401
+from tests.factories import HTMX, category, dataset, make_item
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def test_thread_page_and_htmx_post_with_categories_reply_and_flag(client, make_user):

@@ -9,12 +9,10 @@ from scipy.stats import binomtest
 from reviewapp.models import JudgeVersion, Role
 from reviewapp.selectors import comparisons
 from reviewapp.services.demo import demo_seed
-
-from . import quality_data as data
-from .corpus_data import fast_password_hasher  # noqa: F401
+from tests import factories
+from tests.factories import HTMX
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
@@ -60,13 +58,15 @@ def test_demo_pair_names_gloss_moves_and_weighs_them_against_noise(client, make_
 
 
 def test_a_change_within_noise_is_called_so():
-    judge = data.binary_judge()
-    turns = data.agent_turns("calls", 40)
-    v1, v2 = data.version(judge, "v1"), data.version(judge, "v2")
+    judge = factories.binary_judge()
+    turns = factories.agent_turns("calls", 40)
+    v1, v2 = factories.version(judge, "v1"), factories.version(judge, "v2")
     base = [i % 4 != 0 for i in range(40)]
-    data.verdicts(data.sweep_for(turns), v1, turns, base)
-    data.verdicts(data.sweep_for(turns), v1, turns, [not p if i in (1, 2, 3) else p for i, p in enumerate(base)])
-    data.verdicts(data.sweep_for(turns), v2, turns, [not p if i in (5, 6) else p for i, p in enumerate(base)])
+    factories.verdicts(factories.sweep_for(turns), v1, turns, base)
+    factories.verdicts(
+        factories.sweep_for(turns), v1, turns, [not p if i in (1, 2, 3) else p for i, p in enumerate(base)]
+    )
+    factories.verdicts(factories.sweep_for(turns), v2, turns, [not p if i in (5, 6) else p for i, p in enumerate(base)])
     comparison = comparisons.version_comparison(a=v1, b=v2, n_boot=0)
     # A's latest sweep is the reference; its earlier sweep is the rerun.
     assert comparison.noise.noise_moved == 3
@@ -75,14 +75,14 @@ def test_a_change_within_noise_is_called_so():
 
 
 def test_the_page_runs_a_fixed_number_of_queries(client, make_user, django_assert_max_num_queries):
-    judge = data.binary_judge()
-    v1, v2 = data.version(judge, "v1"), data.version(judge, "v2")
+    judge = factories.binary_judge()
+    v1, v2 = factories.version(judge, "v1"), factories.version(judge, "v2")
     client.force_login(make_user("lea", role=Role.LEAD))
     for size in (6, 60):
-        turns = data.agent_turns(f"calls{size}", size)
-        data.verdicts(data.sweep_for(turns), v1, turns, [True] * size)
-        data.verdicts(data.sweep_for(turns), v2, turns, [bool(i % 2) for i in range(size)])
-        data.gold(judge, turns, [bool(i % 3) for i in range(size)], modes=["gloss"])
+        turns = factories.agent_turns(f"calls{size}", size)
+        factories.verdicts(factories.sweep_for(turns), v1, turns, [True] * size)
+        factories.verdicts(factories.sweep_for(turns), v2, turns, [bool(i % 2) for i in range(size)])
+        factories.gold(judge, turns, [bool(i % 3) for i in range(size)], modes=["gloss"])
         with django_assert_max_num_queries(12):
             response = client.get(reverse("compare_versions", args=["speakability"]), {"a": v1.pk, "b": v2.pk})
         assert "moves are gloss" in response.content.decode()

@@ -5,12 +5,10 @@ from django.urls import reverse
 
 from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, Role, Turn, Verdict
 from reviewapp.selectors.corpus import word_diff
-
-from .corpus_data import fast_password_hasher, import_sweep, judge_version, label_turn  # noqa: F401
+from tests.factories import HTMX, import_sweep, judge_version, label_turn
 
 pytestmark = pytest.mark.django_db
 
-HTMX = {"HTTP_HX_REQUEST": "true"}
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
 

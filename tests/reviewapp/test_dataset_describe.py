@@ -5,8 +5,6 @@ import pytest
 from reviewapp.models import AuditEvent, Dataset, Role
 from reviewapp.services.datasets import DatasetError, dataset_describe
 
-from .corpus_data import fast_password_hasher  # noqa: F401
-
 pytestmark = pytest.mark.django_db
 
 

@@ -8,11 +8,9 @@ from django.urls import reverse
 
 from reviewapp.models import AuditEvent, Dataset, Review, ReviewItem, Role
 from reviewapp.services import reviews
-
-from .review_data import dataset, fast_password_hasher, make_item  # noqa: F401
+from tests.factories import HTMX, dataset, make_item
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def test_new_datasets_are_blind_by_default():

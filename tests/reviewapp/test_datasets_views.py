@@ -4,18 +4,15 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from reviewapp.models import Conversation, Role, Turn
-
-from .corpus_data import fast_password_hasher, import_sweep, label_turn, make_dataset  # noqa: F401
+from tests.factories import HTMX, dataset_of_languages, import_sweep, label_turn
 
 pytestmark = pytest.mark.django_db
-
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
 def corpus():
-    mixed = make_dataset("mixed-run", ["fr", "fr-CA", "ja", "ja", "de"], turns_per_conversation=3)
-    only_ja = make_dataset("japanese-run", ["ja", "ja"])
+    mixed = dataset_of_languages("mixed-run", ["fr", "fr-CA", "ja", "ja", "de"], turns_per_conversation=3)
+    only_ja = dataset_of_languages("japanese-run", ["ja", "ja"])
     turn = Turn.objects.filter(conversation__dataset=mixed, conversation__language="fr").first()
     label_turn(turn, rating=3, verdict_rating=2, sweep=import_sweep(mixed))
     ja_turn = Turn.objects.filter(conversation__dataset=mixed, conversation__language="ja").first()
@@ -106,7 +103,7 @@ def test_dataset_list_runs_a_fixed_number_of_queries(client, make_user, django_a
     counts = []
     for size in (5, 50):
         for index in range(len(counts) * 5, size):
-            make_dataset(f"run-{index:03d}", ["fr", "de", "ja"])
+            dataset_of_languages(f"run-{index:03d}", ["fr", "de", "ja"])
         with CaptureQueriesContext(connection) as captured:
             response = client.get(reverse("dataset_list"))
         assert len(response.context["datasets"]) == size
@@ -146,7 +143,7 @@ def test_dataset_detail_404(client, make_user):
 
 
 def test_dataset_detail_paginates_fifty_a_page_with_htmx_links(client, make_user):
-    dataset = make_dataset("big", ["ko"] * 60, turns_per_conversation=1)
+    dataset = dataset_of_languages("big", ["ko"] * 60, turns_per_conversation=1)
     client.force_login(make_user("lea", role=Role.LEAD))
     url = reverse("dataset_detail", args=[dataset.pk])
     first = client.get(url)
@@ -159,7 +156,7 @@ def test_dataset_detail_paginates_fifty_a_page_with_htmx_links(client, make_user
 
 
 def test_dataset_detail_runs_a_fixed_number_of_queries(client, make_user):
-    dataset = make_dataset("grow", [], turns_per_conversation=0)
+    dataset = dataset_of_languages("grow", [], turns_per_conversation=0)
     client.force_login(make_user("lea", role=Role.LEAD))
     counts = []
     for size in (5, 50):

@@ -7,13 +7,7 @@ from django.core.management import call_command
 from reviewapp.models import GoldLabel, JudgeVersion, Signature, SignatureVersion, Turn, Verdict
 from reviewapp.services.demo import DEMO_DATASET, demo_seed, demo_yaml
 from reviewapp.services.signature_checks import signature_check_all
-
-from . import test_sweep_support as support
-from .corpus_data import fast_password_hasher  # noqa: F401
-
-eager_celery = support.eager_celery
-llm_off = support.llm_off
-run_sweep = support.run_sweep
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +15,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def demo():
     summary = demo_seed()
-    call_command("load_judges", str(support.ROOT / "judges"), verbosity=0)
+    call_command("load_judges", str(factories.ROOT / "judges"), verbosity=0)
     return summary
 
 

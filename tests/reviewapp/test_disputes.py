@@ -7,12 +7,10 @@ from django.urls import reverse
 
 from reviewapp.models import Adjudication, AuditEvent, Comment, GoldLabel, ReviewItem, Role
 from reviewapp.services import adjudication as service
-
-from . import quality_data as data
-from .corpus_data import fast_password_hasher  # noqa: F401
+from tests import factories
+from tests.factories import HTMX
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def no_inline_style_or_script(html: str) -> None:
@@ -28,14 +26,9 @@ def lead(make_user):
 @pytest.fixture
 def dispute(make_user):
     """A French turn: the judge says fail, one reviewer says pass, another says fail."""
-    judge = data.binary_judge()
-    turns = data.agent_turns("calls", 1)
-    data.verdicts(data.sweep_for(turns), data.version(judge, "v1"), turns, [False])
-    item = data.item(judge, turns[0])
     ana, bea = make_user("ana", languages=["fr"]), make_user("bea", languages=["fr"])
-    data.review(item, ana, passed=True)
-    data.review(item, bea, passed=False, categories=[data.category("gloss")])
-    Comment.objects.create(turn=turns[0], author=ana, judge=judge, body="Reads fine to me <b>really</b>.")
+    item = factories.disputed_item(ana, bea)
+    Comment.objects.create(turn=item.turn, author=ana, judge=item.judge, body="Reads fine to me <b>really</b>.")
     return item
 
 
@@ -144,13 +137,15 @@ def test_form_errors_are_shown(client, lead, dispute):
 
 
 def _more_disputes(make_user, count: int, start: int) -> None:
-    judge = data.binary_judge()
-    turns = data.agent_turns(f"more{start}", count)
-    data.verdicts(data.sweep_for(turns), data.version(judge, "v1"), turns, [True] * count)
+    judge = factories.binary_judge()
+    turns = factories.agent_turns(f"more{start}", count)
+    factories.verdicts(factories.sweep_for(turns), factories.version(judge, "v1"), turns, [True] * count)
     for index, turn in enumerate(turns):
-        item = data.item(judge, turn)
+        item = factories.item(judge, turn)
         for r in range(3):
-            data.review(item, make_user(f"r{start}-{index}-{r}"), passed=bool(r % 2), categories=[data.category()])
+            factories.review(
+                item, make_user(f"r{start}-{index}-{r}"), passed=bool(r % 2), categories=[factories.category("gloss")]
+            )
         Comment.objects.create(turn=turn, author=make_user(f"c{start}-{index}"), body="Hmm.")
 
 

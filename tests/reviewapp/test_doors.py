@@ -9,8 +9,7 @@ from django.urls import reverse
 
 from reviewapp.models import Comment
 from reviewapp.templatetags.text_safety import visible_bidi
-
-from .review_data import dataset, fast_password_hasher, make_item  # noqa: F401
+from tests.factories import dataset, make_item
 
 pytestmark = pytest.mark.django_db
 

@@ -12,12 +12,9 @@ from reviewapp.selectors.proofs import proof_comparison
 from reviewapp.services.drafts import DraftError, draft_version_save
 from reviewapp.services.proofs import proof_start
 from reviewapp.tasks.sweeps import sweep_queue
-
-from . import loop_data
-from . import test_sweep_support as support
+from tests import fake_llms, scenarios
 
 pytestmark = pytest.mark.django_db
-eager_celery = support.eager_celery
 
 
 @pytest.fixture
@@ -29,12 +26,12 @@ def people(make_user):
 
 @pytest.fixture
 def corpus(people):
-    return loop_data.build(*people)
+    return scenarios.draft_corpus(*people)
 
 
 @pytest.fixture
 def llm(monkeypatch):
-    client = loop_data.CorrectionAwareLLM()
+    client = fake_llms.CorrectionAwareLLM()
     monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: client)
     return client
 
@@ -255,7 +252,7 @@ def test_draft_reads_do_not_grow_with_the_evidence(corpus, people):
     with CaptureQueriesContext(connection) as first:
         draft_from_corrections(version=corpus.v1)
     lead, reviewers = people
-    loop_data.build_more(lead, reviewers, corpus)
+    scenarios.add_adjudicated_glosses(lead, reviewers, corpus)
     with CaptureQueriesContext(connection) as second:
         draft = draft_from_corrections(version=corpus.v1)
     assert draft.disagreements == 7

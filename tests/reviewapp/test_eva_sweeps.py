@@ -21,8 +21,6 @@ from scoring import eva, eva_variables
 from scoring.llm import LLMClient
 from tests.llm_server import run_llm_server
 
-from . import test_sweep_support as support
-
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "eva"
 CONCISENESS_SET = (
@@ -32,8 +30,6 @@ JUDGE_YAML = FIXTURES / "judge.yaml"
 JUDGE_YAML_OLD = FIXTURES / "judge.dcb3750b.yaml"
 
 pytestmark = pytest.mark.django_db
-eager_celery = support.eager_celery
-run_sweep = support.run_sweep
 
 
 def load(path, label):
@@ -463,7 +459,8 @@ def test_a_turn_the_judge_did_not_rate_is_left_out_of_the_gate_and_the_queue(
 def test_a_tribunal_judge_without_bounds_in_its_spec_never_stores_an_answer_outside_its_judges_scale(
     monkeypatch, run_sweep
 ):
-    from .test_sweep_support import ScriptedLLM, make_dataset
+    from tests.factories import dataset_of_calls
+    from tests.fake_llms import ScriptedLLM
 
     monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: ScriptedLLM())
     judge = Judge.objects.create(slug="bounded", level="turn", scale="ordinal", scale_min=1, scale_max=5)
@@ -477,7 +474,7 @@ def test_a_tribunal_judge_without_bounds_in_its_spec_never_stores_an_answer_outs
         "user_template": "Rate {turn_text}",
     }
     version = JudgeVersion.objects.create(judge=judge, version="v1", spec=spec, spec_hash="3" * 64)
-    dataset = make_dataset("bounds", {"c1": ("en", ["Fine [[r=4]]"]), "c2": ("en", ["Far out [[oob]]"])})
+    dataset = dataset_of_calls("bounds", {"c1": ("en", ["Fine [[r=4]]"]), "c2": ("en", ["Far out [[oob]]"])})
 
     sweep = run_sweep(dataset=dataset, judge_versions=[version], qa_sample=0)
 

@@ -19,14 +19,11 @@ from reviewapp.selectors.exports import pseudonym
 from reviewapp.services.exports import COLUMN_NAMES, ExportError, snapshot_create, snapshot_path, snapshot_write
 from reviewapp.services.imports import dataset_import
 from reviewapp.tasks.exports import snapshot_build
+from tests.scenarios import add_labelled
 
-from . import export_support
-from .export_support import add_labelled
 from .test_import_eva_validation import CONCISENESS, FIXTURES, REPO
 
 pytestmark = pytest.mark.django_db
-corpus = export_support.corpus
-media = export_support.media
 
 
 def export(judge, fmt, **kwargs) -> ExportSnapshot:

@@ -10,13 +10,9 @@ from django.test.utils import CaptureQueriesContext
 from reviewapp.models import Category, Comment, Conversation, ExportSnapshot, Review, ReviewItem, Turn
 from reviewapp.selectors.exports import pseudonym
 from reviewapp.services.exports import snapshot_create, snapshot_path, snapshot_write
-
-from . import export_support
-from .export_support import add_labelled
+from tests.scenarios import add_labelled
 
 pytestmark = pytest.mark.django_db
-corpus = export_support.corpus
-media = export_support.media
 
 TINY_CHUNK = 2  # many chunks even for a few rows: a query per chunk would show at once
 

@@ -1,6 +1,6 @@
 """The flat rows are the expected bytes, whichever database builds them, in a fixed number of queries.
 
-The expected lines are written out here field by field from the corpus (export_support) and
+The expected lines are written out here field by field from the corpus (tests/scenarios.export_corpus) and
 serialised with the standard library, not with the export's own code.
 """
 
@@ -15,13 +15,9 @@ from django.conf import settings
 
 from reviewapp.models import Comment, ExportSnapshot, GoldLabel, Review, Sweep, Turn, Verdict
 from reviewapp.services.exports import snapshot_create, snapshot_path, snapshot_write
-
-from . import export_support
-from .export_support import add_labelled
+from tests.scenarios import add_labelled
 
 pytestmark = pytest.mark.django_db
-corpus = export_support.corpus
-media = export_support.media
 
 ON_THE_SECOND = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)  # no microseconds: isoformat leaves them out
 

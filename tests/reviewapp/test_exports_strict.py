@@ -15,12 +15,9 @@ from reviewapp.services.exports import snapshot_create, snapshot_path, snapshot_
 from reviewapp.services.imports import dataset_import
 from scoring.strictjson import strict_loads
 
-from . import export_support
 from .test_import_eva_validation import CONCISENESS, FIXTURES
 
 pytestmark = pytest.mark.django_db
-corpus = export_support.corpus
-media = export_support.media
 
 
 def export(judge, fmt, **kwargs):

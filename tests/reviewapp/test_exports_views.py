@@ -7,14 +7,10 @@ from django.urls import reverse
 
 from reviewapp.models import ExportSnapshot
 from reviewapp.services.exports import snapshot_create, snapshot_path, snapshot_write
-
-from . import export_support, test_sweep_support
+from tests import scenarios
+from tests.factories import HTMX
 
 pytestmark = pytest.mark.django_db
-corpus = export_support.corpus
-media = export_support.media
-eager_celery = test_sweep_support.eager_celery
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def no_inline_style_or_script(html: str) -> None:
@@ -128,7 +124,7 @@ def test_a_running_snapshot_polls_with_a_progress_bar(client, corpus, media, lea
 
 def test_detail_runs_a_fixed_number_of_queries(client, corpus, media, lead, django_assert_max_num_queries):
     small = written(corpus.judge, name="small")
-    export_support.add_labelled(corpus, 40, language="de")
+    scenarios.add_labelled(corpus, 40, language="de")
     big = written(corpus.judge, name="big")
     for snapshot in (small, big):
         with django_assert_max_num_queries(5):

@@ -11,9 +11,8 @@ from reviewapp.forms_disputes import decision_initial
 from reviewapp.forms_exports import ExportForm
 from reviewapp.forms_sweeps import SweepForm
 from reviewapp.models import Adjudication, Conversation, Judge, JudgeVersion, Role
-
-from . import review_data
-from .test_sweep_support import make_dataset, store_judge
+from tests import factories
+from tests.factories import dataset_of_calls, store_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -55,7 +54,7 @@ def test_the_sweep_form_offers_only_versions_a_sweep_can_run():
 
 
 def test_language_selects_offer_the_data_languages_and_their_base_languages():
-    make_dataset("calls", {"a": ("fr-CA", ["Bonjour"]), "b": ("ja", ["はい"]), "c": ("en", ["Hi"])})
+    dataset_of_calls("calls", {"a": ("fr-CA", ["Bonjour"]), "b": ("ja", ["はい"]), "c": ("en", ["Hi"])})
     sweep_choices = SweepForm().fields["language"].choices
     assert sweep_choices == [
         ("", "Every language of the dataset"),
@@ -69,8 +68,8 @@ def test_language_selects_offer_the_data_languages_and_their_base_languages():
 
 
 def test_a_language_field_takes_a_well_formed_code_with_no_data_and_refuses_a_malformed_one():
-    Conversation.objects.create(dataset=review_data.dataset(), external_id="x", language="fr")
-    judge = review_data.judge()
+    Conversation.objects.create(dataset=factories.dataset(), external_id="x", language="fr")
+    judge = factories.judge()
     good = ExportForm({"judge": judge.slug, "format": "csv", "languages": ["fr", "de"], "gold_sources": ["imported"]})
     assert good.is_valid(), good.errors
     assert good.cleaned_data["languages"] == ["fr", "de"]
@@ -80,19 +79,19 @@ def test_a_language_field_takes_a_well_formed_code_with_no_data_and_refuses_a_ma
 
 def test_the_decision_default_is_the_adjudication_as_the_judge_scores_it(make_user):
     lead = make_user("lea", role=Role.LEAD)
-    ordinal = review_data.make_item()
+    ordinal = factories.make_item()
     adjudication = Adjudication.objects.create(item=ordinal, lead=lead, rating=2.0, rationale="Two.")
     initial = decision_initial(adjudication, judge=ordinal.judge)
     assert initial["outcome"] == "2" and initial["rationale"] == "Two." and initial["rating"] == 2.0
     Judge.objects.create(slug="polite", scale=Judge.Scale.BINARY)
-    binary = review_data.make_item(judge_slug="polite", verdict_rating=None, verdict_passed=True)
+    binary = factories.make_item(judge_slug="polite", verdict_rating=None, verdict_passed=True)
     failed = Adjudication.objects.create(item=binary, lead=lead, passed=False, rationale="Rude.")
     assert decision_initial(failed, judge=binary.judge)["outcome"] == "fail"
     assert decision_initial(None, judge=binary.judge) == {}
 
 
 def test_skeleton_tags_render_pairs_objects_pills_and_counts():
-    judges = [review_data.judge("conciseness"), review_data.judge("brevity")]
+    judges = [factories.judge("conciseness"), factories.judge("brevity")]
     template = Template(
         "{% load skeleton %}"
         '{% filter_select "kind" "Kind" kinds "b" blank="Any" id="k" %}'

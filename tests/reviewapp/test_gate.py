@@ -7,13 +7,7 @@ from django.core.management import call_command
 
 from reviewapp.models import Sweep
 from reviewapp.selectors.sweeps import gate_report
-
-from . import test_sweep_support as support
-from .test_sweep_support import make_dataset, store_judge
-
-eager_celery = support.eager_celery
-run_sweep = support.run_sweep
-scripted_llm = support.scripted_llm
+from tests.factories import dataset_of_calls, store_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -35,7 +29,7 @@ def rubric_sweep(scripted_llm, run_sweep):
     judge = store_judge("turn_rubric")
     texts = [f"reply {i}" for i in range(7)] + ["reply x [[fail:addresses_request]]", "reply y [[unsure]]"]
     texts.append("reply z [[fail:clear_next_step]]")
-    dataset = make_dataset("rubric", {f"c{i}": ("en", [text]) for i, text in enumerate(texts)})
+    dataset = dataset_of_calls("rubric", {f"c{i}": ("en", [text]) for i, text in enumerate(texts)})
     return run_sweep(dataset=dataset, judge_versions=[judge], qa_sample=0)
 
 
@@ -80,7 +74,9 @@ def test_gate_fails_on_a_required_criterion_and_passes_with_a_lower_threshold(ru
 
 def test_gate_reads_the_spec_gate_section_for_the_judge_pass_rate(scripted_llm, run_sweep):
     judge = store_judge("conciseness", params={"temperature": 0, "gate": {"overall": 0.9}})
-    dataset = make_dataset("gate2", {f"c{i}": ("en", [f"t {i}" + (" [[r=1]]" if i < 2 else "")]) for i in range(10)})
+    dataset = dataset_of_calls(
+        "gate2", {f"c{i}": ("en", [f"t {i}" + (" [[r=1]]" if i < 2 else "")]) for i in range(10)}
+    )
     sweep = run_sweep(dataset=dataset, judge_versions=[judge], qa_sample=0)
     code, out = gate("--sweep", str(sweep.pk), "--json")
     row = json.loads(out)["rows"][0]

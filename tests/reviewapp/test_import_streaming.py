@@ -15,8 +15,7 @@ from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, JudgeVersi
 from reviewapp.services.imports import ImportFailed, dataset_import
 from reviewapp.services.triage import triage_run
 from scoring.strictjson import StrictJSONError, strict_loads
-
-from .test_sweep_support import store_judge
+from tests.factories import store_judge
 
 pytestmark = pytest.mark.django_db
 

@@ -11,11 +11,9 @@ from django.urls import reverse
 
 from reviewapp.models import Conversation, Dataset, ImportJob, Role
 from reviewapp.services.import_jobs import ImportJobError, import_job_run, import_job_start
+from tests.factories import HTMX
 
-from . import test_sweep_support as support
 from .audio_support import eva_record_with_audio, wav_bytes
-
-eager_celery = support.eager_celery
 
 pytestmark = pytest.mark.django_db
 
@@ -74,7 +72,7 @@ def test_upload_runs_on_the_worker_and_the_page_shows_what_was_written(client, p
 
     page = client.get(reverse("import_detail", args=[job.pk])).content.decode()
     assert "<nav" in page and "1 new conversation," in page
-    fragment = client.get(reverse("import_detail", args=[job.pk]), HTTP_HX_REQUEST="true").content.decode()
+    fragment = client.get(reverse("import_detail", args=[job.pk]), **HTMX).content.decode()
     assert fragment.lstrip().startswith('<section id="import-progress"') and "<nav" not in fragment
     assert 'hx-trigger="every 1s"' not in fragment
 
@@ -96,7 +94,7 @@ def test_refused_upload_shows_file_line_and_field_and_writes_nothing(client, pos
 def test_a_waiting_job_polls(client, lead):
     job = import_job_start(user=lead, upload=SimpleUploadedFile("calls.jsonl", jsonl(GOOD)), dispatch=False)
     client.force_login(lead)
-    fragment = client.get(reverse("import_detail", args=[job.pk]), HTTP_HX_REQUEST="true").content.decode()
+    fragment = client.get(reverse("import_detail", args=[job.pk]), **HTMX).content.decode()
     assert 'hx-trigger="every 1s"' in fragment and 'value="0"' in fragment
     import_job_run(job_id=job.pk)
     assert import_job_run(job_id=job.pk).status == "done"  # a second run leaves it as it is
@@ -195,4 +193,4 @@ def test_job_page_is_for_leads_only(client, lead, make_user):
     job = import_job_start(user=lead, upload=SimpleUploadedFile("calls.jsonl", jsonl(GOOD)), dispatch=False)
     client.force_login(make_user("ana", languages=["fr"]))
     assert client.get(reverse("import_detail", args=[job.pk])).status_code == 403
-    assert client.get(reverse("import_detail", args=[job.pk]), HTTP_HX_REQUEST="true").status_code == 403
+    assert client.get(reverse("import_detail", args=[job.pk]), **HTMX).status_code == 403

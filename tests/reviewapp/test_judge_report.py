@@ -7,7 +7,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 
-from . import quality_data as data
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -18,12 +18,12 @@ V2 = [True, False, True, True, False, True, True, True]
 
 @pytest.fixture
 def judge():
-    judge = data.binary_judge()
-    fr, ja = data.agent_turns("fr-calls", 4), data.agent_turns("ja-calls", 4, language="ja")
+    judge = factories.binary_judge()
+    fr, ja = factories.agent_turns("fr-calls", 4), factories.agent_turns("ja-calls", 4, language="ja")
     turns = fr + ja
-    data.verdicts(data.sweep_for(turns), data.version(judge, "v1"), turns, V1)
-    data.verdicts(data.sweep_for(turns), data.version(judge, "v2"), turns, V2)
-    data.gold(judge, turns, GOLD)
+    factories.verdicts(factories.sweep_for(turns), factories.version(judge, "v1"), turns, V1)
+    factories.verdicts(factories.sweep_for(turns), factories.version(judge, "v2"), turns, V2)
+    factories.gold(judge, turns, GOLD)
     return judge
 
 

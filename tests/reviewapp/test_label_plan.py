@@ -13,8 +13,7 @@ from reviewapp.selectors.planner import plan_cells
 from reviewapp.services.label_plan import PLAN_TERM_MAX, label_plan_apply
 from reviewapp.services.reviews import item_claim
 from scoring.planner import EVIDENCE_FLOOR
-
-from . import quality_data as data
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -32,16 +31,16 @@ def needed_by_search(k: int, n: int, h: float) -> int:
 
 @pytest.fixture
 def corpus():
-    judge = data.binary_judge()
-    v1 = data.version(judge, "v1")
-    fr = data.agent_turns("calls-fr", 60, language="fr")
-    ja = data.agent_turns("calls-ja", 60, language="ja")
-    sweep = data.sweep_for(fr)
+    judge = factories.binary_judge()
+    v1 = factories.version(judge, "v1")
+    fr = factories.agent_turns("calls-fr", 60, language="fr")
+    ja = factories.agent_turns("calls-ja", 60, language="ja")
+    sweep = factories.sweep_for(fr)
     # fr: 40 gold labels, the judge right on 36; ja: 10 gold labels (below the floor), right on 5.
-    data.verdicts(sweep, v1, fr, [True] * 60)
-    data.verdicts(data.sweep_for(ja), v1, ja, [True] * 60)
-    data.gold(judge, fr[:40], [True] * 36 + [False] * 4)
-    data.gold(judge, ja[:10], [True] * 5 + [False] * 5)
+    factories.verdicts(sweep, v1, fr, [True] * 60)
+    factories.verdicts(factories.sweep_for(ja), v1, ja, [True] * 60)
+    factories.gold(judge, fr[:40], [True] * 36 + [False] * 4)
+    factories.gold(judge, ja[:10], [True] * 5 + [False] * 5)
     return judge, v1, fr, ja
 
 
@@ -80,8 +79,8 @@ def test_plan_labels_prints_insufficient_evidence_and_json(corpus):
 def test_the_queue_order_follows_the_allocation(corpus, make_user):
     judge, v1, fr, ja = corpus
     # Two equally urgent open items (QA sample); fr was created first so it would come first by id.
-    fr_item = data.item(judge, fr[50], status=ReviewItem.Status.OPEN, reasons=[ReviewItem.Reason.QA_SAMPLE])
-    ja_item = data.item(judge, ja[50], status=ReviewItem.Status.OPEN, reasons=[ReviewItem.Reason.QA_SAMPLE])
+    fr_item = factories.item(judge, fr[50], status=ReviewItem.Status.OPEN, reasons=[ReviewItem.Reason.QA_SAMPLE])
+    ja_item = factories.item(judge, ja[50], status=ReviewItem.Status.OPEN, reasons=[ReviewItem.Reason.QA_SAMPLE])
     ReviewItem.objects.update(priority=100)
     terms = label_plan_apply(version=v1, budget=100)
     assert terms["ja"] == PLAN_TERM_MAX and 0 < terms["fr"] < PLAN_TERM_MAX
@@ -97,7 +96,7 @@ def test_the_queue_order_follows_the_allocation(corpus, make_user):
     assert ja_item.priority == 100 + PLAN_TERM_MAX
 
     # Items of a language outside the plan lose their term.
-    data.item(judge, data.agent_turns("calls-ko", 1, language="ko")[0], status=ReviewItem.Status.OPEN)
+    factories.item(judge, factories.agent_turns("calls-ko", 1, language="ko")[0], status=ReviewItem.Status.OPEN)
     ko_item = ReviewItem.objects.get(language="ko")
     ReviewItem.objects.filter(pk=ko_item.pk).update(priority=207, plan_term=7)
     label_plan_apply(version=v1, budget=100)

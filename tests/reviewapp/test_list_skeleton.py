@@ -12,7 +12,6 @@ from django.urls import reverse
 from reviewapp.models import Role
 
 from . import list_pages_data as data
-from .corpus_data import fast_password_hasher  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 

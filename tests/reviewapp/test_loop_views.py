@@ -11,8 +11,7 @@ from django.urls import reverse
 from reviewapp.models import Conversation, Dataset, EdgeCase, EdgeCaseTag, Judge, ReviewItem, Role, Turn
 from reviewapp.selectors.coverage import coverage_matrix
 from reviewapp.selectors.planner import plan_cells
-
-from . import quality_data as data
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 EXAMPLE = Path(__file__).resolve().parents[2] / "../shared/data/rubric-generator/order-status.json"
@@ -37,11 +36,11 @@ def rubric():
 
 
 def test_plan_page_and_apply(client, lead, make_user):
-    judge = data.binary_judge()
-    v1 = data.version(judge, "v1")
-    turns = data.agent_turns("calls", 5)
-    data.verdicts(data.sweep_for(turns), v1, turns, [True] * 5)
-    item = data.item(judge, turns[0], status=ReviewItem.Status.OPEN)
+    judge = factories.binary_judge()
+    v1 = factories.version(judge, "v1")
+    turns = factories.agent_turns("calls", 5)
+    factories.verdicts(factories.sweep_for(turns), v1, turns, [True] * 5)
+    item = factories.item(judge, turns[0], status=ReviewItem.Status.OPEN)
     url = reverse("plan_page", args=[judge.slug])
     client.force_login(make_user("ana", languages=["fr"]))
     assert client.get(url).status_code == 403

@@ -5,11 +5,9 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from reviewapp.models import AuditEvent, Role
-
-from .review_data import fast_password_hasher  # noqa: F401
+from tests.factories import HTMX
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 GOOD = {"username": "noor", "password": "a-long-pass-phrase-42", "role": "reviewer", "languages": "ar, fr-CA"}
 
 

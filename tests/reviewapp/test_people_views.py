@@ -4,11 +4,9 @@ import pytest
 from django.urls import reverse
 
 from reviewapp.models import AuditEvent, Role
-
-from .review_data import fast_password_hasher  # noqa: F401
+from tests.factories import HTMX
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def test_admin_lists_people_and_filters_by_role(client, make_user):

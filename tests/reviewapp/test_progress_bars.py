@@ -9,8 +9,7 @@ from django.urls import reverse
 from reviewapp.models import Role
 from reviewapp.selectors.queue import bar_width
 from reviewapp.services import reviews
-
-from .review_data import fast_password_hasher, make_item  # noqa: F401
+from tests.factories import make_item
 
 pytestmark = pytest.mark.django_db
 

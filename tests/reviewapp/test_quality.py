@@ -9,12 +9,10 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 from reviewapp.models import GoldLabel, ReviewItem, Role
 from reviewapp.selectors import quality, quality_slice, reviewer_stats
 from reviewapp.services.reviews import review_submit
-
-from . import quality_data as data
-from .corpus_data import fast_password_hasher  # noqa: F401
+from tests import factories
+from tests.factories import HTMX
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 GOLD = [True, True, False, True, False, False, True, True, False, True, True, False]
 JUDGE = [True, False, False, True, True, False, True, True, False, True, None, False]
@@ -23,11 +21,10 @@ JUDGE = [True, False, False, True, True, False, True, True, False, True, None, F
 @pytest.fixture
 def scored():
     """Twelve French turns with imported gold and one version's verdicts (one unresolved)."""
-    judge = data.binary_judge()
-    turns = data.agent_turns("calls", len(GOLD))
-    v1 = data.version(judge, "v1")
-    data.verdicts(data.sweep_for(turns), v1, turns, JUDGE)
-    data.gold(judge, turns, GOLD, modes=["gloss"])
+    turns = factories.judged_turns(JUDGE)
+    judge = factories.binary_judge()
+    v1 = factories.version(judge, "v1")
+    factories.gold(judge, turns, GOLD, modes=["gloss"])
     return judge, v1, turns
 
 
@@ -56,7 +53,7 @@ def test_gold_prefers_adjudication_then_unanimous_then_imported(scored, make_use
     )
     # Turn 4: judge said pass, imported gold says fail; two reviewers agree on "pass", so the review service
     # closes the item and stores the unanimous gold label.
-    item = data.item(judge, turns[4], status=ReviewItem.Status.OPEN, reasons=["qa_sample"])
+    item = factories.item(judge, turns[4], status=ReviewItem.Status.OPEN, reasons=["qa_sample"])
     item.reviews_required = 2
     item.save()
     for name in ("ana", "bea"):
@@ -75,10 +72,10 @@ def test_gold_prefers_adjudication_then_unanimous_then_imported(scored, make_use
 def test_qa_sample_is_weighted_and_disputed_items_are_separate(scored):
     judge, _, turns = scored
     # Sampled turns: weight 10 on turn 1 (judge wrong), weight 1 on turns 0 and 2 (judge right).
-    data.item(judge, turns[0], status="closed", reasons=["qa_sample"], weight=1)
-    data.item(judge, turns[1], status="closed", reasons=["qa_sample"], weight=10)
-    data.item(judge, turns[2], status="closed", reasons=["qa_sample"], weight=1)
-    data.item(judge, turns[4], status="closed", reasons=["judges_disagree"])
+    factories.item(judge, turns[0], status="closed", reasons=["qa_sample"], weight=1)
+    factories.item(judge, turns[1], status="closed", reasons=["qa_sample"], weight=10)
+    factories.item(judge, turns[2], status="closed", reasons=["qa_sample"], weight=1)
+    factories.item(judge, turns[4], status="closed", reasons=["judges_disagree"])
     report = quality.judge_quality(judge=judge, n_boot=0).selected
     assert report.qa_unweighted.accuracy.value == pytest.approx(2 / 3)
     assert report.qa_weighted.accuracy.value == pytest.approx(2 / 12)
@@ -88,11 +85,11 @@ def test_qa_sample_is_weighted_and_disputed_items_are_separate(scored):
 def test_runs_give_mean_and_standard_deviation(scored):
     judge, v1, turns = scored
     rerun = [not j if i < 3 and j is not None else j for i, j in enumerate(JUDGE)]
-    sweep = data.sweep_for(turns)
-    data.verdicts(sweep, v1, turns, JUDGE)
-    data.verdicts(sweep, v1, turns, rerun, run_index=1)
+    sweep = factories.sweep_for(turns)
+    factories.verdicts(sweep, v1, turns, JUDGE)
+    factories.verdicts(sweep, v1, turns, rerun, run_index=1)
     # Another sweep with a third run is not pooled in: runs are the run indexes of one sweep.
-    data.verdicts(data.sweep_for(turns), v1, turns, GOLD)
+    factories.verdicts(factories.sweep_for(turns), v1, turns, GOLD)
     report = quality.judge_quality(judge=judge, n_boot=0, slice=quality_slice.Slice(sweep_id=sweep.pk)).selected
     first = accuracy_score([as_label(g) for g, j in zip(GOLD, JUDGE, strict=True) if j is not None],
                            [as_label(j) for j in JUDGE if j is not None])  # fmt: skip
@@ -122,7 +119,7 @@ def test_judge_page_full_fragment_and_forbidden(client, make_user, scored):
 
 def test_index_lists_every_version_and_draws_a_trend(client, make_user, scored):
     judge, _, turns = scored
-    data.verdicts(data.sweep_for(turns), data.version(judge, "v2"), turns, GOLD)
+    factories.verdicts(factories.sweep_for(turns), factories.version(judge, "v2"), turns, GOLD)
     client.force_login(make_user("lea", role=Role.LEAD))
     html = client.get(reverse("quality_index")).content.decode()
     assert ">v1<" in html and ">v2<" in html and "vs previous" in html
@@ -136,9 +133,9 @@ def test_reviewer_statistics_for_leads_and_for_oneself(client, make_user, scored
     judge, _, turns = scored
     ana, bea = make_user("ana", languages=["fr"]), make_user("bea", languages=["fr"])
     for index in range(3):
-        item = data.item(judge, turns[index], status="closed", reasons=["qa_sample"])
-        data.review(item, ana, passed=GOLD[index], categories=[data.category()], seconds=60)
-        data.review(item, bea, passed=not GOLD[index] if index == 0 else GOLD[index], seconds=120)
+        item = factories.item(judge, turns[index], status="closed", reasons=["qa_sample"])
+        factories.review(item, ana, passed=GOLD[index], categories=[factories.category("gloss")], seconds=60)
+        factories.review(item, bea, passed=not GOLD[index] if index == 0 else GOLD[index], seconds=120)
     rows = {r.username: r for r in reviewer_stats.reviewer_stats()}
     assert rows["ana"].gold_agreement == 1.0 and rows["bea"].gold_agreement == pytest.approx(2 / 3)
     assert rows["ana"].peer_agreement == pytest.approx(2 / 3)
@@ -164,11 +161,11 @@ def test_pages_run_a_fixed_number_of_queries(client, make_user, scored, django_a
     judge, v1, _ = scored
     client.force_login(make_user("lea", role=Role.LEAD))
     for size in (5, 40):
-        turns = data.agent_turns(f"more{size}", size, language="ja")
-        data.verdicts(data.sweep_for(turns), v1, turns, [True] * size)
-        data.gold(judge, turns, [bool(i % 3) for i in range(size)])
+        turns = factories.agent_turns(f"more{size}", size, language="ja")
+        factories.verdicts(factories.sweep_for(turns), v1, turns, [True] * size)
+        factories.gold(judge, turns, [bool(i % 3) for i in range(size)])
         for turn in turns[:3]:
-            data.review(data.item(judge, turn, status="closed"), make_user(f"r{size}-{turn.pk}"), passed=True)
+            factories.review(factories.item(judge, turn, status="closed"), make_user(f"r{size}-{turn.pk}"), passed=True)
         with django_assert_max_num_queries(10):
             client.get(reverse("quality_judge", args=["speakability"]))
         with django_assert_max_num_queries(10):

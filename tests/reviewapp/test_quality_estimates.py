@@ -11,8 +11,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from reviewapp.models import GoldLabel
 from reviewapp.selectors import quality
-
-from . import quality_data as data
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 
@@ -21,19 +20,19 @@ pytestmark = pytest.mark.django_db
 def sampled():
     """60 French turns a binary judge scored; a random 20 of them are the QA sample with gold (weight 3)."""
     rng = random.Random(4)
-    judge = data.binary_judge()
-    turns = data.agent_turns("calls", 60)
+    judge = factories.binary_judge()
+    turns = factories.agent_turns("calls", 60)
     truth = [rng.random() < 0.7 for _ in turns]
     judged = [t if rng.random() < 0.8 else not t for t in truth]
-    data.verdicts(data.sweep_for(turns), data.version(judge, "v1"), turns, judged)
+    factories.verdicts(factories.sweep_for(turns), factories.version(judge, "v1"), turns, judged)
     qa = sorted(rng.sample(range(60), 20))
-    data.gold(judge, [turns[i] for i in qa], [truth[i] for i in qa])
+    factories.gold(judge, [turns[i] for i in qa], [truth[i] for i in qa])
     for i in qa:
-        data.item(judge, turns[i], status="closed", reasons=["qa_sample"], weight=3.0)
+        factories.item(judge, turns[i], status="closed", reasons=["qa_sample"], weight=3.0)
     # Two more QA items still wait for gold.
     rest = [i for i in range(60) if i not in qa]
     for i in rest[:2]:
-        data.item(judge, turns[i], status="open", reasons=["qa_sample"], weight=3.0)
+        factories.item(judge, turns[i], status="open", reasons=["qa_sample"], weight=3.0)
     return judge, truth, judged, qa, rest[:2]
 
 
@@ -81,11 +80,11 @@ def test_an_ordinal_version_without_a_pass_threshold_has_no_pass_rate_and_says_w
 def test_an_all_correct_slice_of_twelve_gets_an_interval_well_below_one():
     from statsmodels.stats.proportion import proportion_confint
 
-    judge = data.binary_judge()
-    turns = data.agent_turns("perfect", 12)
+    judge = factories.binary_judge()
+    turns = factories.agent_turns("perfect", 12)
     values = [i % 3 != 0 for i in range(12)]
-    data.verdicts(data.sweep_for(turns), data.version(judge, "v1"), turns, values)
-    data.gold(judge, turns, values)
+    factories.verdicts(factories.sweep_for(turns), factories.version(judge, "v1"), turns, values)
+    factories.gold(judge, turns, values)
     accuracy = quality.judge_quality(judge=judge, n_boot=200).selected.overall.accuracy
     # One conversation of twelve turns: its effective size is below 12, so the interval is wider still.
     low_at_12, _ = proportion_confint(12, 12, method="wilson")
@@ -97,20 +96,20 @@ def test_a_weighted_judge_is_scored_on_pass_fail_and_its_sub_scores_are_compared
     from reviewapp.models import Judge, Role
 
     judge = Judge.objects.create(slug="clarity", scale=Judge.Scale.WEIGHTED, scale_min=0, scale_max=100)
-    turns = data.agent_turns("weighted", 5)
+    turns = factories.agent_turns("weighted", 5)
     passed = [True, True, False, True, False]
     judged_scores = [{"pace": 73.5, "tone": 80}, {"pace": 60, "tone": 90}, {"pace": 20, "tone": 40},
                      {"pace": 88, "tone": 70}, {"pace": 35, "tone": 55}]  # fmt: skip
     gold_scores = [{"pace": 74, "tone": 82}, {"pace": 65, "tone": 85}, {"pace": 30, "tone": 40},
                    {"pace": 90, "tone": 60}, {"pace": 30, "tone": 50}]  # fmt: skip
-    version = data.version(judge, "v1")
+    version = factories.version(judge, "v1")
     for verdict, scores in zip(
-        data.verdicts(data.sweep_for(turns), version, turns, passed), judged_scores, strict=True
+        factories.verdicts(factories.sweep_for(turns), version, turns, passed), judged_scores, strict=True
     ):
         verdict.sub_scores = scores
         verdict.rating = 70.0
         verdict.save()
-    for label, scores in zip(data.gold(judge, turns, passed), gold_scores, strict=True):
+    for label, scores in zip(factories.gold(judge, turns, passed), gold_scores, strict=True):
         label.metadata = {"sub_scores": scores}
         label.save()
     selected = quality.judge_quality(judge=judge, n_boot=0).selected

@@ -23,11 +23,9 @@ from reviewapp.models import (
 )
 from reviewapp.selectors import comparisons, corpus, quality, quality_slice
 from reviewapp.selectors.exports import ExportFilters, export_rows
-
-from .corpus_data import fast_password_hasher  # noqa: F401
+from tests.factories import HTMX
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 # Six agent turns of an ordinal 1..3 judge. Turn 0 has all three gold sources, turn 1 imported + unanimous.
 IMPORTED = [1, 1, 2, 3, 3, 1]

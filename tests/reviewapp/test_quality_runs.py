@@ -8,12 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from reviewapp.models import GoldLabel, Sweep, Turn, Verdict
-
-from . import test_sweep_support as support
-from .test_sweep_support import make_dataset, store_judge
-
-eager_celery = support.eager_celery
-scripted_llm = support.scripted_llm
+from tests.factories import dataset_of_calls, store_judge
 
 
 @pytest.mark.django_db(transaction=True)
@@ -21,7 +16,7 @@ def test_repeats_with_a_full_variance_sample_repeat_every_target_and_the_report_
     scripted_llm, eager_celery
 ):
     version = store_judge("conciseness")
-    make_dataset("runs", {f"c{i}": ("en", [f"turn {i}", f"more {i}"]) for i in range(4)})
+    dataset_of_calls("runs", {f"c{i}": ("en", [f"turn {i}", f"more {i}"]) for i in range(4)})
     targets = Turn.objects.filter(conversation__dataset__name="runs", role="agent").count()
     call_command(
         "sweep",
@@ -46,9 +41,6 @@ def test_repeats_with_a_full_variance_sample_repeat_every_target_and_the_report_
     assert result["runs"]["sweep"] == sweep.pk and result["runs"]["dropped_targets"] == 0
 
 
-run_sweep = support.run_sweep
-
-
 @pytest.mark.django_db
 def test_a_sweeps_qa_sample_is_drawn_per_language_from_every_target_unresolved_ones_included(scripted_llm, run_sweep):
     from reviewapp.models import ReviewItem
@@ -56,7 +48,7 @@ def test_a_sweeps_qa_sample_is_drawn_per_language_from_every_target_unresolved_o
     version = store_judge("conciseness")
     texts = {f"fr{i}": ("fr", [f"tour {i} [[bad]]" if i % 2 else f"tour {i}"]) for i in range(8)}
     texts |= {f"ja{i}": ("ja", [f"ターン {i}"]) for i in range(3)}
-    dataset = make_dataset("qa-strata", texts)
+    dataset = dataset_of_calls("qa-strata", texts)
     run_sweep(dataset=dataset, judge_versions=[version], qa_sample=0.5)
     qa = [item for item in ReviewItem.objects.all() if "qa_sample" in item.reasons]
     by_language = {lang: [i for i in qa if i.language == lang] for lang in ("fr", "ja")}

@@ -13,8 +13,7 @@ from django.utils import timezone
 from reviewapp.models import Conversation, Dataset, QueueCount, ReviewItem, Role
 from reviewapp.services import adjudication, queue_bulk, reviews
 from reviewapp.services.triage import review_items_merge
-
-from .review_data import dataset, fast_password_hasher, judge, make_item  # noqa: F401
+from tests.factories import dataset, judge, make_item
 
 pytestmark = pytest.mark.django_db
 Status = ReviewItem.Status

@@ -19,8 +19,7 @@ from reviewapp.models import Review, ReviewItem, ReviewSkip, Role
 from reviewapp.selectors.queue import QueueFilters
 from reviewapp.services import reviews
 from reviewapp.views.queue import SESSION_FILTERS
-
-from .review_data import dataset, fast_password_hasher, make_item  # noqa: F401
+from tests.factories import HTMX, dataset, make_item
 
 pytestmark = pytest.mark.django_db
 
@@ -131,7 +130,7 @@ def test_submit_skip_and_next_work_after_any_filter(client, make_user):
         with transaction.atomic():
             as_text = {k: str(v) for k, v in query.items() if v is not None}
             assert client.get(reverse("queue_index"), as_text).status_code == 200
-            assert client.get(reverse("queue_index"), as_text, HTTP_HX_REQUEST="true").status_code == 200
+            assert client.get(reverse("queue_index"), as_text, **HTMX).status_code == 200
             started = client.post(reverse("queue_next"), as_text)
             assert started.status_code == 302
             session = client.session

@@ -12,11 +12,9 @@ from django.urls import reverse
 
 from reviewapp.models import AuditEvent, Review, ReviewItem, Role
 from reviewapp.selectors.queue import QUEUE_PAGE_SIZE
-
-from .review_data import dataset, fast_password_hasher, make_item  # noqa: F401
+from tests.factories import HTMX, dataset, make_item
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 NEXT_LINK = re.compile(r'id="queue-next-page" href="([^"]+)"')
 
 

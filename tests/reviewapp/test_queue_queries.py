@@ -11,11 +11,9 @@ from django.urls import reverse
 
 from reviewapp.models import ReviewItem, Role, Turn
 from reviewapp.services import reviews
-
-from .review_data import fast_password_hasher, make_item  # noqa: F401
+from tests.factories import HTMX, make_item
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 LANGUAGES = ("fr", "fr-CA", "de")
 REASONS = (["unresolved"], ["qa_sample"], ["gold_disagrees", "qa_sample"])
 # What each operation may cost at most, on any database.

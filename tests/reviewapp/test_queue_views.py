@@ -9,11 +9,9 @@ from reviewapp.models import GoldLabel, ReviewItem, Role, Verdict
 from reviewapp.services import reviews
 from reviewapp.services.queue_items import dataset_triage
 from reviewapp.services.triage import QA_REVIEWS_REQUIRED
-
-from .review_data import dataset, fast_password_hasher, make_item  # noqa: F401
+from tests.factories import HTMX, dataset, make_item
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def test_queue_page_lists_items_in_my_languages_by_priority_with_reason_counts(client, make_user):

@@ -15,11 +15,7 @@ from reviewapp.services.calls import prompt_texts_store
 from reviewapp.services.retention import RetentionError, judge_calls_purge
 from reviewapp.tasks.retention import judge_calls_purge_old
 
-from . import export_support
-
 pytestmark = pytest.mark.django_db
-corpus = export_support.corpus
-media = export_support.media
 
 
 def archive(corpus, *, days_old: int, user_prompt: str, system_prompt: str = "You are a judge.") -> JudgeCall:

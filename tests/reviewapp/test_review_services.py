@@ -9,8 +9,7 @@ from reviewapp.models import AuditEvent, Comment, GoldLabel, ReviewItem, ReviewS
 from reviewapp.selectors.queue import QueueFilters
 from reviewapp.services import reviews
 from reviewapp.services.reviews import LEASE, ReviewError
-
-from .review_data import category, fast_password_hasher, make_item  # noqa: F401
+from tests.factories import category, make_item
 
 pytestmark = pytest.mark.django_db
 Status = ReviewItem.Status
@@ -155,7 +154,7 @@ def test_k_reviews_overlap_then_reviewers_who_disagree_go_to_a_lead(make_user):
 
 
 def test_binary_judges_compare_pass_and_fail(make_user):
-    from .review_data import judge
+    from tests.factories import judge
 
     judge("speakability", scale="binary", low=0, high=1)
     item = make_item("fr", judge_slug="speakability", verdict_rating=None, verdict_passed=False)

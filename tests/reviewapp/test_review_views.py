@@ -5,11 +5,9 @@ from django.urls import reverse
 
 from reviewapp.models import Comment, Review, ReviewItem, ReviewSkip, Role, Verdict
 from reviewapp.services import reviews
-
-from .review_data import category, dataset, fast_password_hasher, make_item  # noqa: F401
+from tests.factories import HTMX, category, dataset, make_item
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
 

@@ -23,8 +23,6 @@ from reviewapp.models import (
 from reviewapp.services.demo import DEMO_DATASET, DEMO_PASSWORD, demo_seed
 from reviewapp.services.judges import is_placeholder
 
-from .corpus_data import fast_password_hasher  # noqa: F401
-
 pytestmark = pytest.mark.django_db
 
 LANGUAGES = {"en", "fr", "fr-CA", "es", "de", "it", "hi", "ja", "ko"}

@@ -10,9 +10,7 @@ from reviewapp.models import AuditEvent, GoldLabel, Review, ReviewItem, Role
 from reviewapp.selectors.queue import item_takers
 from reviewapp.services import adjudication as service
 from reviewapp.services import reviews
-
-from . import quality_data as data
-from .corpus_data import fast_password_hasher  # noqa: F401
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 Status = ReviewItem.Status
@@ -21,16 +19,8 @@ Status = ReviewItem.Status
 @pytest.fixture
 def dispute(make_user):
     """A French turn the judge fails; ana says pass, bea says fail: it waits for a lead."""
-    judge = data.binary_judge()
-    turns = data.agent_turns("calls", 1)
-    data.verdicts(data.sweep_for(turns), data.version(judge, "v1"), turns, [False])
-    item = data.item(judge, turns[0])
-    item.reviews_required = 2
-    item.save()
     ana, bea = make_user("ana", languages=["fr"]), make_user("bea", languages=["fr"])
-    data.review(item, ana, passed=True)
-    data.review(item, bea, passed=False)
-    return item
+    return factories.disputed_item(ana, bea, failing_categories=(), reviews_required=2)
 
 
 def test_sent_back_to_its_reviewers_only_they_can_take_it_and_they_revise(dispute, make_user):

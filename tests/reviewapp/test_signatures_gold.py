@@ -11,13 +11,7 @@ from reviewapp.models import AuditEvent, GoldLabel, Signature, SignatureVersion,
 from reviewapp.services.signature_checks import signatures_recheck
 from reviewapp.services.signatures import SignatureError, signature_create, signature_update
 from reviewapp.tasks.signatures import signatures_recheck_all
-
-from . import test_sweep_support as support
-from .test_sweep_support import make_dataset, store_judge
-
-eager_celery = support.eager_celery
-llm_off = support.llm_off
-run_sweep = support.run_sweep
+from tests.factories import dataset_of_calls, store_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +33,7 @@ def speak():
 
 @pytest.fixture
 def french(speak):
-    dataset = make_dataset("calls-fr", {f"c{i}": ("fr", [text]) for i, text in enumerate(GREETINGS)})
+    dataset = dataset_of_calls("calls-fr", {f"c{i}": ("fr", [text]) for i, text in enumerate(GREETINGS)})
     turns = list(dataset.conversations.order_by("id"))
     return dataset, [c.turns.get(role="agent") for c in turns]
 
@@ -128,7 +122,7 @@ def test_an_edit_that_agrees_with_gold_lifts_the_suspension(speak, french, llm_o
 
 def test_evidence_must_match_the_pattern_it_justifies(speak, french):
     _, turns = french
-    other = make_dataset("other-fr", {"x": ("fr", ["Votre vol part à neuf heures."])})
+    other = dataset_of_calls("other-fr", {"x": ("fr", ["Votre vol part à neuf heures."])})
     stray = other.conversations.get().turns.get(role="agent")
     with pytest.raises(SignatureError) as caught:
         greeting(speak, [turns[0], stray])

@@ -3,10 +3,9 @@ from django.urls import reverse
 
 from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, Signature, Turn
 from reviewapp.services.signatures import signature_create
+from tests.factories import HTMX
 
 pytestmark = pytest.mark.django_db
-
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture

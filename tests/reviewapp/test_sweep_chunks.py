@@ -4,8 +4,7 @@ import pytest
 
 from reviewapp.models import Turn
 from reviewapp.services.sweeps import plan
-
-from .test_sweep_support import make_dataset
+from tests.factories import dataset_of_calls
 
 pytestmark = pytest.mark.django_db
 
@@ -13,7 +12,7 @@ pytestmark = pytest.mark.django_db
 def test_per_turn_chunks_hold_chunk_size_whole_conversations():
     # Seven conversations of 1, 2, 3, 4, 5, 1 and 2 agent turns.
     sizes = [1, 2, 3, 4, 5, 1, 2]
-    make_dataset("chunks", {f"c{n}": ("en", [f"turn {k}" for k in range(size)]) for n, size in enumerate(sizes)})
+    dataset_of_calls("chunks", {f"c{n}": ("en", [f"turn {k}" for k in range(size)]) for n, size in enumerate(sizes)})
     agent = list(Turn.objects.filter(role=Turn.Role.AGENT).order_by("id"))
     conversation_of = {t.pk: t.conversation_id for t in agent}
 

@@ -8,19 +8,14 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from reviewapp.models import Sweep, Verdict
-
-from . import test_sweep_support as support
-from .test_sweep_support import add_signature, make_dataset, store_judge
-
-eager_celery = support.eager_celery
-scripted_llm = support.scripted_llm
+from tests.factories import add_signature, dataset_of_calls, store_judge
 
 
 @pytest.mark.django_db(transaction=True)
 def test_eager_sweep_prints_progress_then_one_json_line(scripted_llm, eager_celery):
     judge = store_judge("conciseness")
     add_signature(judge.judge, pattern="one moment")
-    make_dataset("cmd", {f"c{i}": ("en", ["one moment" if i == 0 else f"turn {i}"]) for i in range(5)})
+    dataset_of_calls("cmd", {f"c{i}": ("en", ["one moment" if i == 0 else f"turn {i}"]) for i in range(5)})
     out, err = StringIO(), StringIO()
     call_command(
         "sweep", "--dataset", "cmd", "--judge", "conciseness@1.0", "--repeats", "2", "--eager", stdout=out, stderr=err
@@ -44,7 +39,7 @@ def test_eager_sweep_prints_progress_then_one_json_line(scripted_llm, eager_cele
 @pytest.mark.django_db
 def test_no_wait_returns_at_once_and_unknown_names_are_refused(monkeypatch, django_capture_on_commit_callbacks):
     store_judge("conciseness")
-    make_dataset("cmd2", {"a": ("en", ["hello"])})
+    dataset_of_calls("cmd2", {"a": ("en", ["hello"])})
     queued = []
     monkeypatch.setattr("reviewapp.tasks.sweeps.sweep_dispatch.delay", lambda sweep_id: queued.append(sweep_id))
     out = StringIO()

@@ -9,12 +9,8 @@ from django.utils import timezone
 from reviewapp.models import Sweep, Verdict
 from reviewapp.services import sweeps as sweeps_service
 from reviewapp.tasks.sweeps import sweeps_reconcile
-
-from . import test_sweep_support as support
-from .test_sweep_support import make_dataset, store_judge
-
-eager_celery = support.eager_celery
-llm_off = support.llm_off
+from tests import factories
+from tests.factories import dataset_of_calls, store_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -23,7 +19,7 @@ pytestmark = pytest.mark.django_db
 def planned(llm_off, settings, monkeypatch):
     """A sweep of 7 turns in chunks of 3, dispatched, whose first chunk ran before its worker died."""
     monkeypatch.setattr(sweeps_service.plan, "CHUNK_SIZE", 3)
-    dataset = make_dataset("calls", {f"c{i}": ("en", [f"answer {i}"]) for i in range(7)})
+    dataset = dataset_of_calls("calls", {f"c{i}": ("en", [f"answer {i}"]) for i in range(7)})
     judge = store_judge("conciseness")
     sweep = sweeps_service.sweep_start(dataset=dataset, judge_versions=[judge], qa_sample=0, dispatch=False)
     chunks = sweeps_service.sweep_chunks(sweep=sweep)
@@ -74,7 +70,7 @@ def test_the_beat_task_finishes_a_stalled_sweep_with_every_target_once(planned, 
 
 
 def test_a_sweep_whose_dispatch_was_lost_is_dispatched_again(llm_off, eager_celery):
-    dataset = make_dataset("calls", {"c1": ("en", ["answer"])})
+    dataset = dataset_of_calls("calls", {"c1": ("en", ["answer"])})
     judge = store_judge("conciseness")
     sweep = sweeps_service.sweep_start(dataset=dataset, judge_versions=[judge], qa_sample=0, dispatch=False)
     age(sweep, settings.TRIBUNAL_SWEEP_STALL_SECONDS + 1)
@@ -131,7 +127,7 @@ def test_each_reconcile_of_the_same_sweep_waits_twice_as_long(planned):
 
 
 def test_make_run_starts_beat_with_its_worker():
-    script = (support.ROOT / "scripts" / "run").read_text()
+    script = (factories.ROOT / "scripts" / "run").read_text()
     worker_lines = [line for line in script.splitlines() if "celery" in line and " worker " in line]
     assert worker_lines and all(" -B " in line for line in worker_lines)
     assert str(settings.CELERY_BEAT_SCHEDULE_FILENAME).startswith(str(settings.VAR_DIR))

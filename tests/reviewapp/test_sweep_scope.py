@@ -13,19 +13,14 @@ from reviewapp.models import Category, Comment, GoldLabel, Sweep, Turn, Verdict
 from reviewapp.services import sweep_scope
 from reviewapp.services.api_tokens import READ_SWEEPS, RUN_SWEEPS, api_token_create
 from reviewapp.services.sweeps import SweepError
-
-from . import test_sweep_support as support
-from .test_sweep_support import make_dataset, store_judge
+from tests.factories import dataset_of_calls, store_judge
 
 pytestmark = pytest.mark.django_db
-scripted_llm = support.scripted_llm
-eager_celery = support.eager_celery
-run_sweep = support.run_sweep
 
 
 @pytest.fixture
 def corpus():
-    return make_dataset(
+    return dataset_of_calls(
         "scoped",
         {
             "c1": ("en", ["One [[r=3]]", "Two [[r=2]]"]),
@@ -79,7 +74,7 @@ def test_a_conversation_level_judge_rescores_the_conversations_holding_a_comment
     import dataclasses
 
     from reviewapp.services.judges import judge_version_store
-    from tests.reviewapp.test_sweep_support import shipped_spec
+    from tests.factories import shipped_spec
 
     spec = shipped_spec("conciseness")
     conversation_judge = judge_version_store(

@@ -6,22 +6,15 @@ from django.urls import reverse
 from reviewapp.models import Signature
 from reviewapp.selectors.signatures import sweep_signature_versions
 from reviewapp.services.signatures import signature_create, signature_update
-
-from . import test_sweep_support as support
-from .test_sweep_support import make_dataset, store_judge
-
-eager_celery = support.eager_celery
-llm_off = support.llm_off
-run_sweep = support.run_sweep
+from tests.factories import HTMX, dataset_of_calls, store_judge
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
 def swept(llm_off, run_sweep):
     judge = store_judge("conciseness")
-    dataset = make_dataset(
+    dataset = dataset_of_calls(
         "calls",
         {"a": ("en", ["Have a good day.", "One moment please.", "Have a good day.", "Your flight is at nine."])},
     )

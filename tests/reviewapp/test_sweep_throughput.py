@@ -9,8 +9,8 @@ from django.test.utils import CaptureQueriesContext
 from reviewapp.models import JudgeCall, Verdict
 from reviewapp.services import sweeps as sweeps_service
 from reviewapp.services.sweeps import VERDICT_FLUSH_EVERY, sweep_chunk_run, sweep_chunks, sweep_start
-
-from .test_sweep_support import ScriptedLLM, make_dataset, store_judge
+from tests.factories import dataset_of_calls, store_judge
+from tests.fake_llms import ScriptedLLM
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +27,7 @@ class ThreadRecordingLLM(ScriptedLLM):
 
 
 def _planned(name: str, agent_turns: int):
-    dataset = make_dataset(name, {f"c{n:03d}": ("en", [f"Turn {n} of {name} [[r=2]]"]) for n in range(agent_turns)})
+    dataset = dataset_of_calls(name, {f"c{n:03d}": ("en", [f"Turn {n} of {name} [[r=2]]"]) for n in range(agent_turns)})
     judge_version = store_judge("conciseness")
     sweep = sweep_start(dataset=dataset, judge_versions=[judge_version], qa_sample=0, dispatch=False)
     return sweep, judge_version

@@ -6,16 +6,9 @@ import pytest
 from django.urls import reverse
 
 from reviewapp.models import Sweep
-
-from . import test_sweep_support as support
-from .test_sweep_support import make_dataset, store_judge
-
-eager_celery = support.eager_celery
-run_sweep = support.run_sweep
-scripted_llm = support.scripted_llm
+from tests.factories import HTMX, dataset_of_calls, store_judge
 
 pytestmark = pytest.mark.django_db
-HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
@@ -25,13 +18,13 @@ def judge():
 
 @pytest.fixture
 def fr_sweep(judge, scripted_llm, run_sweep):
-    dataset = make_dataset("fr-calls", {"a": ("fr", ["Bonjour [[r=2]]", "Au revoir [[unsure]]"])})
+    dataset = dataset_of_calls("fr-calls", {"a": ("fr", ["Bonjour [[r=2]]", "Au revoir [[unsure]]"])})
     return run_sweep(dataset=dataset, judge_versions=[judge], repeats=2, variance_sample=1.0, qa_sample=0)
 
 
 @pytest.fixture
 def ja_sweep(judge, scripted_llm, run_sweep):
-    dataset = make_dataset("ja-calls", {"a": ("ja", ["はい"])})
+    dataset = dataset_of_calls("ja-calls", {"a": ("ja", ["はい"])})
     return run_sweep(dataset=dataset, judge_versions=[judge], qa_sample=0)
 
 
@@ -89,7 +82,7 @@ def test_a_running_sweep_polls_every_two_seconds(client, make_user, fr_sweep):
 def test_only_leads_start_sweeps(
     client, make_user, judge, scripted_llm, eager_celery, django_capture_on_commit_callbacks
 ):
-    dataset = make_dataset("new-calls", {"a": ("en", ["Hello [[r=3]]"])})
+    dataset = dataset_of_calls("new-calls", {"a": ("en", ["Hello [[r=3]]"])})
     client.force_login(make_user("ana", languages=["en"]))
     assert client.get(reverse("sweep_new")).status_code == 403
     assert client.post(reverse("sweep_new"), {}).status_code == 403
@@ -117,7 +110,7 @@ def test_only_leads_start_sweeps(
 
 
 def test_the_start_form_reports_invalid_input(client, make_user, judge):
-    dataset = make_dataset("empty-ja", {"a": ("en", ["Hello"])})
+    dataset = dataset_of_calls("empty-ja", {"a": ("en", ["Hello"])})
     client.force_login(make_user("lea", role="lead"))
     response = client.post(
         reverse("sweep_new"),

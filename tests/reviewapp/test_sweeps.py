@@ -6,22 +6,16 @@ from reviewapp.models import JudgeCall, Sweep, Verdict
 from reviewapp.services import sweeps as sweeps_service
 from reviewapp.services.sweeps import LLM_OFF_EXPLANATION, SweepError, sweep_chunk_run, sweep_finalize, sweep_start
 from reviewapp.tasks.sweeps import sweep_queue
-
-from . import test_sweep_support as support
-from .test_sweep_support import add_signature, make_dataset, store_judge
+from tests.factories import add_signature, dataset_of_calls, store_judge
 
 # Fixtures shared with the triage and gate tests.
-eager_celery = support.eager_celery
-llm_off = support.llm_off
-run_sweep = support.run_sweep
-scripted_llm = support.scripted_llm
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def corpus():
-    return make_dataset(
+    return dataset_of_calls(
         "calls-en",
         {
             "c1": ("en", ["Sure, let me check that for you.", "Your flight leaves at nine. [[r=2]]"]),
@@ -87,7 +81,7 @@ def test_sweep_runs_signatures_first_then_the_llm_and_counts_from_verdicts(
 
 
 def test_variance_runs_only_on_a_sample_seeded_by_the_sweep(conciseness, scripted_llm, run_sweep):
-    dataset = make_dataset("many", {f"c{i}": ("en", [f"answer {i} a", f"answer {i} b"]) for i in range(10)})
+    dataset = dataset_of_calls("many", {f"c{i}": ("en", [f"answer {i} a", f"answer {i} b"]) for i in range(10)})
     sweep = run_sweep(dataset=dataset, judge_versions=[conciseness], repeats=3, variance_sample=0.25, qa_sample=0)
 
     sampled = sweep.params["variance_sample"]["turn"]
@@ -106,7 +100,7 @@ def test_variance_runs_only_on_a_sample_seeded_by_the_sweep(conciseness, scripte
 
 def test_variance_runs_skip_targets_resolved_by_a_signature(conciseness, scripted_llm, run_sweep):
     add_signature(conciseness.judge, pattern="let me check")
-    dataset = make_dataset("sig", {"c1": ("en", ["let me check", "let me check again", "fine"])})
+    dataset = dataset_of_calls("sig", {"c1": ("en", ["let me check", "let me check again", "fine"])})
     sweep = run_sweep(dataset=dataset, judge_versions=[conciseness], repeats=2, variance_sample=1.0, qa_sample=0)
     assert sweep.status == Sweep.Status.DONE
     assert sweep.tier1_resolved == 2

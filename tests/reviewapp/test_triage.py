@@ -4,13 +4,7 @@ import pytest
 
 from reviewapp.models import ReviewItem, Verdict
 from reviewapp.services.triage import criterion_values, triage_run
-
-from . import test_sweep_support as support
-from .test_sweep_support import make_dataset, shipped_spec, store_judge
-
-eager_celery = support.eager_celery
-run_sweep = support.run_sweep
-scripted_llm = support.scripted_llm
+from tests.factories import dataset_of_calls, shipped_spec, store_judge
 
 pytestmark = pytest.mark.django_db
 R = ReviewItem.Reason
@@ -25,7 +19,7 @@ def items_by_text(judge=None):
 
 def test_unresolved_and_uncertain_answers_are_queued_first(scripted_llm, run_sweep):
     judge = store_judge("conciseness")
-    dataset = make_dataset(
+    dataset = dataset_of_calls(
         "t1",
         {"a": ("en", ["fine [[r=3]]"]), "b": ("en", ["hmm [[unsure]]"]), "c": ("en", ["oops [[bad]]"])},
         reviews_required=2,
@@ -41,7 +35,9 @@ def test_unresolved_and_uncertain_answers_are_queued_first(scripted_llm, run_swe
 
 def test_runs_that_disagree_and_high_variance_criteria(scripted_llm, run_sweep):
     judge = store_judge("conciseness")
-    dataset = make_dataset("t2", {f"c{i}": ("en", [f"turn {i} [[flip]]" if i < 2 else f"turn {i}"]) for i in range(4)})
+    dataset = dataset_of_calls(
+        "t2", {f"c{i}": ("en", [f"turn {i} [[flip]]" if i < 2 else f"turn {i}"]) for i in range(4)}
+    )
     sweep = run_sweep(dataset=dataset, judge_versions=[judge], repeats=2, variance_sample=1.0, qa_sample=0)
 
     variance = sweep.params["variance"]
@@ -58,7 +54,7 @@ def test_runs_that_disagree_and_high_variance_criteria(scripted_llm, run_sweep):
 
 def test_a_low_variance_sample_is_not_queued(scripted_llm, run_sweep):
     judge = store_judge("conciseness")
-    dataset = make_dataset("t3", {f"c{i}": ("en", [f"steady {i}"]) for i in range(5)})
+    dataset = dataset_of_calls("t3", {f"c{i}": ("en", [f"steady {i}"]) for i in range(5)})
     sweep = run_sweep(dataset=dataset, judge_versions=[judge], repeats=3, variance_sample=1.0, qa_sample=0)
     stats = sweep.params["variance"]["judge_versions"][str(judge.pk)]["criteria"]
     assert stats["rating"]["rate"] == 0.0 and not stats["rating"]["needs_labels"]
@@ -68,7 +64,7 @@ def test_a_low_variance_sample_is_not_queued(scripted_llm, run_sweep):
 def test_two_judge_versions_that_disagree_on_pass_fail(scripted_llm, run_sweep):
     lenient = store_judge("conciseness")
     strict = store_judge("conciseness", version="1.1-strict", pass_threshold=3.0)
-    dataset = make_dataset("t4", {"a": ("en", ["middling [[r=2]]"]), "b": ("en", ["great [[r=3]]"])})
+    dataset = dataset_of_calls("t4", {"a": ("en", ["middling [[r=2]]"]), "b": ("en", ["great [[r=3]]"])})
     run_sweep(dataset=dataset, judge_versions=[lenient, strict], qa_sample=0)
     items = items_by_text()
     # One item per (target, judge): both versions belong to the same judge.
@@ -78,7 +74,7 @@ def test_two_judge_versions_that_disagree_on_pass_fail(scripted_llm, run_sweep):
 
 def test_qa_sample_weights_and_merging_with_existing_items(scripted_llm, run_sweep):
     judge = store_judge("conciseness")
-    dataset = make_dataset("t5", {f"c{i}": ("en", [f"ok {i}"]) for i in range(6)})
+    dataset = dataset_of_calls("t5", {f"c{i}": ("en", [f"ok {i}"]) for i in range(6)})
     first_turn = dataset.conversations.order_by("id").first().turns.get(role="agent")
     ReviewItem.objects.create(
         judge=judge.judge,
@@ -106,7 +102,7 @@ def test_qa_sample_weights_and_merging_with_existing_items(scripted_llm, run_swe
 
 def test_qa_sample_is_seeded_and_weighted(scripted_llm, run_sweep):
     judge = store_judge("conciseness")
-    dataset = make_dataset("t6", {f"c{i}": ("en", [f"ok {i}"]) for i in range(40)})
+    dataset = dataset_of_calls("t6", {f"c{i}": ("en", [f"ok {i}"]) for i in range(40)})
     sweep = run_sweep(dataset=dataset, judge_versions=[judge], qa_sample=0.25)
     sampled = set(ReviewItem.objects.values_list("turn_id", flat=True))
     assert 2 <= len(sampled) <= 20

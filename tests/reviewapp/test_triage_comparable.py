@@ -10,8 +10,7 @@ import pytest
 
 from reviewapp.models import Conversation, Dataset, ReviewItem, Sweep, Turn, Verdict
 from reviewapp.services.triage import comparable_groups, triage_run
-
-from .test_sweep_support import store_judge
+from tests.factories import store_judge
 
 pytestmark = pytest.mark.django_db
 TARGETS, SPEAKABILITY_FAILS, VERSIONS_MOVED = 150, 120, 5

@@ -9,9 +9,7 @@ from django.urls import reverse
 from reviewapp.models import Dataset, JudgeVersion, Review, Role, Verdict
 from reviewapp.selectors.verdict_shapes import verdict_shape
 from reviewapp.services import reviews
-
-from .review_data import category, fast_password_hasher, make_item  # noqa: F401
-from .test_sweep_support import store_judge
+from tests.factories import HTMX, category, make_item, store_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -55,7 +53,7 @@ def test_weighted_judge_shows_each_sub_metric_with_weight_threshold_and_its_own_
     assert '<span class="mode mode--flag">critical_failed:language_match</span>' in html
 
     # The fragment alone shows the same parts; another language is forbidden.
-    fragment = client.get(reverse("review_verdicts", args=[item.pk]), HTTP_HX_REQUEST="true").content.decode()
+    fragment = client.get(reverse("review_verdicts", args=[item.pk]), **HTMX).content.decode()
     assert fragment.lstrip().startswith('<section id="verdicts"') and 'data-part="clarity"' in fragment
     client.force_login(_other(client))
     assert client.get(reverse("review_item", args=[item.pk])).status_code == 403
@@ -148,7 +146,7 @@ def test_dispute_page_shows_parts_and_each_reviews_grain(client, make_user, revi
     html = client.get(reverse("dispute_detail", args=[item.pk])).content.decode()
     assert 'data-part="language_match"' in html and '<span class="mode">wrong_language</span>' in html
     assert '<span class="mode">clarity 30.0</span>' in html and '<span class="mode">x: not met</span>' in html
-    fragment = client.get(reverse("dispute_detail", args=[item.pk]), HTTP_HX_REQUEST="true").content.decode()
+    fragment = client.get(reverse("dispute_detail", args=[item.pk]), **HTMX).content.decode()
     assert fragment.lstrip().startswith('<article id="dispute"') and 'data-part="clarity"' in fragment
 
 
