@@ -108,5 +108,5 @@ def test_database_url_switches_to_postgresql(tmp_path):
     assert (values["host"], values["port"], values["user"]) == ("db.internal", "6543", "tribunal")
     assert values["broker"] == "redis://cache.internal:6379/2"
     assert "data_folder_in" not in values["broker_options"]
-    # Sized to the longest sweep chunk (480 s soft + 60 s hard limit) plus a minute, not an hour.
-    assert values["broker_options"]["visibility_timeout"] == "600"
+    # Sized to the longest sweep chunk (300 s soft + 60 s hard limit) plus a minute, not an hour.
+    assert values["broker_options"]["visibility_timeout"] == "420"

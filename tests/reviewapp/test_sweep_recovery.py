@@ -82,8 +82,8 @@ def test_a_sweep_whose_dispatch_was_lost_is_dispatched_again(llm_off, eager_cele
 
 
 def test_recovery_defaults_are_sized_to_the_longest_chunk():
-    # Defaults: chunks of 50 on 32 threads go out in 2 waves of at most 4 attempts x 60 s.
-    assert max(300, 2 * 4 * 60) == settings.TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT
+    # Defaults: chunks of 128 on 128 threads go out in 1 wave of at most 4 attempts x 60 s (floor: 300 s).
+    assert max(300, 1 * 4 * 60) == 300 == settings.TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT
     assert settings.TRIBUNAL_SWEEP_CHUNK_TIME_LIMIT == settings.TRIBUNAL_SWEEP_CHUNK_SOFT_LIMIT + 60
     schedule = settings.CELERY_BEAT_SCHEDULE["sweeps-reconcile"]
     assert schedule["task"] == "reviewapp.tasks.sweeps.sweeps_reconcile"
