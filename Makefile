@@ -30,7 +30,7 @@ help:
 	@echo "                   tests/reviewapp again on PostgreSQL: two suites at a time"
 	@echo "make test-postgres  only the tests/reviewapp suite on PostgreSQL"
 	@echo "make lint           ruff check, ruff format --check, mypy scoring"
-	@echo "make bench          run every bench/*.py"
+	@echo "make bench          run every bench/*.py, or one: make bench BENCH=compare BENCH_ARGS=\"--size 100000\""
 
 # --- environments -------------------------------------------------------------------------------
 $(PY):
@@ -86,8 +86,18 @@ lint: venv-dev
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy scoring
 
-bench: venv-dev
-	@found=0; for f in bench/*.py; do \
+# Every bench/*.py (bench/_*.py are their shared helpers), or one with its options:
+#   make bench BENCH=compare BENCH_ARGS="--size 100000 --label-studio"
+#   make bench BENCH=reviewers BENCH_ARGS="--users 50 --seconds 180"
+BENCH ?=
+BENCH_ARGS ?=
+$(VENV)/.installed-bench: requirements.txt requirements-dev.txt requirements-bench.txt | $(PY)
+	$(PY) -m pip install --disable-pip-version-check -r requirements-bench.txt
+	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-runtime
+
+bench: $(VENV)/.installed-bench
+	@if [ -n "$(BENCH)" ]; then PYTHONPATH=. $(PY) bench/$(BENCH).py $(BENCH_ARGS); exit $$?; fi; \
+	found=0; for f in bench/[!_]*.py; do \
 	  [ -e "$$f" ] || continue; found=1; echo "== $$f"; \
 	  PYTHONPATH=. $(PY) "$$f" || exit $$?; \
 	done; [ $$found -eq 1 ] || echo "No benchmarks in bench/ yet."

@@ -21,3 +21,12 @@ STORAGES = {
 # client's address from X-Forwarded-For, trusting TRIBUNAL_PROXY_COUNT proxies in front of gunicorn.
 AXES_IPWARE_PROXY_COUNT = env.int("TRIBUNAL_PROXY_COUNT", default=1)
 AXES_IPWARE_META_PRECEDENCE_ORDER = ["HTTP_X_FORWARDED_FOR", "REMOTE_ADDR"]
+
+# Connection reuse: every gunicorn thread keeps its PostgreSQL connection across requests (no connect,
+# TLS and authentication per page), checked before reuse when it may have gone stale. gunicorn.conf.py
+# runs (cores + 1) workers x 4 threads, so that many connections per web machine. Django's own pool
+# (OPTIONS["pool"]) needs the psycopg-pool package, which is not installed; a thread's persistent
+# connection already gives each request a ready connection.
+if not DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=600)  # noqa: F405
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # noqa: F405

@@ -48,9 +48,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+from .lazy import lazy_import
+
+# numpy is loaded by the first statistic computed, not by every page or command that imports this.
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_import("numpy")
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 IntervalMethod = Literal["wilson", "clopper-pearson"]

@@ -6,9 +6,15 @@ import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+from .lazy import lazy_import
+
+# numpy is loaded by the first statistic computed, not by every page or command that imports this.
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_import("numpy")
 
 from scoring.agreement import (
     CONFIDENCE,

@@ -51,12 +51,17 @@ from collections import defaultdict
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from .agreement import CONFIDENCE, Estimate, Evidence, effective_size, proportion_interval
 from .agreement import evidence as agreement_evidence
+from .lazy import lazy_import
+
+# numpy is loaded by the first statistic computed, not by every page or command that imports this.
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_import("numpy")
 
 Estimator = Literal["hajek", "horvitz-thompson"]
 Design = Literal["stratified", "poisson"]

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("scipy", "sklearn", "pandas", "openai", "statsmodels", "ppi_py", "pyarrow", "krippendorff")
+HEAVY = ("scipy", "sklearn", "pandas", "openai", "statsmodels", "ppi_py", "pyarrow", "krippendorff", "numpy")
 
 PROBE = """
 import json, sys
@@ -16,7 +16,11 @@ django.setup()
 from django.urls import get_resolver
 get_resolver().url_patterns  # imports every view, selector and service the site routes to
 call_command("check", verbosity=0)
-print(json.dumps(sorted(name for name in sys.modules if name.split(".")[0] in HEAVY)))
+# A module imported lazily (scoring.lazy) is in sys.modules before it has run: that one is not loaded.
+print(json.dumps(sorted(
+    name for name, module in sys.modules.items()
+    if name.split(".")[0] in HEAVY and type(module).__name__ != "_LazyModule"
+)))
 """
 
 

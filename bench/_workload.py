@@ -1,0 +1,297 @@
+"""The side-by-side workload, shared by bench/compare.py and bench/reviewers.py.
+
+N judged turns: each is a conversation of 9 messages (about 1.8 KB of text, agent and user taking
+turns, the agent first and last) whose last agent turn carries an imported verdict of one binary judge
+and an imported gold label. Every third verdict disagrees with gold, so those turns need review
+(`gold_disagrees`); a 10% QA sample, drawn by position (not by agreement), needs two reviews, as
+`services.queue_items` would give it. Half the verdicts fail.
+
+`build_tribunal` writes it straight into an empty, migrated database with explicit ids in bulk
+(what an import and its triage would leave, without their per-row work), so 1M turns take minutes.
+`records` yields the same data as Tribunal JSONL records (the import operation) and `ls_task` as Label
+Studio tasks, so every system holds the same text and the same verdicts.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+JUDGE = "task_completion"
+VERSION = "2026-01"
+DATASET = "bench-side-by-side"
+LANGUAGE = "en"
+MESSAGES = 9
+REVIEWERS = 50
+PASSWORD = "bench-reviewer-password"
+QA_EVERY = 10
+BATCH = 5000
+
+WORDS = [
+    "the",
+    "flight",
+    "seat",
+    "window",
+    "fare",
+    "change",
+    "confirm",
+    "booking",
+    "today",
+    "morning",
+    "refund",
+    "bag",
+    "gate",
+    "delay",
+    "option",
+    "evening",
+    "passenger",
+    "ticket",
+    "return",
+    "upgrade",
+    "aisle",
+    "itinerary",
+    "receipt",
+    "connection",
+    "arrival",
+    "departure",
+]
+
+
+def _text(rng: random.Random, conversation: int, position: int) -> str:
+    role = "Agent" if position % 2 == 0 else "Caller"
+    words = " ".join(rng.choices(WORDS, k=26))
+    return f"{role} message {position} of call {conversation}: {words}."[:200]
+
+
+def judge_passed(i: int) -> bool:
+    return i % 2 == 0
+
+
+def disagrees(i: int) -> bool:
+    """Every third turn's verdict differs from its gold label: those need review."""
+    return i % 3 == 0
+
+
+def gold_passed(i: int) -> bool:
+    return not judge_passed(i) if disagrees(i) else judge_passed(i)
+
+
+def in_qa_sample(i: int) -> bool:
+    return i % QA_EVERY == 5
+
+
+def needs_review(i: int) -> bool:
+    return disagrees(i) or in_qa_sample(i)
+
+
+def messages(i: int) -> list[tuple[str, str]]:
+    """(role, text) of conversation i's nine messages: agent first and last."""
+    rng = random.Random(i)
+    return [("agent" if p % 2 == 0 else "user", _text(rng, i, p)) for p in range(MESSAGES)]
+
+
+def records(size: int, *, start: int = 0) -> Iterator[dict[str, Any]]:
+    """Tribunal JSONL records (docs/formats.md) of conversations start .. start + size."""
+    for i in range(start, start + size):
+        turns: list[dict[str, Any]] = [{"role": role, "text": text} for role, text in messages(i)]
+        turns[-1]["labels"] = [{"judge": JUDGE, "passed": gold_passed(i)}]
+        turns[-1]["verdicts"] = [{"judge": JUDGE, "version": VERSION, "passed": judge_passed(i)}]
+        yield {"external_id": f"call-{i:07d}", "language": LANGUAGE, "turns": turns}
+
+
+def ls_task(i: int) -> dict[str, Any]:
+    """The same conversation as a Label Studio task: the dialogue, the verdict and the gold."""
+    return {
+        "data": {
+            "external_id": f"call-{i:07d}",
+            "dialogue": [{"author": role, "text": text} for role, text in messages(i)],
+            "judge_passed": judge_passed(i),
+            "gold_passed": gold_passed(i),
+            "judge_failed": disagrees(i),
+        }
+    }
+
+
+LS_LABEL_CONFIG = """<View>
+  <Paragraphs name="dialogue" value="$dialogue" layout="dialogue" nameKey="author" textKey="text"/>
+  <Header value="Judge passed: $judge_passed"/>
+  <Choices name="agree" toName="dialogue" choice="single" showInline="true">
+    <Choice value="agree"/>
+    <Choice value="disagree"/>
+  </Choices>
+  <Choices name="passed" toName="dialogue" choice="single" showInline="true">
+    <Choice value="pass"/>
+    <Choice value="fail"/>
+  </Choices>
+  <TextArea name="comment" toName="dialogue" rows="2"/>
+</View>"""
+
+
+def build_tribunal(size: int, *, reviewers: int = REVIEWERS, progress=print) -> dict[str, int]:
+    """Write the workload into an empty migrated database (django.setup() done). Returns row counts."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from reviewapp.importers.writer import imported_spec, spec_hash
+    from reviewapp.models import (
+        Conversation,
+        Dataset,
+        GoldLabel,
+        Judge,
+        JudgeVersion,
+        Profile,
+        ReviewItem,
+        Role,
+        Sweep,
+        Turn,
+        Verdict,
+    )
+    from reviewapp.services.triage import PRIORITY, QA_REVIEWS_REQUIRED
+
+    now = timezone.now()
+    dataset = Dataset.objects.create(name=DATASET, kind=Dataset.Kind.RUN, source="bench")
+    judge = Judge.objects.create(slug=JUDGE, name="Task completion", scale=Judge.Scale.BINARY, scale_min=0, scale_max=1)
+    spec = imported_spec(JUDGE, VERSION)
+    version = JudgeVersion.objects.create(judge=judge, version=VERSION, spec=spec, spec_hash=spec_hash(spec))
+    sweep = Sweep.objects.create(
+        kind=Sweep.Kind.IMPORT,
+        name="import of the bench workload",
+        dataset=dataset,
+        status=Sweep.Status.DONE,
+        total_targets=size,
+        verdicts_written=size,
+        started_at=now,
+        finished_at=now,
+    )
+    sweep.judge_versions.add(version)
+    items = 0
+    for start in range(0, size, BATCH):
+        block = range(start, min(size, start + BATCH))
+        with transaction.atomic():
+            Conversation.objects.bulk_create(
+                Conversation(id=i + 1, dataset=dataset, external_id=f"call-{i:07d}", language=LANGUAGE) for i in block
+            )
+            Turn.objects.bulk_create(
+                Turn(id=i * MESSAGES + p + 1, conversation_id=i + 1, position=p, role=role, text=text)
+                for i in block
+                for p, (role, text) in enumerate(messages(i))
+            )
+            last = {i: i * MESSAGES + MESSAGES for i in block}
+            Verdict.objects.bulk_create(
+                Verdict(
+                    id=i + 1,
+                    sweep=sweep,
+                    judge_version=version,
+                    conversation_id=i + 1,
+                    turn_id=last[i],
+                    tier=Verdict.Tier.IMPORTED,
+                    status=Verdict.Status.RESOLVED,
+                    passed=judge_passed(i),
+                )
+                for i in block
+            )
+            GoldLabel.objects.bulk_create(
+                GoldLabel(
+                    id=i + 1,
+                    judge=judge,
+                    conversation_id=i + 1,
+                    turn_id=last[i],
+                    source=GoldLabel.Source.IMPORTED,
+                    passed=gold_passed(i),
+                )
+                for i in block
+            )
+            rows = []
+            for i in block:
+                if not needs_review(i):
+                    continue
+                reasons = [r for r, on in (("gold_disagrees", disagrees(i)), ("qa_sample", in_qa_sample(i))) if on]
+                rows.append(
+                    ReviewItem(
+                        id=items + len(rows) + 1,
+                        judge=judge,
+                        conversation_id=i + 1,
+                        turn_id=last[i],
+                        dataset=dataset,
+                        language=LANGUAGE,
+                        reasons=reasons,
+                        priority=max(PRIORITY[r] for r in reasons),
+                        sample_weight=QA_EVERY if in_qa_sample(i) else 1.0,
+                        reviews_required=QA_REVIEWS_REQUIRED if in_qa_sample(i) else 1,
+                    )
+                )
+            ReviewItem.objects.bulk_create(rows)
+            items += len(rows)
+        if progress and (start // BATCH) % 20 == 19:
+            progress(f"  {start + len(block):,} / {size:,} conversations written")
+
+    password = make_password(PASSWORD)
+    User = get_user_model()
+    users = [User(username=f"bench-reviewer-{n:02d}", password=password) for n in range(reviewers)]
+    users.append(User(username="bench-lead", password=password))
+    User.objects.bulk_create(users)
+    for user in User.objects.filter(username__startswith="bench-"):
+        role = Role.LEAD if user.username == "bench-lead" else Role.REVIEWER
+        Profile.objects.update_or_create(
+            user=user, defaults={"role": role, "languages": [] if role == Role.LEAD else [LANGUAGE]}
+        )
+    if connection.vendor == "postgresql":
+        from django.core.management.color import no_style
+
+        with connection.cursor() as cursor:
+            for sql in connection.ops.sequence_reset_sql(
+                no_style(), [Conversation, Turn, Verdict, GoldLabel, ReviewItem]
+            ):
+                cursor.execute(sql)
+            # What autovacuum does soon after a bulk load: planner statistics and the visibility map.
+            cursor.execute("VACUUM ANALYZE")
+    return {"conversations": size, "turns": size * MESSAGES, "verdicts": size, "gold": size, "items": items}
+
+
+# The rows of every dataset but the workload's (what the import operation added), children first.
+IMPORTED_ROWS_DELETE = (
+    "DELETE FROM reviewapp_verdict WHERE conversation_id IN (SELECT c.id FROM reviewapp_conversation c"
+    " JOIN reviewapp_dataset d ON d.id = c.dataset_id WHERE d.name <> %s)",
+    "DELETE FROM reviewapp_goldlabel WHERE conversation_id IN (SELECT c.id FROM reviewapp_conversation c"
+    " JOIN reviewapp_dataset d ON d.id = c.dataset_id WHERE d.name <> %s)",
+    "DELETE FROM reviewapp_turn WHERE conversation_id IN (SELECT c.id FROM reviewapp_conversation c"
+    " JOIN reviewapp_dataset d ON d.id = c.dataset_id WHERE d.name <> %s)",
+    "DELETE FROM reviewapp_conversation WHERE id IN (SELECT c.id FROM reviewapp_conversation c"
+    " JOIN reviewapp_dataset d ON d.id = c.dataset_id WHERE d.name <> %s)",
+    "DELETE FROM reviewapp_sweep_judge_versions WHERE sweep_id IN (SELECT s.id FROM reviewapp_sweep s"
+    " JOIN reviewapp_dataset d ON d.id = s.dataset_id WHERE d.name <> %s)",
+    "DELETE FROM reviewapp_sweep WHERE id IN (SELECT s.id FROM reviewapp_sweep s"
+    " JOIN reviewapp_dataset d ON d.id = s.dataset_id WHERE d.name <> %s)",
+)
+
+
+def reset_tribunal(size: int) -> bool:
+    """Put a database built by build_tribunal(size) back as it was built; False when it holds another size.
+
+    Undoes what the operations wrote: reviews, skips, comments, gold labels from reviews, claims, and the
+    datasets an import operation added (deleted in SQL, child tables first: a cascade through the ORM
+    would read every imported turn first).
+    """
+    from django.db import connection, transaction
+
+    from reviewapp.models import Comment, Conversation, Dataset, GoldLabel, Review, ReviewItem, ReviewSkip
+
+    if Conversation.objects.filter(dataset__name=DATASET).count() != size:
+        return False
+    with transaction.atomic():
+        Review.objects.all().delete()
+        ReviewSkip.objects.all().delete()
+        Comment.objects.all().delete()
+        GoldLabel.objects.exclude(source=GoldLabel.Source.IMPORTED).delete()
+        ReviewItem.objects.exclude(status=ReviewItem.Status.OPEN, claimed_by=None).update(
+            status=ReviewItem.Status.OPEN, claimed_by=None, lease_expires_at=None
+        )
+        if Dataset.objects.exclude(name=DATASET).exists():
+            with connection.cursor() as cursor:
+                for statement in IMPORTED_ROWS_DELETE:
+                    cursor.execute(statement, [DATASET])
+            Dataset.objects.exclude(name=DATASET).delete()
+    return True
