@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scoring.eva import TURNS_OBJECT, EvaProfile
-
-from .parsing import (
+from scoring.parsing import (
     RESOLVED,
     UNRESOLVED,
     JudgeResult,

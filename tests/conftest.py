@@ -12,8 +12,7 @@ from hypothesis import settings as hypothesis_settings
 
 from reviewapp.celery import app as celery_app
 from reviewapp.models import Role
-
-from . import factories
+from tests import factories
 
 # Property tests check behaviour, not speed: on a busy machine slow examples are not failures.
 hypothesis_settings.register_profile("tribunal", deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -246,7 +246,7 @@ def shipped_spec(name: str, /, **changes):
 
 def store_judge(name: str, /, **changes) -> JudgeVersion:
     """The shipped judge `name` (judges/<name>.yaml), stored as the app stores specs."""
-    from reviewapp.services.judges import judge_version_store
+    from reviewapp.judging.services.judges import judge_version_store
 
     return judge_version_store(spec=shipped_spec(name, **changes))
 

@@ -23,8 +23,7 @@ from reviewapp.models import (
     Turn,
     Verdict,
 )
-
-from .factories import (
+from tests.factories import (
     AdjudicationFactory,
     CategoryFactory,
     CommentFactory,
@@ -40,7 +39,7 @@ from .factories import (
     store_judge,
     turn_pairs,
 )
-from .fake_llms import GLOSS
+from tests.fake_llms import GLOSS
 
 
 @dataclass

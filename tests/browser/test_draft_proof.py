@@ -15,7 +15,7 @@ PASSWORD = "correct-horse-battery-7"
 
 @pytest.fixture
 def corpus(make_user, monkeypatch, eager_celery):
-    monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: fake_llms.CorrectionAwareLLM())
+    monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: fake_llms.CorrectionAwareLLM())
     lead = make_user("lea", role=Role.LEAD, password=PASSWORD)
     reviewers = [make_user("ana", languages=["fr", "ja"]), make_user("bea", languages=["fr", "ja"])]
     return scenarios.draft_corpus(lead, reviewers)

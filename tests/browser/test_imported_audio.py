@@ -7,9 +7,9 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from reviewapp.corpus.services.imports import dataset_import
 from reviewapp.models import Conversation, Judge, ReviewItem, Role
-from reviewapp.services.imports import dataset_import
-from tests.reviewapp.audio_support import EVA_RECORD_MS, eva_record_with_audio
+from tests.reviewapp.corpus.audio_support import EVA_RECORD_MS, eva_record_with_audio
 
 PASSWORD = "correct-horse-battery-7"
 

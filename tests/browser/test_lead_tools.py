@@ -12,7 +12,7 @@ from reviewapp.models import Conversation, ImportJob, JudgeCall, Role, Turn
 from scoring.llm import LLMClient
 from tests import factories
 from tests.llm_server import run_llm_server
-from tests.reviewapp.audio_support import wav_bytes
+from tests.reviewapp.corpus.audio_support import wav_bytes
 
 PASSWORD = "correct-horse-battery-7"
 
@@ -60,8 +60,8 @@ def test_lead_imports_a_file_from_the_datasets_page(page, login, lead, tmp_path)
 def test_lead_replays_an_archived_call_and_sees_both_answers(page, login, lead, monkeypatch, run_sweep):
     with run_llm_server() as server:
         client = LLMClient(base_url=server.base_url, api_key="test", max_attempts=1)
-        monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: client)
-        monkeypatch.setattr("reviewapp.services.calls.llm_client_from_settings", lambda **kw: client)
+        monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: client)
+        monkeypatch.setattr("reviewapp.judging.services.calls.llm_client_from_settings", lambda **kw: client)
         dataset = factories.dataset_of_calls("voice", {"heard": ("fr", ["Votre siège est le 14C."])})
         conversation = Conversation.objects.get(external_id="heard")
         conversation.audio.save("heard.wav", ContentFile(wav_bytes(3000)))
@@ -88,8 +88,8 @@ def test_lead_replays_an_archived_call_and_sees_both_answers(page, login, lead, 
 
 @pytest.fixture
 def run_sweep(eager_celery):
-    from reviewapp.services.sweeps import sweep_start
-    from reviewapp.tasks.sweeps import sweep_queue
+    from reviewapp.judging.services.sweeps import sweep_start
+    from reviewapp.judging.tasks.sweeps import sweep_queue
 
     def _run(**kwargs):
         sweep = sweep_start(

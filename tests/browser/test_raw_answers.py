@@ -5,11 +5,10 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from reviewapp.judging.services.calls import verdict_raw_text
 from reviewapp.models import Role, Verdict
-from reviewapp.services.calls import verdict_raw_text
+from tests.browser.conftest import focus_with_tab
 from tests.factories import make_item
-
-from .conftest import focus_with_tab
 
 PASSWORD = "correct-horse-battery-7"
 PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'

@@ -9,11 +9,10 @@ from django.core.files.base import ContentFile
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from reviewapp.demo.audio import conversation_wav
 from reviewapp.models import Comment, Review, ReviewItem, Role
-from reviewapp.services.demo_audio import conversation_wav
+from tests.browser.conftest import focus_with_tab
 from tests.factories import category, make_item
-
-from .conftest import focus_with_tab
 
 PASSWORD = "correct-horse-battery-7"
 SCRIPT_PAYLOAD = "<script>window.__pwned=1</script>"

@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from reviewapp.judging.services.signatures import signature_create
 from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, Role, Signature, Turn
-from reviewapp.services.signatures import signature_create
 
 PASSWORD = "correct-horse-battery-7"
 

@@ -4,12 +4,12 @@ worker over Redis on PostgreSQL, the openai client talking to tests/llm_server.p
 import pytest
 from django.db import connection
 
+from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import JudgeCall, ProofRun, Role, Sweep
-from reviewapp.selectors.drafts import draft_from_corrections
-from reviewapp.selectors.proofs import proof_comparison
-from reviewapp.services.drafts import draft_version_save
-from reviewapp.services.proofs import proof_start
-from reviewapp.tasks.sweeps import sweep_queue
+from reviewapp.quality.selectors.drafts import draft_from_corrections
+from reviewapp.quality.selectors.proofs import proof_comparison
+from reviewapp.quality.services.drafts import draft_version_save
+from reviewapp.quality.services.proofs import proof_start
 from tests import scenarios
 
 

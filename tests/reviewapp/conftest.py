@@ -27,20 +27,20 @@ def media(settings, tmp_path):
 @pytest.fixture
 def scripted_llm(monkeypatch):
     client = ScriptedLLM()
-    monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: client)
+    monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: client)
     return client
 
 
 @pytest.fixture
 def llm_off(monkeypatch):
-    monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: None)
+    monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: None)
 
 
 @pytest.fixture
 def run_sweep(eager_celery, django_capture_on_commit_callbacks):
     """Start a sweep and run it to the end in-process (the on-commit dispatch executes eagerly)."""
-    from reviewapp.services.sweeps import sweep_start
-    from reviewapp.tasks.sweeps import sweep_queue
+    from reviewapp.judging.services.sweeps import sweep_start
+    from reviewapp.judging.tasks.sweeps import sweep_queue
 
     def _run(**kwargs):
         with django_capture_on_commit_callbacks(execute=True):

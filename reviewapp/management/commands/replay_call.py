@@ -7,8 +7,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from reviewapp.judging.services import calls, judge_inputs, judges
 from reviewapp.models import JudgeCall
-from reviewapp.services import calls, judge_inputs, judges
 from scoring import eva, eva_answers
 
 

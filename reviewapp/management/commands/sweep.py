@@ -28,11 +28,11 @@ import yaml
 from django.core.management.base import BaseCommand, CommandError
 from django.db import close_old_connections, connection
 
+from reviewapp.judging.services import judge_inputs, judges, sweep_scope
+from reviewapp.judging.services import sweeps as sweeps_service
+from reviewapp.judging.services.rubrics import variance_check_params
+from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import Dataset, Sweep
-from reviewapp.services import judge_inputs, judges, sweep_scope
-from reviewapp.services import sweeps as sweeps_service
-from reviewapp.services.rubrics import variance_check_params
-from reviewapp.tasks.sweeps import sweep_queue
 from scoring import eva_variables
 
 BAR_WIDTH = 30
@@ -189,7 +189,7 @@ def _dataset_variables(path: str) -> dict:
 
 def _run_in_process(sweep_id: int) -> None:
     from reviewapp.celery import app
-    from reviewapp.tasks.sweeps import sweep_dispatch
+    from reviewapp.judging.tasks.sweeps import sweep_dispatch
 
     app.conf.task_always_eager = True
     app.conf.task_eager_propagates = True

@@ -1,0 +1,3 @@
+"""Celery tasks of this stage: each module is imported here so the worker registers it."""
+
+from . import exports  # noqa: F401
