@@ -1,3 +1,3 @@
 """Celery tasks of this stage: each module is imported here so the worker registers it."""
 
-from . import exports  # noqa: F401
+from reviewapp.exports.tasks import exports  # noqa: F401
