@@ -3,12 +3,11 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from reviewapp import access
 from reviewapp.models import Category, ReviewItem
-from reviewapp.rendering import wants_fragment
+from reviewapp.rendering import render_page
 from reviewapp.review.selectors import verdict_shapes
 from reviewapp.review.services import review_grain, reviews
 from reviewapp.triage.selectors import queue as queue_selectors
@@ -56,10 +55,7 @@ def render_screen(request, item: ReviewItem, *, form=None, error: str = "", frag
         and item.status in queue_selectors.ACTIVE,
         "grain": verdict_shapes.review_grain(judge=item.judge),
     }
-    template = f"{TEMPLATE}#{fragment}" if fragment and wants_fragment(request) else TEMPLATE
-    response = render(request, template, context, status=status)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return render_page(request, TEMPLATE, fragment, context, status=status)
 
 
 @require_http_methods(["GET", "POST"])
