@@ -135,7 +135,7 @@ def build_tribunal(size: int, *, reviewers: int = REVIEWERS, progress=print) -> 
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from reviewapp.importers.writer import imported_spec, spec_hash
+    from reviewapp.corpus.importers.writer import imported_spec, spec_hash
     from reviewapp.models import (
         Conversation,
         Dataset,
@@ -149,7 +149,7 @@ def build_tribunal(size: int, *, reviewers: int = REVIEWERS, progress=print) -> 
         Turn,
         Verdict,
     )
-    from reviewapp.services.triage import PRIORITY, QA_REVIEWS_REQUIRED
+    from reviewapp.triage.services.triage import PRIORITY, QA_REVIEWS_REQUIRED
 
     now = timezone.now()
     dataset = Dataset.objects.create(name=DATASET, kind=Dataset.Kind.RUN, source="bench")

@@ -41,10 +41,10 @@ def _seed(verdicts: int) -> tuple[str, int, int]:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
+    from reviewapp.exports.services.exports import snapshot_create, snapshot_write
+    from reviewapp.judging.services.judges import judge_version_store
     from reviewapp.models import Conversation, Dataset, Profile, Sweep, Turn, Verdict
-    from reviewapp.services.api_tokens import SCOPES, api_token_create
-    from reviewapp.services.exports import snapshot_create, snapshot_write
-    from reviewapp.services.judges import judge_version_store
+    from reviewapp.people.services.api_tokens import SCOPES, api_token_create
     from scoring.specs import load_specs
 
     version = judge_version_store(spec=load_specs(ROOT / "judges" / "conciseness.yaml")[0])

@@ -189,7 +189,7 @@ print(json.dumps({"rows": snapshot.row_count, "seconds": time.perf_counter() - s
 IMPORT = r"""
 import json, sys, time, django
 django.setup()
-from reviewapp.services.imports import dataset_import
+from reviewapp.corpus.services.imports import dataset_import
 started = time.perf_counter()
 summary = dataset_import(path=sys.argv[1], fmt="jsonl", dataset_name="bench-import")
 print(json.dumps({"conversations": summary.conversations, "turns": summary.turns,

@@ -92,14 +92,14 @@ def child(source: Path, legacy: bool) -> None:
     django.setup()
     from django.db import connection, transaction
 
-    from reviewapp.services.imports import dataset_import
+    from reviewapp.corpus.services.imports import dataset_import
 
     drop_bench_rows(connection)
     before = peak_rss_mb()
     started, cpu_started = time.perf_counter(), time.process_time()
     if legacy:
-        from reviewapp.importers import parse_path
-        from reviewapp.importers.writer import write_parsed
+        from reviewapp.corpus.importers import parse_path
+        from reviewapp.corpus.importers.writer import write_parsed
 
         parsed = parse_path(source, fmt="jsonl")
         with transaction.atomic():

@@ -227,8 +227,8 @@ def reset_claim(user) -> None:
     """Give back the reviewer's held item (untimed), so the timed request claims a fresh one."""
     from django.utils import timezone
 
-    from reviewapp.selectors.queue import held_item
-    from reviewapp.services import reviews
+    from reviewapp.review.services import reviews
+    from reviewapp.triage.selectors.queue import held_item
 
     held = held_item(user=user, now=timezone.now())
     if held is not None:

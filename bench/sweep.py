@@ -115,9 +115,9 @@ def wait_ready(redis_url: str, timeout: float = 60.0) -> None:
 
 def run_sweep(dataset, judge_version, *, label: str, worker_pid: int) -> dict[str, float]:
     """Start a sweep, wait for it to finish; its wall time, verdicts, calls and the worker's CPU."""
+    from reviewapp.judging.services.sweeps import sweep_start
+    from reviewapp.judging.tasks.sweeps import sweep_queue
     from reviewapp.models import JudgeCall, Sweep
-    from reviewapp.services.sweeps import sweep_start
-    from reviewapp.tasks.sweeps import sweep_queue
 
     cpu_before = group_cpu_seconds(worker_pid)
     started = time.monotonic()
@@ -178,8 +178,8 @@ def eva_dataset(copies: int):
     from django.db.models import F, Value
     from django.db.models.functions import Concat
 
+    from reviewapp.corpus.services.imports import dataset_import
     from reviewapp.models import Conversation, Dataset, JudgeVersion
-    from reviewapp.services.imports import dataset_import
 
     dataset = Dataset.objects.create(name="eva-bench")
     for copy in range(copies):
@@ -242,7 +242,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from reviewapp.services.judges import judge_version_store
+    from reviewapp.judging.services.judges import judge_version_store
     from scoring.specs import load_specs
 
     base = load_specs(ROOT / "judges" / "conciseness.yaml")[0]

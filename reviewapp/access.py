@@ -20,7 +20,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, Q
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from .models import Comment, Conversation, Dataset, Profile, Review, ReviewItem, Role, Turn
+from reviewapp.models import Comment, Conversation, Dataset, Profile, Review, ReviewItem, Role, Turn
 
 QA_SAMPLE = ReviewItem.Reason.QA_SAMPLE
 # The QA sample's second (and later) reviewers label before they see anyone else's label.

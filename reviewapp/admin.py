@@ -1,7 +1,7 @@
 from django.contrib import admin
 
-from . import models
-from .forms_signatures import SignatureAdminForm
+from reviewapp import models
+from reviewapp.judging.forms.signatures import SignatureAdminForm
 
 
 @admin.register(models.Profile)
@@ -253,4 +253,4 @@ class CallReplayAdmin(admin.ModelAdmin):
     raw_id_fields = ("call", "requested_by")
 
 
-from . import admin_loop  # noqa: E402,F401  (edge cases, provenance, proofs)
+from reviewapp import admin_loop  # noqa: E402,F401  (edge cases, provenance, proofs)

@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from . import models
+from reviewapp import models
 
 
 @admin.register(models.EdgeCase)

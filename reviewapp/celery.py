@@ -6,4 +6,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewapp.settings")
 
 app = Celery("tribunal")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["reviewapp"])
+app.autodiscover_tasks(["reviewapp.corpus", "reviewapp.judging", "reviewapp.exports"])

@@ -1,6 +1,6 @@
 """Template context for the lead-only tools a page links to: the call archive and imports from the browser."""
 
-from .access import is_lead
+from reviewapp.access import is_lead
 
 
 def lead_tools(request) -> dict:

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.urls import reverse
 
-from . import access
+from reviewapp import access
 
 # (label, url name, url names that mark it current, who sees it)
 _NAV = (

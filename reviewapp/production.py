@@ -1,7 +1,7 @@
 """Production settings: the base settings, hardened. `manage.py check --deploy` is clean here."""
 
-from .settings import *  # noqa: F403
-from .settings import env
+from reviewapp.settings import *  # noqa: F403
+from reviewapp.settings import env
 
 DEBUG = False
 SECRET_KEY = env.str("DJANGO_SECRET_KEY")  # no default: refuse to start without a real key

@@ -120,7 +120,7 @@ LOGIN_URL = "login"
 # password is refused (HTTP 429, the lockout page). A successful login resets the count. Attempts are kept in the database
 # (axes.AccessAttempt, visible in Django admin); `manage.py axes_reset_username USER` lifts a lock.
 AUTHENTICATION_BACKENDS = [
-    "reviewapp.auth_backends.LoginThrottleBackend",
+    "reviewapp.people.auth_backends.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("TRIBUNAL_LOGIN_FAILURE_LIMIT", default=30)
@@ -259,16 +259,16 @@ from celery.schedules import crontab  # noqa: E402
 
 CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})
 CELERY_BEAT_SCHEDULE["judge-calls-purge"] = {
-    "task": "reviewapp.tasks.retention.judge_calls_purge_old",
+    "task": "reviewapp.judging.tasks.retention.judge_calls_purge_old",
     "schedule": crontab(hour=3, minute=17),
 }
 # Tier 1: suspend signatures that contradict newly arrived gold (see TRIBUNAL_SIGNATURE_PRECISION_FLOOR).
 CELERY_BEAT_SCHEDULE["signatures-recheck"] = {
-    "task": "reviewapp.tasks.signatures.signatures_recheck_all",
+    "task": "reviewapp.judging.tasks.signatures.signatures_recheck_all",
     "schedule": float(TRIBUNAL_SIGNATURE_RECHECK_SECONDS),
 }
 # Sweeps that recover: re-send the chunks of a running sweep whose worker died (see TRIBUNAL_SWEEP_STALL_SECONDS).
 CELERY_BEAT_SCHEDULE["sweeps-reconcile"] = {
-    "task": "reviewapp.tasks.sweeps.sweeps_reconcile",
+    "task": "reviewapp.judging.tasks.sweeps.sweeps_reconcile",
     "schedule": float(TRIBUNAL_SWEEP_RECONCILE_SECONDS),
 }

@@ -6,29 +6,14 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .views import (
-    audio,
-    calls,
-    comments,
-    compare,
-    conversations,
-    coverage,
-    datasets,
-    disputes,
-    drafts,
-    exports,
-    home,
-    imports,
-    people,
-    planner,
-    quality,
-    queue,
-    review,
-    reviewers,
-    signatures,
-    sweeps,
-    triage,
-)
+from reviewapp.adjudication.views import disputes
+from reviewapp.corpus.views import audio, conversations, datasets, imports
+from reviewapp.exports.views import exports
+from reviewapp.judging.views import calls, signatures, sweeps
+from reviewapp.people.views import home, people
+from reviewapp.quality.views import compare, coverage, drafts, quality, reviewers
+from reviewapp.review.views import comments, review
+from reviewapp.triage.views import planner, queue, triage
 
 site_urls = [
     path("", home.home, name="home"),
@@ -139,5 +124,5 @@ urlpatterns = [
     *quality_urls,
     *export_urls,
     *people_urls,
-    path("", include("reviewapp.urls_api")),
+    path("", include("reviewapp.api.urls")),
 ]

@@ -50,7 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .lazy import lazy_import
+from scoring.lazy import lazy_import
 
 # numpy is loaded by the first statistic computed, not by every page or command that imports this.
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .lazy import lazy_import
+from scoring.lazy import lazy_import
 
 # numpy is loaded by the first statistic computed, not by every page or command that imports this.
 if TYPE_CHECKING:

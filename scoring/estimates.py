@@ -53,9 +53,9 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal
 
-from .agreement import CONFIDENCE, Estimate, Evidence, effective_size, proportion_interval
-from .agreement import evidence as agreement_evidence
-from .lazy import lazy_import
+from scoring.agreement import CONFIDENCE, Estimate, Evidence, effective_size, proportion_interval
+from scoring.agreement import evidence as agreement_evidence
+from scoring.lazy import lazy_import
 
 # numpy is loaded by the first statistic computed, not by every page or command that imports this.
 if TYPE_CHECKING:

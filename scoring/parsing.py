@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from .hedges import hedge_in
-from .rubric import rubric_aggregate, weighted_aggregate
-from .specs import JudgeSpec
-from .strictjson import StrictJSONError, strict_loads
+from scoring.hedges import hedge_in
+from scoring.rubric import rubric_aggregate, weighted_aggregate
+from scoring.specs import JudgeSpec
+from scoring.strictjson import StrictJSONError, strict_loads
 
 
 class ResultStatus(StrEnum):

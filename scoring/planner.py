@@ -19,7 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import agreement
+from scoring import agreement
 
 EVIDENCE_FLOOR = agreement.MIN_EVIDENCE_N
 Z95 = 1.959963984540054

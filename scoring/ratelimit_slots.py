@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from .ratelimit import KEY_PREFIX, RateLimitTimeout, _check_rate
+from scoring.ratelimit import KEY_PREFIX, RateLimitTimeout, _check_rate
 
 # KEYS[1]: the bucket key. ARGV: emission interval, burst tolerance and max wait (microseconds), and
 # how many slots to reserve. Returns {count, first, now}: `count` slots were taken, the first may go at

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .specs import Criterion
+from scoring.specs import Criterion
 
 DIAGNOSTIC_MAX = 4.0
 

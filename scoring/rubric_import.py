@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.errors import TribunalError
-
-from .specs import Criterion, JudgeSpec, RenderedPrompt, render, validate_spec
+from scoring.specs import Criterion, JudgeSpec, RenderedPrompt, render, validate_spec
 
 # Exit codes of the kill-criterion gate rules; 1 stays the generic gate failure.
 EXIT_BLOCK = 2

@@ -325,7 +325,7 @@ _USER_KEYS = ("user", "user_prompt")
 
 
 def _eva_specs(data: Mapping[str, Any], source: str) -> list[JudgeSpec]:
-    from .eva import profile_for  # scoring.eva reads answers with scoring.parsing, which imports this module
+    from scoring.eva import profile_for  # scoring.eva reads answers with scoring.parsing, which imports this module
 
     shared = {str(k): str(v) for k, v in (data.get("_shared") or {}).items()}
     specs: list[JudgeSpec] = []

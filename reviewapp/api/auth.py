@@ -14,8 +14,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from ninja.security import HttpBearer
 
-from ..models import ApiToken
-from ..services.api_tokens import api_token_authenticate, token_has_scope
+from reviewapp.models import ApiToken
+from reviewapp.people.services.api_tokens import api_token_authenticate, token_has_scope
 
 
 class TokenAuth(HttpBearer):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 
-from ..models import ExportSnapshot
-from ..services.api_tokens import token_language_allowed
+from reviewapp.models import ExportSnapshot
+from reviewapp.people.services.api_tokens import token_language_allowed
 
 
 def check_token_languages(request: HttpRequest, *languages: str) -> None:

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from ninja import Field, Schema
 from pydantic import ConfigDict, StrictInt, StrictStr
 
-from ..services.sweeps import MAX_REPEATS
+from reviewapp.judging.services.sweeps import MAX_REPEATS
 
 # Strict floats take whole numbers too (0, 1) but neither booleans nor strings.
 Rate = Annotated[float, Field(ge=0, le=1)]

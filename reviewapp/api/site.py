@@ -15,10 +15,9 @@ from django.http import HttpRequest
 from ninja import NinjaAPI
 from ninja.parser import Parser
 
+from reviewapp.api import snapshots, sweeps
+from reviewapp.api.errors import install_handlers
 from scoring.strictjson import strict_loads
-
-from . import snapshots, sweeps
-from .errors import install_handlers
 
 PREFIX = "/api/v1"
 

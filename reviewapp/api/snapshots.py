@@ -8,14 +8,14 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from ninja import Router
 
-from ..models import ExportSnapshot
-from ..selectors import exports as export_selectors
-from ..services import exports as exports_service
-from ..services.api_tokens import READ_SNAPSHOTS
-from . import schemas
-from .auth import TokenAuth
-from .errors import ApiError
-from .languages import snapshot_in_token_languages
+from reviewapp.api import schemas
+from reviewapp.api.auth import TokenAuth
+from reviewapp.api.errors import ApiError
+from reviewapp.api.languages import snapshot_in_token_languages
+from reviewapp.exports.selectors import exports as export_selectors
+from reviewapp.exports.services import exports as exports_service
+from reviewapp.models import ExportSnapshot
+from reviewapp.people.services.api_tokens import READ_SNAPSHOTS
 
 router = Router(tags=["snapshots"])
 

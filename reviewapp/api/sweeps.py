@@ -6,21 +6,20 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from ninja import Query, Router, Status
 
+from reviewapp import access
+from reviewapp.api import schemas
+from reviewapp.api.auth import TokenAuth
+from reviewapp.api.errors import ApiError
+from reviewapp.api.languages import check_token_languages
+from reviewapp.judging.selectors import sweeps as sweep_selectors
+from reviewapp.judging.services import judges as judges_service
+from reviewapp.judging.services import sweep_scope
+from reviewapp.judging.services import sweeps as sweeps_service
+from reviewapp.judging.tasks.sweeps import sweep_queue
+from reviewapp.models import Dataset, JudgeVersion
+from reviewapp.models import Sweep as SweepRow
+from reviewapp.people.services.api_tokens import READ_SWEEPS, RUN_SWEEPS
 from scoring.specs import SpecError
-
-from .. import access
-from ..models import Dataset, JudgeVersion
-from ..models import Sweep as SweepRow
-from ..selectors import sweeps as sweep_selectors
-from ..services import judges as judges_service
-from ..services import sweep_scope
-from ..services import sweeps as sweeps_service
-from ..services.api_tokens import READ_SWEEPS, RUN_SWEEPS
-from ..tasks.sweeps import sweep_queue
-from . import schemas
-from .auth import TokenAuth
-from .errors import ApiError
-from .languages import check_token_languages
 
 router = Router(tags=["sweeps"])
 

@@ -1,14 +1,23 @@
 """Tribunal's data model; one module per concern (see DESIGN.md, "Data model")."""
 
-from .audit import AuditEvent, ExportSnapshot
-from .corpus import Conversation, Dataset, Turn
-from .jobs import CallReplay, ImportJob
-from .judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
-from .loop import EdgeCase, EdgeCaseTag, ProofRun, VersionProvenance
-from .people import ApiToken, Profile, Role
-from .recovery import SweepChunkLease
-from .review import Adjudication, Category, Comment, GoldLabel, QueueCount, Review, ReviewItem, ReviewSkip
-from .tier1 import SignatureVersion
+from reviewapp.models.audit import AuditEvent, ExportSnapshot
+from reviewapp.models.corpus import Conversation, Dataset, Turn
+from reviewapp.models.jobs import CallReplay, ImportJob
+from reviewapp.models.judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
+from reviewapp.models.loop import EdgeCase, EdgeCaseTag, ProofRun, VersionProvenance
+from reviewapp.models.people import ApiToken, Profile, Role
+from reviewapp.models.recovery import SweepChunkLease
+from reviewapp.models.review import (
+    Adjudication,
+    Category,
+    Comment,
+    GoldLabel,
+    QueueCount,
+    Review,
+    ReviewItem,
+    ReviewSkip,
+)
+from reviewapp.models.tier1 import SignatureVersion
 
 __all__ = [
     "Adjudication",

@@ -40,7 +40,7 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
-    # What the token may do (reviewapp.services.api_tokens.SCOPES) and, when not empty, the only
+    # What the token may do (reviewapp.people.services.api_tokens.SCOPES) and, when not empty, the only
     # languages it may touch (within its user's own).
     scopes = models.JSONField(default=list, blank=True)
     languages = models.JSONField(default=list, blank=True)

@@ -2,7 +2,7 @@
 
 from django import template
 
-from reviewapp.selectors.verdict_shapes import verdict_shape as shape_of
+from reviewapp.review.selectors.verdict_shapes import verdict_shape as shape_of
 
 register = template.Library()
 

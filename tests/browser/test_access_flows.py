@@ -5,19 +5,13 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
 from reviewapp.models import AuditEvent, Dataset, Review, ReviewItem, ReviewSkip, Role
-from tests.reviewapp.review_data import dataset, make_item
+from tests.factories import dataset, make_item
 
 PASSWORD = "correct-horse-battery-7"
-
-
-@pytest.fixture(autouse=True)
-def fast_hasher(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def test_reviewer_filters_by_dataset_then_submits_skips_and_goes_next(page, login, make_user, dialogs):

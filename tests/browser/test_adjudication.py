@@ -7,21 +7,14 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from reviewapp.models import Adjudication, AuditEvent, GoldLabel, ReviewItem, Role
-from tests.reviewapp import quality_data as data
+from tests import factories
 
 PASSWORD = "correct-horse-battery-7"
 
 
 @pytest.fixture
-def dispute(settings, make_user):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    judge = data.binary_judge()
-    turns = data.agent_turns("calls", 1)
-    data.verdicts(data.sweep_for(turns), data.version(judge, "v1"), turns, [False])
-    item = data.item(judge, turns[0])
-    data.review(item, make_user("ana", languages=["fr"]), passed=True)
-    data.review(item, make_user("bea", languages=["fr"]), passed=False, categories=[data.category("gloss")])
-    return item
+def dispute(make_user):
+    return factories.disputed_item(make_user("ana", languages=["fr"]), make_user("bea", languages=["fr"]))
 
 
 def test_lead_decides_a_dispute_and_the_history_records_it(page, login, make_user, dispute, dialogs):

@@ -8,20 +8,17 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from reviewapp.models import JudgeVersion, Role, VersionProvenance
-from tests.reviewapp import loop_data
-from tests.reviewapp import test_sweep_support as support
+from tests import fake_llms, scenarios
 
 PASSWORD = "correct-horse-battery-7"
-eager_celery = support.eager_celery
 
 
 @pytest.fixture
-def corpus(settings, make_user, monkeypatch, eager_celery):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: loop_data.CorrectionAwareLLM())
+def corpus(make_user, monkeypatch, eager_celery):
+    monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: fake_llms.CorrectionAwareLLM())
     lead = make_user("lea", role=Role.LEAD, password=PASSWORD)
     reviewers = [make_user("ana", languages=["fr", "ja"]), make_user("bea", languages=["fr", "ja"])]
-    return loop_data.build(lead, reviewers)
+    return scenarios.draft_corpus(lead, reviewers)
 
 
 def test_lead_drafts_saves_and_proves_a_version_from_corrections(page, login, corpus, dialogs):

@@ -8,15 +8,14 @@ from django.urls import reverse
 from playwright.sync_api import Page, expect
 
 from reviewapp.models import Role, Sweep
-from tests.reviewapp import quality_data as data
-from tests.reviewapp.test_sweep_support import make_dataset, store_judge
+from tests import factories
+from tests.factories import dataset_of_calls, store_judge
 
 PASSWORD = "correct-horse-battery-7"
 
 
 @pytest.fixture
-def lead(settings, make_user):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def lead(make_user):
     return make_user("lea", role=Role.LEAD, password=PASSWORD)
 
 
@@ -36,7 +35,7 @@ def assert_beside_and_clickable(page: Page, box_id: str) -> None:
 
 
 def test_sweep_form_checkboxes_sit_beside_their_labels_and_the_language_select_works(page, login, lead):
-    dataset = make_dataset("calls", {"c1": ("fr", ["Bonjour"]), "c2": ("en", ["Hello"])})
+    dataset = dataset_of_calls("calls", {"c1": ("fr", ["Bonjour"]), "c2": ("en", ["Hello"])})
     judge = store_judge("conciseness")
     login(page, "lea", PASSWORD)
     page.goto(reverse("sweep_new"))
@@ -55,7 +54,7 @@ def test_sweep_form_checkboxes_sit_beside_their_labels_and_the_language_select_w
 
 
 def test_export_form_checkboxes_sit_beside_their_labels(page, login, lead):
-    make_dataset("calls", {"c1": ("fr-CA", ["Bonjour"])})
+    dataset_of_calls("calls", {"c1": ("fr-CA", ["Bonjour"])})
     store_judge("conciseness")
     login(page, "lea", PASSWORD)
     page.goto(reverse("snapshot_new"))
@@ -66,12 +65,12 @@ def test_export_form_checkboxes_sit_beside_their_labels(page, login, lead):
 
 
 def test_dispute_form_radios_and_checkboxes_sit_beside_their_labels(page, login, lead, make_user):
-    judge = data.binary_judge()
-    turns = data.agent_turns("calls", 1)
-    data.verdicts(data.sweep_for(turns), data.version(judge, "v1"), turns, [False])
-    item = data.item(judge, turns[0])
-    data.review(item, make_user("ana", languages=["fr"]), passed=True)
-    data.review(item, make_user("bea", languages=["fr"]), passed=False, categories=[data.category("gloss")])
+    judge = factories.binary_judge()
+    turns = factories.agent_turns("calls", 1)
+    factories.verdicts(factories.sweep_for(turns), factories.version(judge, "v1"), turns, [False])
+    item = factories.item(judge, turns[0])
+    factories.review(item, make_user("ana", languages=["fr"]), passed=True)
+    factories.review(item, make_user("bea", languages=["fr"]), passed=False, categories=[factories.category("gloss")])
     login(page, "lea", PASSWORD)
     page.goto(reverse("dispute_detail", args=[item.pk]))
     for box_id in ("id_outcome_0", "id_outcome_1", "id_categories_0", "id_to_1"):

@@ -7,9 +7,9 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from reviewapp.corpus.services.imports import dataset_import
 from reviewapp.models import Conversation, Judge, ReviewItem, Role
-from reviewapp.services.imports import dataset_import
-from tests.reviewapp.audio_support import EVA_RECORD_MS, eva_record_with_audio
+from tests.reviewapp.corpus.audio_support import EVA_RECORD_MS, eva_record_with_audio
 
 PASSWORD = "correct-horse-battery-7"
 
@@ -25,7 +25,6 @@ def wait_until_true(page, expression: str, timeout_s: float = 15.0) -> None:
 
 @pytest.fixture
 def record(settings, tmp_path):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.MEDIA_ROOT = tmp_path / "media"
     dataset_import(path=eva_record_with_audio(tmp_path), fmt="eva-run")
     conversation = Conversation.objects.get(external_id="1.1.2")

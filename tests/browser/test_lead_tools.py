@@ -10,18 +10,15 @@ from playwright.sync_api import expect
 
 from reviewapp.models import Conversation, ImportJob, JudgeCall, Role, Turn
 from scoring.llm import LLMClient
+from tests import factories
 from tests.llm_server import run_llm_server
-from tests.reviewapp import test_sweep_support as support
-from tests.reviewapp.audio_support import wav_bytes
-
-eager_celery = support.eager_celery
+from tests.reviewapp.corpus.audio_support import wav_bytes
 
 PASSWORD = "correct-horse-battery-7"
 
 
 @pytest.fixture
 def lead(settings, tmp_path, make_user, eager_celery):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.TRIBUNAL_UPLOAD_DIR = tmp_path / "uploads"
     settings.TRIBUNAL_IMPORT_ROOT = tmp_path / "imports"
@@ -63,13 +60,15 @@ def test_lead_imports_a_file_from_the_datasets_page(page, login, lead, tmp_path)
 def test_lead_replays_an_archived_call_and_sees_both_answers(page, login, lead, monkeypatch, run_sweep):
     with run_llm_server() as server:
         client = LLMClient(base_url=server.base_url, api_key="test", max_attempts=1)
-        monkeypatch.setattr("reviewapp.services.sweeps.llm_client", lambda: client)
-        monkeypatch.setattr("reviewapp.services.calls.llm_client_from_settings", lambda **kw: client)
-        dataset = support.make_dataset("voice", {"heard": ("fr", ["Votre siège est le 14C."])})
+        monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: client)
+        monkeypatch.setattr("reviewapp.judging.services.calls.llm_client_from_settings", lambda **kw: client)
+        dataset = factories.dataset_of_calls("voice", {"heard": ("fr", ["Votre siège est le 14C."])})
         conversation = Conversation.objects.get(external_id="heard")
         conversation.audio.save("heard.wav", ContentFile(wav_bytes(3000)))
         Turn.objects.filter(conversation=conversation, position=1).update(audio_start_ms=500, audio_end_ms=2500)
-        run_sweep(dataset=dataset, judge_versions=[support.store_judge("tts_fidelity", needs_audio=True)], qa_sample=0)
+        run_sweep(
+            dataset=dataset, judge_versions=[factories.store_judge("tts_fidelity", needs_audio=True)], qa_sample=0
+        )
         call = JudgeCall.objects.get()
 
         login(page, "lea", PASSWORD)
@@ -89,8 +88,8 @@ def test_lead_replays_an_archived_call_and_sees_both_answers(page, login, lead, 
 
 @pytest.fixture
 def run_sweep(eager_celery):
-    from reviewapp.services.sweeps import sweep_start
-    from reviewapp.tasks.sweeps import sweep_queue
+    from reviewapp.judging.services.sweeps import sweep_start
+    from reviewapp.judging.tasks.sweeps import sweep_queue
 
     def _run(**kwargs):
         sweep = sweep_start(

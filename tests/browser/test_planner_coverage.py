@@ -9,27 +9,26 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from reviewapp.models import Conversation, Dataset, EdgeCaseTag, ReviewItem, Role, Turn
-from tests.reviewapp import quality_data as data
+from tests import factories
 
 PASSWORD = "correct-horse-battery-7"
 EXAMPLE = Path(__file__).resolve().parents[2] / "../shared/data/rubric-generator/order-status.json"
 
 
 @pytest.fixture
-def lead(settings, make_user):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def lead(make_user):
     return make_user("lea", role=Role.LEAD, password=PASSWORD)
 
 
 def test_lead_applies_the_label_plan_to_the_queue(page, login, lead):
-    judge = data.binary_judge()
-    v1 = data.version(judge, "v1")
-    fr = data.agent_turns("calls-fr", 40, language="fr")
-    ja = data.agent_turns("calls-ja", 40, language="ja")
-    data.verdicts(data.sweep_for(fr), v1, fr, [True] * 40)
-    data.verdicts(data.sweep_for(ja), v1, ja, [True] * 40)
-    data.gold(judge, fr[:40], [True] * 38 + [False] * 2)
-    items = [data.item(judge, t, status=ReviewItem.Status.OPEN) for t in (fr[39], ja[39])]
+    judge = factories.binary_judge()
+    v1 = factories.version(judge, "v1")
+    fr = factories.agent_turns("calls-fr", 40, language="fr")
+    ja = factories.agent_turns("calls-ja", 40, language="ja")
+    factories.verdicts(factories.sweep_for(fr), v1, fr, [True] * 40)
+    factories.verdicts(factories.sweep_for(ja), v1, ja, [True] * 40)
+    factories.gold(judge, fr[:40], [True] * 38 + [False] * 2)
+    items = [factories.item(judge, t, status=ReviewItem.Status.OPEN) for t in (fr[39], ja[39])]
     login(page, "lea", PASSWORD)
     page.goto(reverse("plan_page", args=[judge.slug]))
     rows = page.locator("#plan-cells tbody tr")

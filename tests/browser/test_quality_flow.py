@@ -8,7 +8,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from reviewapp.models import ReviewItem, Role
-from tests.reviewapp import quality_data as data
+from tests import factories
 
 PASSWORD = "correct-horse-battery-7"
 GOLD = [True, True, False, True, False, False, True, True, False, True, True, False]
@@ -16,12 +16,9 @@ JUDGE = [True, False, False, True, True, False, True, True, False, True, None, F
 
 
 @pytest.fixture
-def scored(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    judge = data.binary_judge()
-    turns = data.agent_turns("calls", len(GOLD))
-    data.verdicts(data.sweep_for(turns), data.version(judge, "v1"), turns, JUDGE)
-    data.gold(judge, turns, GOLD)
+def scored():
+    turns = factories.judged_turns(JUDGE)
+    factories.gold(factories.binary_judge(), turns, GOLD)
     return turns[0].conversation.dataset
 
 
@@ -54,15 +51,14 @@ def test_lead_slices_the_quality_report_and_queues_a_qa_sample(page, login, make
     assert sum("qa_sample" in item.reasons for item in ReviewItem.objects.all()) == 6
 
 
-def test_lead_compares_two_versions_of_an_ordinal_judge_and_narrows_the_slice(page, login, make_user, settings):
+def test_lead_compares_two_versions_of_an_ordinal_judge_and_narrows_the_slice(page, login, make_user):
     from reviewapp.models import Dataset, GoldLabel, Judge, JudgeVersion, Sweep, Verdict
 
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     judge = Judge.objects.create(slug="brevity", scale=Judge.Scale.ORDINAL, scale_min=1, scale_max=3)
     a = JudgeVersion.objects.create(judge=judge, version="a", spec={}, spec_hash="b-a")
     b = JudgeVersion.objects.create(judge=judge, version="b", spec={}, spec_hash="b-b")
     for name, before, after in (("calls", [1, 2, 3, 2], [2, 3, 3, 1]), ("other", [1, 1], [3, 3])):
-        turns = data.agent_turns(name, len(before))
+        turns = factories.agent_turns(name, len(before))
         sweep = Sweep.objects.create(kind=Sweep.Kind.IMPORT, dataset=Dataset.objects.get(name=name), status="done")
         for version, ratings in ((a, before), (b, after)):
             Verdict.objects.bulk_create(

@@ -5,19 +5,17 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from reviewapp.judging.services.calls import verdict_raw_text
 from reviewapp.models import Role, Verdict
-from reviewapp.services.calls import verdict_raw_text
-from tests.reviewapp.review_data import make_item
-
-from .conftest import focus_with_tab
+from tests.browser.conftest import focus_with_tab
+from tests.factories import make_item
 
 PASSWORD = "correct-horse-battery-7"
 PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
 
 
 @pytest.fixture
-def huge_answer(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def huge_answer():
     item = make_item("fr", verdict_status=Verdict.Status.UNRESOLVED)
     answer = PAYLOAD + "x" * (5 * 1024 * 1024)
     Verdict.objects.filter(turn=item.turn).update(

@@ -9,11 +9,10 @@ from django.core.files.base import ContentFile
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from reviewapp.demo.audio import conversation_wav
 from reviewapp.models import Comment, Review, ReviewItem, Role
-from reviewapp.services.demo_audio import conversation_wav
-from tests.reviewapp.review_data import category, make_item
-
-from .conftest import focus_with_tab
+from tests.browser.conftest import focus_with_tab
+from tests.factories import category, make_item
 
 PASSWORD = "correct-horse-battery-7"
 SCRIPT_PAYLOAD = "<script>window.__pwned=1</script>"
@@ -23,7 +22,6 @@ JAVASCRIPT_PAYLOAD = "javascript:window.__pwned=3"
 
 @pytest.fixture
 def queue(settings, tmp_path):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.MEDIA_ROOT = tmp_path
     first = make_item(
         "fr", priority=300, text="Votre vol part à 9 h 40, porte 12, et je vous souhaite un excellent voyage."
@@ -187,8 +185,7 @@ def test_items_in_a_language_not_assigned_are_refused_by_url_and_fragment(page, 
         assert "ご予約番号は" not in fragment.text()
 
 
-def test_transcript_text_on_the_review_screen_never_runs(page, login, make_user, settings, tmp_path, dialogs):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def test_transcript_text_on_the_review_screen_never_runs(page, login, make_user, tmp_path, dialogs):
     make_user("ana", languages=["fr"], password=PASSWORD)
     item = make_item("fr", text=f"{SCRIPT_PAYLOAD} {IMG_PAYLOAD} {JAVASCRIPT_PAYLOAD}")
     login(page, "ana", PASSWORD)

@@ -7,15 +7,14 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
+from reviewapp.judging.services.signatures import signature_create
 from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, Role, Signature, Turn
-from reviewapp.services.signatures import signature_create
 
 PASSWORD = "correct-horse-battery-7"
 
 
 @pytest.fixture
-def signature(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def signature():
     judge = Judge.objects.create(slug="speakability", scale="binary")
     dataset = Dataset.objects.create(name="calls-fr")
     conversation = Conversation.objects.create(dataset=dataset, external_id="c1", language="fr")

@@ -5,15 +5,14 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from reviewapp.models import Category, Comment, Role, Sweep, Turn
-from tests.reviewapp.test_sweep_support import make_dataset, store_judge
+from tests.factories import dataset_of_calls, store_judge
 
 PASSWORD = "correct-horse-battery-7"
 
 
 @pytest.fixture
-def commented(settings, make_user):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    dataset = make_dataset("eva-run", {"c1": ("en", ["One", "Two"]), "c2": ("en", ["Three"])})
+def commented(make_user):
+    dataset = dataset_of_calls("eva-run", {"c1": ("en", ["One", "Two"]), "c2": ("en", ["Three"])})
     judge = store_judge("conciseness")
     gloss = Category.objects.create(slug="gloss", name="Gloss")
     author = make_user("rita", languages=["en"])

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from . import harness
+from tests.integration import harness
 
 HERE = Path(__file__).resolve().parent
 

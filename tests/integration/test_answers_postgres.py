@@ -6,17 +6,16 @@ import hashlib
 import pytest
 from django.db import connection
 
+from reviewapp.corpus.services.imports import ImportFailed, dataset_import
+from reviewapp.judging.services import calls
+from reviewapp.judging.services.judges import judge_version_store
+from reviewapp.judging.services.sweeps import sweep_start
+from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import Conversation, Dataset, JudgeCall, ReviewItem, Sweep, Turn, Verdict
-from reviewapp.services import calls
-from reviewapp.services.imports import ImportFailed, dataset_import
-from reviewapp.services.judges import judge_version_store
-from reviewapp.services.sweeps import sweep_start
-from reviewapp.tasks.sweeps import sweep_queue
 from scoring.llm import LLMReply
 from scoring.specs import load_specs
+from tests.factories import ROOT
 from tests.llm_server import HTML_BODY, HUGE_ANSWER_BYTES
-
-from ..reviewapp.test_sweep_support import ROOT
 
 R = ReviewItem.Reason
 EXPECTED = {

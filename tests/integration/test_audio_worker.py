@@ -9,16 +9,15 @@ from dataclasses import replace
 import pytest
 from django.db import connection
 
+from reviewapp.corpus.services.import_jobs import import_job_start
+from reviewapp.corpus.tasks.import_jobs import import_job_queue
+from reviewapp.judging.services.judges import judge_version_store
+from reviewapp.judging.services.sweeps import sweep_start
+from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import Conversation, ImportJob, Turn, Verdict
-from reviewapp.services.import_jobs import import_job_start
-from reviewapp.services.judges import judge_version_store
-from reviewapp.services.sweeps import sweep_start
-from reviewapp.tasks.import_jobs import import_job_queue
-from reviewapp.tasks.sweeps import sweep_queue
 from scoring.specs import load_specs
-
-from ..reviewapp.audio_support import RATE, eva_record_with_audio, frames, read_frames
-from ..reviewapp.test_sweep_support import ROOT
+from tests.factories import ROOT
+from tests.reviewapp.corpus.audio_support import RATE, eva_record_with_audio, frames, read_frames
 
 
 @pytest.fixture

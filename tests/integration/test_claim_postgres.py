@@ -12,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, connections
 
 from reviewapp.models import AuditEvent, Conversation, Dataset, Judge, Profile, ReviewItem, Role, Turn
-from reviewapp.services import reviews
+from reviewapp.review.services import reviews
 
 pytestmark = pytest.mark.django_db(transaction=True)
 REVIEWERS = 8
@@ -161,7 +161,7 @@ def test_queue_reads_walk_indexes_not_the_table_at_100k_items():
     (QueueCount) without touching the items at all; none of them scans the items table."""
     from django.utils import timezone
 
-    from reviewapp.selectors.queue import (
+    from reviewapp.triage.selectors.queue import (
         ACTIVE,
         QueueFilters,
         claim_candidates,

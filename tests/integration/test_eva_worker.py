@@ -16,10 +16,10 @@ from django.core.management import call_command
 from django.db import connection
 from sklearn.metrics import accuracy_score
 
+from reviewapp.corpus.services.imports import dataset_import
+from reviewapp.judging.services.sweeps import sweep_start
+from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import JudgeCall, JudgeVersion, Sweep, Turn, Verdict
-from reviewapp.services.imports import dataset_import
-from reviewapp.services.sweeps import sweep_start
-from reviewapp.tasks.sweeps import sweep_queue
 
 REPO = Path(__file__).resolve().parents[2]
 CONCISENESS_SET = (

@@ -6,9 +6,9 @@ import json
 import pandas as pd
 from django.db import connection
 
+from reviewapp.exports.services.exports import COLUMN_NAMES, snapshot_create
+from reviewapp.exports.tasks.exports import snapshot_build_queue
 from reviewapp.models import Conversation, Dataset, ExportSnapshot, GoldLabel, Judge, Turn
-from reviewapp.services.exports import COLUMN_NAMES, snapshot_create
-from reviewapp.tasks.exports import snapshot_build_queue
 
 CONVERSATIONS = 300
 

@@ -2,10 +2,9 @@
 
 import os
 
+from reviewapp.corpus.tasks.imports import import_file
 from reviewapp.models import Dataset
-from reviewapp.tasks.imports import import_file
-
-from .test_worker_import import EXPECTED, dataset_counts, task_succeeded, write_jsonl
+from tests.integration.test_worker_import import EXPECTED, dataset_counts, task_succeeded, write_jsonl
 
 
 def pool_processes(parent_pid: int) -> list[int]:

@@ -4,14 +4,13 @@ worker over Redis on PostgreSQL, the openai client talking to tests/llm_server.p
 import pytest
 from django.db import connection
 
+from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import JudgeCall, ProofRun, Role, Sweep
-from reviewapp.selectors.drafts import draft_from_corrections
-from reviewapp.selectors.proofs import proof_comparison
-from reviewapp.services.drafts import draft_version_save
-from reviewapp.services.proofs import proof_start
-from reviewapp.tasks.sweeps import sweep_queue
-
-from ..reviewapp import loop_data
+from reviewapp.quality.selectors.drafts import draft_from_corrections
+from reviewapp.quality.selectors.proofs import proof_comparison
+from reviewapp.quality.services.drafts import draft_version_save
+from reviewapp.quality.services.proofs import proof_start
+from tests import scenarios
 
 
 @pytest.fixture
@@ -24,7 +23,7 @@ def test_the_proof_runs_on_workers_and_compares_on_held_out_gold(llm_worker, wai
     assert connection.vendor == "postgresql"
     lead = make_user("lea", role=Role.LEAD)
     reviewers = [make_user("ana", languages=["fr", "ja"]), make_user("bea", languages=["fr", "ja"])]
-    corpus = loop_data.build(lead, reviewers)
+    corpus = scenarios.draft_corpus(lead, reviewers)
     draft = draft_from_corrections(version=corpus.v1)
     v2 = draft_version_save(
         parent=corpus.v1,

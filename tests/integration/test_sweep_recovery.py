@@ -13,16 +13,15 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from reviewapp.judging.services.judges import judge_version_store
+from reviewapp.judging.services.sweeps import sweep_start
+from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import Sweep, Turn, Verdict
-from reviewapp.services.judges import judge_version_store
-from reviewapp.services.sweeps import sweep_start
-from reviewapp.tasks.sweeps import sweep_queue
 from scoring.specs import load_specs
+from tests.factories import ROOT
+from tests.integration import harness
+from tests.integration.test_sweep_worker import REPEATS, TURNS, VARIANCE_SAMPLE, make_corpus
 from tests.llm_server import run_llm_server
-
-from ..reviewapp.test_sweep_support import ROOT
-from . import harness
-from .test_sweep_worker import REPEATS, TURNS, VARIANCE_SAMPLE, make_corpus
 
 
 class WorkerWithBeat(harness.CeleryWorker):

@@ -11,13 +11,12 @@ from collections import Counter
 import pytest
 from django.db import connection
 
+from reviewapp.judging.services.judges import judge_version_store
+from reviewapp.judging.services.sweeps import sweep_start
+from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import Conversation, Dataset, JudgeCall, Sweep, Turn, Verdict
-from reviewapp.services.judges import judge_version_store
-from reviewapp.services.sweeps import sweep_start
-from reviewapp.tasks.sweeps import sweep_queue
 from scoring.specs import load_specs
-
-from ..reviewapp.test_sweep_support import ROOT
+from tests.factories import ROOT
 
 TURNS = 300
 REPEATS = 3

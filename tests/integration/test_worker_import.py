@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from reviewapp.corpus.services.imports import dataset_import
+from reviewapp.corpus.tasks.imports import import_file
 from reviewapp.models import Conversation, Dataset, GoldLabel, Turn, Verdict
-from reviewapp.services.imports import dataset_import
-from reviewapp.tasks.imports import import_file
 
 CONVERSATIONS = 120
 TURNS_PER_CONVERSATION = 6

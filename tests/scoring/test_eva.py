@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from scoring import eva
+from scoring import eva, eva_answers, eva_variables
 from scoring.specs import load_specs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "eva"
@@ -19,7 +19,7 @@ def entry(turn_id, rating, **extra):
 def test_a_per_turn_array_gives_one_answer_per_rated_turn_and_leaves_the_rest():
     raw = json.dumps([entry(0, None), entry(1, 3), entry(2, 1, failure_modes=["verbosity_or_filler"])])
 
-    answers = eva.parse_per_turn(CONCISENESS, raw, turn_ids=[0, 1, 2], rated=[1, 2])
+    answers = eva_answers.parse_per_turn(CONCISENESS, raw, turn_ids=[0, 1, 2], rated=[1, 2])
 
     assert set(answers) == {1, 2}
     assert (answers[1].result.status, answers[1].result.rating, answers[1].result.flags) == ("resolved", 3.0, ())
@@ -28,7 +28,7 @@ def test_a_per_turn_array_gives_one_answer_per_rated_turn_and_leaves_the_rest():
 
 
 def test_a_null_rating_on_a_rated_turn_is_not_rated_never_a_value():
-    answers = eva.parse_per_turn(CONCISENESS, json.dumps([entry(1, None)]), turn_ids=[1], rated=[1])
+    answers = eva_answers.parse_per_turn(CONCISENESS, json.dumps([entry(1, None)]), turn_ids=[1], rated=[1])
 
     assert answers[1].not_rated
     assert answers[1].result.rating is None and answers[1].result.status == "unresolved"
@@ -46,7 +46,7 @@ def test_a_null_rating_on_a_rated_turn_is_not_rated_never_a_value():
     ],
 )
 def test_a_bad_entry_makes_its_own_turn_unresolved_and_keeps_the_others(entries, problem):
-    answers = eva.parse_per_turn(CONCISENESS, json.dumps(entries), turn_ids=[1, 2], rated=[1, 2])
+    answers = eva_answers.parse_per_turn(CONCISENESS, json.dumps(entries), turn_ids=[1, 2], rated=[1, 2])
 
     assert answers[1].result.status == "resolved" and answers[1].result.rating == 3.0
     assert answers[2].result.status == "unresolved" and answers[2].result.rating is None
@@ -66,7 +66,7 @@ def test_a_bad_entry_makes_its_own_turn_unresolved_and_keeps_the_others(entries,
     ],
 )
 def test_an_answer_whose_turns_cannot_be_trusted_leaves_every_turn_unresolved(raw, problem):
-    answers = eva.parse_per_turn(CONCISENESS, raw, turn_ids=[1, 2], rated=[1, 2])
+    answers = eva_answers.parse_per_turn(CONCISENESS, raw, turn_ids=[1, 2], rated=[1, 2])
 
     assert {a.result.status for a in answers.values()} == {"unresolved"}
     assert all(problem in a.result.problem for a in answers.values())
@@ -75,7 +75,7 @@ def test_an_answer_whose_turns_cannot_be_trusted_leaves_every_turn_unresolved(ra
 def test_unknown_failure_modes_and_modes_on_a_top_rating_are_flagged_not_dropped():
     raw = json.dumps([entry(1, 3, failure_modes=["verbosity_or_filler", "rambling"])])
 
-    flags = eva.parse_per_turn(CONCISENESS, raw, turn_ids=[1], rated=[1])[1].result.flags
+    flags = eva_answers.parse_per_turn(CONCISENESS, raw, turn_ids=[1], rated=[1])[1].result.flags
 
     assert flags == ("verbosity_or_filler", "unknown_failure_mode:rambling", "failure_modes_on_top_rating")
 
@@ -84,7 +84,7 @@ def test_speech_judges_answer_inside_a_turns_object_on_a_binary_scale():
     profile = eva.PROFILES["tts_fidelity"]
     raw = json.dumps({"turns": [entry(0, 1), entry(1, 0, failure_modes=["truncation"])]})
 
-    answers = eva.parse_per_turn(profile, raw, turn_ids=[0, 1], rated=[0, 1])
+    answers = eva_answers.parse_per_turn(profile, raw, turn_ids=[0, 1], rated=[0, 1])
 
     assert (answers[0].result.rating, answers[0].result.passed, answers[0].result.label) == (1.0, True, "pass")
     assert (answers[1].result.passed, answers[1].result.flags) == (False, ("truncation",))
@@ -100,7 +100,7 @@ def test_key_entities_pass_when_every_checked_entity_is_correct_and_skip_turns_w
         ]
     )
 
-    answers = eva.parse_per_turn(profile, raw, turn_ids=[1, 2, 3], rated=[1, 2, 3])
+    answers = eva_answers.parse_per_turn(profile, raw, turn_ids=[1, 2, 3], rated=[1, 2, 3])
 
     assert (answers[1].result.passed, answers[1].result.flags) == (False, ("entity_error:code",))
     assert answers[1].result.sub_scores == {"entity_accuracy": 0.5}
@@ -117,7 +117,9 @@ def faithfulness_answer(rating, flagged=(), **overrides):
 
 
 def test_faithfulness_reads_its_nested_dimensions_as_flags_and_sub_scores():
-    result = eva.parse_conversation(eva.PROFILES["faithfulness"], faithfulness_answer(1, flagged=["hallucination"]))
+    result = eva_answers.parse_conversation(
+        eva.PROFILES["faithfulness"], faithfulness_answer(1, flagged=["hallucination"])
+    )
 
     assert (result.status, result.rating, result.flags) == ("resolved", 1.0, ("hallucination",))
     assert result.sub_scores["hallucination"] == 1.0 and result.sub_scores["violating_policies"] == 3.0
@@ -135,7 +137,7 @@ def test_faithfulness_reads_its_nested_dimensions_as_flags_and_sub_scores():
     ],
 )
 def test_a_conversation_answer_outside_its_shape_or_scale_is_unresolved(raw, problem):
-    result = eva.parse_conversation(eva.PROFILES["faithfulness"], raw)
+    result = eva_answers.parse_conversation(eva.PROFILES["faithfulness"], raw)
 
     assert result.status == "unresolved" and result.rating is None
     assert problem in result.problem
@@ -161,7 +163,7 @@ TRACE = [
 
 
 def test_the_conversation_is_formatted_exactly_as_eva_format_transcript_with_tools_does():
-    values, missing = eva.build_variables("conciseness", ["conversation_turns"], record(TRACE))
+    values, missing = eva_variables.build_variables("conciseness", ["conversation_turns"], record(TRACE))
 
     assert missing == []
     assert values["conversation_turns"] == (
@@ -174,13 +176,13 @@ def test_the_conversation_is_formatted_exactly_as_eva_format_transcript_with_too
 
 
 def test_speech_variables_follow_each_metric_and_key_entities_send_expected_transcribed_pairs():
-    values, _ = eva.build_variables(
+    values, _ = eva_variables.build_variables(
         "transcription_accuracy_key_entities",
         ["user_turns", "conversation_trace_formatted"],
         record(TRACE),
     )
-    speak, _ = eva.build_variables("speakability", ["assistant_turns_formatted"], record(TRACE))
-    tts, _ = eva.build_variables("tts_fidelity", ["intended_turns_formatted"], record(TRACE))
+    speak, _ = eva_variables.build_variables("speakability", ["assistant_turns_formatted"], record(TRACE))
+    tts, _ = eva_variables.build_variables("tts_fidelity", ["intended_turns_formatted"], record(TRACE))
 
     assert values["user_turns"] == 'Turn 1:\nExpected: "Change my flight"\nTranscribed: "Change my flight."'
     assert values["conversation_trace_formatted"] == (
@@ -195,14 +197,16 @@ def test_speech_variables_follow_each_metric_and_key_entities_send_expected_tran
 def test_variables_a_record_cannot_have_are_named_and_metadata_or_agent_config_provides_them():
     names = ["agent_instructions", "agent_role", "available_tools", "current_date_time", "disambiguation_context"]
 
-    _, missing = eva.build_variables("faithfulness", names, record(TRACE))
-    values, still_missing = eva.build_variables(
+    _, missing = eva_variables.build_variables("faithfulness", names, record(TRACE))
+    values, still_missing = eva_variables.build_variables(
         "faithfulness",
         names,
         record(
             TRACE,
             current_date_time="2026-03-17 10:45 CST",
-            **eva.agent_variables({"role": "You are an agent.", "instructions": "Be kind.", "tools": [{"name": "x"}]}),
+            **eva_variables.agent_variables(
+                {"role": "You are an agent.", "instructions": "Be kind.", "tools": [{"name": "x"}]}
+            ),
         ),
     )
 
@@ -249,7 +253,9 @@ def test_user_behavioral_fidelity_says_how_the_call_ended_as_eva_does_or_names_i
         eva.EvaEntry(1, "assistant", content="Goodbye!", end_ms=None if last_speaker is None else 7),
     ]
 
-    values, missing = eva.build_variables("user_behavioral_fidelity", ["conversation_end"], record(entries, **metadata))
+    values, missing = eva_variables.build_variables(
+        "user_behavioral_fidelity", ["conversation_end"], record(entries, **metadata)
+    )
 
     if expected is None:
         assert missing == ["conversation_end"]
@@ -258,12 +264,12 @@ def test_user_behavioral_fidelity_says_how_the_call_ended_as_eva_does_or_names_i
 
 
 def test_user_behavioral_fidelity_evidence_and_modification_tools():
-    values, missing = eva.build_variables(
+    values, missing = eva_variables.build_variables(
         "user_behavioral_fidelity",
         ["conversation_evidence", "modification_tools", "user_simulator_instructions"],
         record(
             TRACE,
-            **eva.agent_variables(
+            **eva_variables.agent_variables(
                 {"tools": [{"name": "get_reservation", "tool_type": "read"}, {"name": "rebook", "tool_type": "write"}]}
             ),
         ),

@@ -16,12 +16,11 @@ import sys
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from reviewapp.judging.services import sweeps as sweeps_service
+from reviewapp.judging.services.calls import call_archive
+from reviewapp.judging.services.judges import JudgeLookupError, judge_version_for, judge_version_spec
 from scoring.parsing import parse_answer
 from scoring.rubric_import import golden_cases, golden_check, golden_verdict_matches
-
-from ...services import sweeps as sweeps_service
-from ...services.calls import call_archive
-from ...services.judges import JudgeLookupError, judge_version_for, judge_version_spec
 
 
 def golden_llm_problems(version, spec, case, prompt, client) -> list[str]:

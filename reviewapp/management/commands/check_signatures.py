@@ -10,8 +10,8 @@ when a signature contradicts gold anywhere, listing the turns.
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ...models import Signature
-from ...services.signature_checks import signature_check_all, signature_suspend
+from reviewapp.judging.services.signature_checks import signature_check_all, signature_suspend
+from reviewapp.models import Signature
 
 
 class Command(BaseCommand):

@@ -9,11 +9,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from reviewapp.judging.services.judges import JudgeLookupError, judge_version_for
+from reviewapp.models import Judge
+from reviewapp.quality.selectors.coverage import coverage_matrix
 from scoring.planner import INSUFFICIENT
-
-from ...models import Judge
-from ...selectors.coverage import coverage_matrix
-from ...services.judges import JudgeLookupError, judge_version_for
 
 
 class Command(BaseCommand):

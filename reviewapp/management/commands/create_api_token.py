@@ -11,7 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from reviewapp.models import ApiToken
-from reviewapp.services.api_tokens import SCOPES, ApiTokenError, api_token_create, api_token_revoke
+from reviewapp.people.services.api_tokens import SCOPES, ApiTokenError, api_token_create, api_token_revoke
 
 
 class Command(BaseCommand):

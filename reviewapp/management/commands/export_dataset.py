@@ -18,8 +18,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from reviewapp.exports.services import exports as exports_service
 from reviewapp.models import Dataset, Judge
-from reviewapp.services import exports as exports_service
 
 
 def _day(text: str) -> date:

@@ -18,10 +18,10 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
+from reviewapp.judging.selectors import sweeps as sweep_selectors
+from reviewapp.judging.selectors.sweeps import gate_report
 from reviewapp.models import Sweep
-from reviewapp.selectors import sweeps as sweep_selectors
-from reviewapp.selectors.kill_criteria import kill_criteria_check
-from reviewapp.selectors.sweeps import gate_report
+from reviewapp.quality.selectors.kill_criteria import kill_criteria_check
 
 
 def _pct(value: float | None) -> str:

@@ -4,8 +4,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from reviewapp.importers import FORMATS
-from reviewapp.services.imports import ImportFailed, dataset_import
+from reviewapp.corpus.importers import FORMATS
+from reviewapp.corpus.services.imports import ImportFailed, dataset_import
 
 
 class Command(BaseCommand):

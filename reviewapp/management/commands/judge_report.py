@@ -30,7 +30,7 @@ from datetime import date
 from django.core.management.base import BaseCommand, CommandError
 
 from reviewapp.models import Judge
-from reviewapp.selectors import quality, quality_slice
+from reviewapp.quality.selectors import quality, quality_slice
 from scoring.agreement import DEFAULT_BOOTSTRAP, Estimate
 
 

@@ -23,11 +23,10 @@ import dataclasses
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from reviewapp.judging.services.judges import JudgeLevelConflict, JudgeSpecConflict, judge_version_ensure
+from reviewapp.judging.services.rubrics import rubric_judge_store
 from scoring.rubric_import import RubricImportError, looks_like_rubric_file, rubric_from_file
 from scoring.specs import SpecError, load_specs, spec_hash
-
-from ...services.judges import JudgeLevelConflict, JudgeSpecConflict, judge_version_ensure
-from ...services.rubrics import rubric_judge_store
 
 
 class Command(BaseCommand):

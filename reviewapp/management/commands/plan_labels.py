@@ -12,11 +12,10 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from reviewapp.judging.services.judges import JudgeLookupError, judge_version_for
+from reviewapp.triage.selectors.planner import DEFAULT_BUDGET, plan_cells
+from reviewapp.triage.services.label_plan import label_plan_apply
 from scoring.planner import EVIDENCE_FLOOR, INSUFFICIENT
-
-from ...selectors.planner import DEFAULT_BUDGET, plan_cells
-from ...services.judges import JudgeLookupError, judge_version_for
-from ...services.label_plan import label_plan_apply
 
 
 class Command(BaseCommand):

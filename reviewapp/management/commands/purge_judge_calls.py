@@ -9,7 +9,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from reviewapp.services.retention import RetentionError, judge_calls_purge
+from reviewapp.judging.services.retention import RetentionError, judge_calls_purge
 
 
 class Command(BaseCommand):

@@ -11,9 +11,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from reviewapp.judging.services.judge_inputs import golden_renders
 from scoring.specs import SpecError, load_specs
-
-from ...services.judge_inputs import golden_renders
 
 
 def golden_json(renders_for_language) -> str:

@@ -7,9 +7,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from reviewapp.judging.services import calls, judge_inputs, judges
 from reviewapp.models import JudgeCall
-from reviewapp.services import calls, judge_inputs, judges
-from scoring import eva
+from scoring import eva, eva_answers
 
 
 def _tokens(prompt: int | None, completion: int | None) -> str:
@@ -38,7 +38,9 @@ def per_turn_rows(call: JudgeCall, new_text: str) -> list[tuple[int, str, str]]:
     conversation = verdicts[0].conversation
     record = judge_inputs.eva_record(conversation, list(conversation.turns.order_by("position")))
     rated = sorted({v.metadata["eva_turn_id"] for v in verdicts if "eva_turn_id" in (v.metadata or {})})
-    return eva.per_turn_side_by_side(profile, call.raw_response, new_text, turn_ids=record.turn_ids(), rated=rated)
+    return eva_answers.per_turn_side_by_side(
+        profile, call.raw_response, new_text, turn_ids=record.turn_ids(), rated=rated
+    )
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from reviewapp.services.demo import DEMO_DATASET, demo_seed
+from reviewapp.demo.loader import DEMO_DATASET, demo_seed
 
 
 class Command(BaseCommand):

@@ -28,12 +28,12 @@ import yaml
 from django.core.management.base import BaseCommand, CommandError
 from django.db import close_old_connections, connection
 
+from reviewapp.judging.services import judge_inputs, judges, sweep_scope
+from reviewapp.judging.services import sweeps as sweeps_service
+from reviewapp.judging.services.rubrics import variance_check_params
+from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import Dataset, Sweep
-from reviewapp.services import judge_inputs, judges, sweep_scope
-from reviewapp.services import sweeps as sweeps_service
-from reviewapp.services.rubrics import variance_check_params
-from reviewapp.tasks.sweeps import sweep_queue
-from scoring import eva
+from scoring import eva_variables
 
 BAR_WIDTH = 30
 LINE_EVERY_S = 5.0
@@ -174,7 +174,7 @@ def _agent_variables(path: str) -> dict[str, str]:
         raise CommandError(f"--eva-agent {path}: cannot read it: {exc}") from exc
     if not isinstance(data, dict):
         raise CommandError(f"--eva-agent {path}: expected a mapping with role, instructions and tools")
-    variables = eva.agent_variables(data)
+    variables = eva_variables.agent_variables(data)
     if not variables:
         raise CommandError(f"--eva-agent {path}: no role, instructions or tools in it")
     return variables
@@ -182,14 +182,14 @@ def _agent_variables(path: str) -> dict[str, str]:
 
 def _dataset_variables(path: str) -> dict:
     try:
-        return eva.dataset_variables(json.loads(Path(path).read_text(encoding="utf-8")))
+        return eva_variables.dataset_variables(json.loads(Path(path).read_text(encoding="utf-8")))
     except (OSError, ValueError) as exc:
         raise CommandError(f"--eva-dataset {path}: {exc}") from exc
 
 
 def _run_in_process(sweep_id: int) -> None:
     from reviewapp.celery import app
-    from reviewapp.tasks.sweeps import sweep_dispatch
+    from reviewapp.judging.tasks.sweeps import sweep_dispatch
 
     app.conf.task_always_eager = True
     app.conf.task_eager_propagates = True

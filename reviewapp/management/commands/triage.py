@@ -14,7 +14,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from reviewapp.models import Dataset, Judge
-from reviewapp.services.queue_items import DEFAULT_QA_RATE, TriageError, dataset_triage
+from reviewapp.triage.services.queue_items import DEFAULT_QA_RATE, TriageError, dataset_triage
 
 
 class Command(BaseCommand):

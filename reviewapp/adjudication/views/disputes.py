@@ -1,0 +1,116 @@
+"""Disputes for leads: items awaiting adjudication, and one item to decide or send back to reviewers."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from reviewapp import access
+from reviewapp.adjudication.forms.disputes import DecisionForm, SendBackForm, decision_initial
+from reviewapp.adjudication.selectors import disputes as selectors
+from reviewapp.adjudication.services import adjudication as service
+from reviewapp.models import ReviewItem
+from reviewapp.rendering import render_page
+from reviewapp.triage.selectors import queue as queue_selectors
+
+# Leads and admins only: these pages decide gold and show every reviewer's work.
+check_lead = access.check_lead
+
+
+def _item_or_404(item_id: int) -> ReviewItem:
+    try:
+        return selectors.item_for_dispute(item_id=item_id)
+    except ReviewItem.DoesNotExist:
+        raise Http404("No such review item.") from None
+
+
+@require_GET
+@login_required
+def dispute_list(request):
+    check_lead(request.user)
+    language = request.GET.get("language", "").strip()
+    kind = request.GET.get("kind", "").strip()
+    if kind not in selectors.KIND_LABELS:
+        kind = ""
+    items, total = selectors.awaiting_items(language=language, kind=kind)
+    context = {
+        "items": items,
+        "total": total,
+        "shown": selectors.DISPUTES_SHOWN,
+        "language": language,
+        "kind": kind,
+        "kinds": selectors.KINDS,
+        "languages": selectors.awaiting_languages(),
+    }
+    return render_page(request, "disputes/list.html", "rows", context)
+
+
+def _detail_context(item: ReviewItem, decision: DecisionForm | None = None, send_back: SendBackForm | None = None):
+    detail = selectors.dispute_detail(item=item)
+    if decision is None:
+        decision = DecisionForm(
+            judge=item.judge,
+            categories=detail.categories,
+            initial=decision_initial(detail.adjudication, judge=item.judge),
+        )
+    return {
+        "d": detail,
+        "item": item,
+        "decision": decision,
+        "send_back": send_back or SendBackForm(),
+        "can_decide": item.status == ReviewItem.Status.AWAITING_ADJUDICATION
+        or (item.status == ReviewItem.Status.CLOSED and detail.adjudication is not None),
+        "can_send_back": item.status == ReviewItem.Status.AWAITING_ADJUDICATION,
+        "takers": queue_selectors.item_takers(items=[item])[item.pk],
+    }
+
+
+@require_GET
+@login_required
+def dispute_detail(request, item_id: int):
+    check_lead(request.user)
+    item = _item_or_404(item_id)
+    return render_page(request, "disputes/detail.html", "dispute", _detail_context(item))
+
+
+@require_POST
+@login_required
+def dispute_decide(request, item_id: int):
+    check_lead(request.user)
+    item = _item_or_404(item_id)
+    form = DecisionForm(request.POST, judge=item.judge)
+    if form.is_valid():
+        try:
+            service.adjudication_decide(
+                item=item,
+                lead=request.user,
+                rationale=form.cleaned_data["rationale"],
+                categories=form.cleaned_data["categories"],
+                failure_modes=form.cleaned_data.get("judge_modes") or (),
+                **form.decision(),
+            )
+        except service.AdjudicationError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("dispute_detail", item_id=item.pk)
+    return render_page(request, "disputes/detail.html", "dispute", _detail_context(item, decision=form), status=400)
+
+
+@require_http_methods(["POST"])
+@login_required
+def dispute_send_back(request, item_id: int):
+    check_lead(request.user)
+    item = _item_or_404(item_id)
+    form = SendBackForm(request.POST)
+    if form.is_valid():
+        try:
+            service.item_send_back(
+                item=item, lead=request.user, note=form.cleaned_data["note"], to=form.cleaned_data["to"] or "original"
+            )
+        except service.AdjudicationError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("dispute_detail", item_id=item.pk)
+    return render_page(request, "disputes/detail.html", "dispute", _detail_context(item, send_back=form), status=400)

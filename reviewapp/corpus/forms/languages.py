@@ -1,0 +1,39 @@
+"""Language fields: a select (or ticks) of the known languages, which still take any well-formed BCP 47
+code typed or posted, so that a code with no data reaches the service and gets its precise reason
+("this dataset has no target in ja") instead of a bare "not a valid choice"."""
+
+import re
+
+from django import forms
+
+from reviewapp.corpus.selectors.languages import language_choices
+
+# The pattern the export service has always accepted: a language subtag and optional subtags.
+LANGUAGE_CODE = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+
+
+class _WellFormedCodes:
+    def valid_value(self, value) -> bool:
+        return bool(LANGUAGE_CODE.match(str(value)))
+
+
+class LanguageField(_WellFormedCodes, forms.ChoiceField):
+    """One language, chosen from those in the data; blank means every language."""
+
+    def __init__(self, *, blank: str, **kwargs):
+        super().__init__(choices=(), required=False, **kwargs)
+        self.blank = blank
+
+    def load_choices(self) -> None:
+        self.choices = language_choices(blank=self.blank)
+
+
+class LanguagesField(_WellFormedCodes, forms.MultipleChoiceField):
+    """Several languages, ticked from those in the data; none ticked means every language."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("widget", forms.CheckboxSelectMultiple)
+        super().__init__(choices=(), required=False, **kwargs)
+
+    def load_choices(self) -> None:
+        self.choices = language_choices()

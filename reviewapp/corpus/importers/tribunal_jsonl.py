@@ -1,0 +1,358 @@
+"""Tribunal's own JSONL: one conversation per line (see docs/formats.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from reviewapp.corpus.importers import strict
+from reviewapp.corpus.importers.limits import INT32_MAX, SMALLINT_MAX, language_problem, length_problem
+from reviewapp.corpus.importers.records import (
+    ROLE_ALIASES,
+    FieldReader,
+    JudgeDefaults,
+    ParsedConversation,
+    ParsedImport,
+    ParsedLabel,
+    ParsedTurn,
+    ParsedVerdict,
+    RecordError,
+    describe,
+)
+
+CONVERSATION_KEYS = {"external_id", "language", "metadata", "audio", "turns", "labels", "verdicts"}
+TURN_KEYS = {
+    "position",
+    "role",
+    "text",
+    "intended_text",
+    "audio_start_ms",
+    "audio_end_ms",
+    "entities",
+    "metadata",
+    "labels",
+    "verdicts",
+}
+LABEL_KEYS = {"judge", "rating", "label", "passed", "failure_modes", "excluded", "metadata"}
+VERDICT_KEYS = {
+    "judge",
+    "version",
+    "rating",
+    "label",
+    "passed",
+    "flags",
+    "sub_scores",
+    "explanation",
+    "status",
+    "run_index",
+    "raw_text",
+}
+VERDICT_STATUSES = ("resolved", "unresolved", "error")
+
+
+def json_lines(
+    path: Path, display: str, progress: strict.ReadProgress | None = None
+) -> Iterator[tuple[int, Any] | RecordError]:
+    """Yield (line number, decoded object) per non-blank line, or a RecordError for a line that is refused
+    (not UTF-8, not strict JSON: see importers.strict)."""
+    return strict.json_lines(path, display, progress)
+
+
+def stream(
+    path: Path, *, display: str, language: str | None, parsed: ParsedImport, progress: strict.ReadProgress | None = None
+) -> Iterator[ParsedConversation | RecordError]:
+    """Each line's conversation, or the RecordError that refuses it, in file order (one line in memory).
+
+    `parsed` is the import's header: it collects the judges the lines name."""
+    seen: dict[str, int] = {}
+    for item in json_lines(path, display, progress):
+        if isinstance(item, RecordError):
+            yield item
+            continue
+        number, record = item
+        try:
+            conversation = parse_conversation(record, FieldReader(display, number), language, parsed)
+            if conversation.external_id in seen:
+                raise RecordError(
+                    display,
+                    number,
+                    "external_id",
+                    f"{describe(conversation.external_id)} already used on line {seen[conversation.external_id]}",
+                )
+            seen[conversation.external_id] = number
+        except RecordError as error:
+            yield error
+            continue
+        yield conversation
+
+
+def header(display: str) -> ParsedImport:
+    # The kind becomes "validation" once a record carries gold labels (see ParsedImport.labels_make_validation).
+    return ParsedImport(fmt="jsonl", source=display, labels_make_validation=True)
+
+
+def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:
+    parsed = header(display)
+    return parsed.collect(stream(path, display=display, language=language, parsed=parsed))
+
+
+def parse_conversation(
+    record: Any, read: FieldReader, language: str | None, parsed: ParsedImport
+) -> ParsedConversation:
+    """One record's conversation, or RecordError naming the first field at fault."""
+    conversation = _plain_conversation(record, read, language, parsed)
+    return conversation if conversation is not None else _checked_conversation(record, read, language, parsed)
+
+
+# --- the common case, read without the field reader's generality -----------------------------------
+# `_plain_conversation` reads a record whose every field already has its plain type (strings that
+# are strings, integers in range, objects that are objects, roles spelled as stored) and gives the
+# ParsedConversation `_checked_conversation` would give; any other record, including every record
+# with an error, gets None and is read by `_checked_conversation`, which names the error.
+
+PLAIN_ROLES = dict(ROLE_ALIASES)  # the exact spellings; any other goes the checked way
+_known_languages: set[str] = set()
+
+
+def _plain_language(value: Any, default: str | None) -> str | None:
+    code = default or "en" if value is None or value == "" else value
+    if type(code) is not str:
+        return None
+    if code not in _known_languages:
+        if code != code.strip() or language_problem(code):
+            return None
+        if len(_known_languages) < 1000:
+            _known_languages.add(code)
+    return code
+
+
+def _plain_text(value: Any) -> str | None:
+    if value is None:
+        return ""
+    return value if type(value) is str else None
+
+
+def _plain_ms(value: Any) -> bool:
+    return value is None or (type(value) is int and 0 <= value <= INT32_MAX)
+
+
+def _plain_conversation(
+    record: Any, read: FieldReader, language: str | None, parsed: ParsedImport
+) -> ParsedConversation | None:
+    if type(record) is not dict:
+        return None
+    external_id, turns, metadata = record.get("external_id"), record.get("turns"), record.get("metadata")
+    if type(external_id) is not str or not external_id or length_problem(external_id, "external_id"):
+        return None
+    if type(turns) is not list or not turns or not (metadata is None or type(metadata) is dict):
+        return None
+    code = _plain_language(record.get("language"), language)
+    audio = record.get("audio")
+    if code is None or not (audio is None or type(audio) is str):
+        return None
+    metadata = dict(metadata) if metadata else {}
+    if audio:
+        metadata["audio"] = audio
+    if not record.keys() <= CONVERSATION_KEYS:
+        metadata.update({key: value for key, value in record.items() if key not in CONVERSATION_KEYS})
+    conversation = ParsedConversation(external_id=external_id, language=code, line=read.line, metadata=metadata)
+    positions: set[int] = set()
+    try:
+        for index, raw in enumerate(turns):
+            if type(raw) is not dict or not _plain_turn(raw, index, positions, conversation):
+                return None
+            if "labels" in raw or "verdicts" in raw:
+                _turn_judgements(raw, read, f"turns[{index}]", conversation.turns[-1].position, conversation, parsed)
+        _conversation_judgements(record, read, conversation, parsed)
+        _check_unique_targets(conversation, read)
+    except RecordError:
+        return None
+    return conversation
+
+
+def _plain_turn(raw: dict[str, Any], index: int, positions: set[int], conversation: ParsedConversation) -> bool:
+    position = raw.get("position")
+    if position is None:
+        position = index
+    elif type(position) is not int or not 0 <= position <= INT32_MAX:
+        return False
+    role = PLAIN_ROLES.get(raw.get("role"))  # type: ignore[arg-type]
+    text, intended = _plain_text(raw.get("text")), _plain_text(raw.get("intended_text"))
+    start, end, entities, metadata = (
+        raw.get("audio_start_ms"),
+        raw.get("audio_end_ms"),
+        raw.get("entities"),
+        raw.get("metadata"),
+    )
+    if position in positions or role is None or text is None or intended is None:
+        return False
+    if not (_plain_ms(start) and _plain_ms(end)):
+        return False
+    if not (entities is None or type(entities) is list) or not (metadata is None or type(metadata) is dict):
+        return False
+    metadata = dict(metadata) if metadata else {}
+    if not raw.keys() <= TURN_KEYS:
+        metadata.update({key: value for key, value in raw.items() if key not in TURN_KEYS})
+    positions.add(position)
+    conversation.turns.append(
+        ParsedTurn(
+            position=position,
+            role=role,
+            text=text,
+            intended_text=intended,
+            audio_start_ms=start,
+            audio_end_ms=end,
+            entities=entities if entities is not None else [],
+            metadata=metadata,
+        )
+    )
+    return True
+
+
+# --- every record: each field read and checked ------------------------------------------------------
+
+
+def _turn_judgements(
+    raw_turn: dict[str, Any],
+    read: FieldReader,
+    prefix: str,
+    position: int,
+    conversation: ParsedConversation,
+    parsed: ParsedImport,
+) -> None:
+    for label_index, raw in enumerate(read.items(raw_turn.get("labels"), f"{prefix}.labels")):
+        label = parse_label(raw, read, f"{prefix}.labels[{label_index}]", position)
+        conversation.labels.append(label)
+        parsed.add_judge(JudgeDefaults(slug=label.judge, level="turn", scale=_scale_of(label)))
+    for verdict_index, raw in enumerate(read.items(raw_turn.get("verdicts"), f"{prefix}.verdicts")):
+        verdict = parse_verdict(raw, read, f"{prefix}.verdicts[{verdict_index}]", position)
+        conversation.verdicts.append(verdict)
+        parsed.add_judge(JudgeDefaults(slug=verdict.judge, level="turn", scale=_scale_of(verdict)))
+
+
+def _conversation_judgements(
+    record: dict[str, Any], read: FieldReader, conversation: ParsedConversation, parsed: ParsedImport
+) -> None:
+    for label_index, raw in enumerate(read.items(record.get("labels"), "labels")):
+        label = parse_label(raw, read, f"labels[{label_index}]", None)
+        conversation.labels.append(label)
+        parsed.add_judge(JudgeDefaults(slug=label.judge, level="conversation", scale=_scale_of(label)))
+    for verdict_index, raw in enumerate(read.items(record.get("verdicts"), "verdicts")):
+        verdict = parse_verdict(raw, read, f"verdicts[{verdict_index}]", None)
+        conversation.verdicts.append(verdict)
+        parsed.add_judge(JudgeDefaults(slug=verdict.judge, level="conversation", scale=_scale_of(verdict)))
+
+
+def _checked_conversation(
+    record: Any, read: FieldReader, language: str | None, parsed: ParsedImport
+) -> ParsedConversation:
+    if not isinstance(record, dict):
+        raise read.fail("(line)", f"expected a JSON object, got {describe(record)}")
+    metadata = dict(read.mapping(record.get("metadata"), "metadata"))
+    audio = read.string(record.get("audio"), "audio")
+    if audio:
+        metadata["audio"] = audio
+    for key, value in record.items():
+        if key not in CONVERSATION_KEYS:
+            metadata[key] = value
+    conversation = ParsedConversation(
+        external_id=read.string(record.get("external_id"), "external_id", required=True, limit="external_id"),
+        language=read.language(record.get("language"), "language", language),
+        line=read.line,
+        metadata=metadata,
+    )
+    for prefix, position, raw_turn in read.turn_objects(record.get("turns"), "turns"):
+        turn_metadata = dict(read.mapping(raw_turn.get("metadata"), f"{prefix}.metadata"))
+        turn_metadata.update({key: value for key, value in raw_turn.items() if key not in TURN_KEYS})
+        conversation.turns.append(
+            ParsedTurn(
+                position=position,
+                role=read.role(raw_turn.get("role"), f"{prefix}.role"),
+                text=read.string(raw_turn.get("text"), f"{prefix}.text"),
+                intended_text=read.string(raw_turn.get("intended_text"), f"{prefix}.intended_text"),
+                audio_start_ms=read.integer(
+                    raw_turn.get("audio_start_ms"), f"{prefix}.audio_start_ms", low=0, high=INT32_MAX
+                ),
+                audio_end_ms=read.integer(
+                    raw_turn.get("audio_end_ms"), f"{prefix}.audio_end_ms", low=0, high=INT32_MAX
+                ),
+                entities=read.items(raw_turn.get("entities"), f"{prefix}.entities"),
+                metadata=turn_metadata,
+            )
+        )
+        _turn_judgements(raw_turn, read, prefix, position, conversation, parsed)
+    _conversation_judgements(record, read, conversation, parsed)
+    _check_unique_targets(conversation, read)
+    return conversation
+
+
+def parse_label(raw: Any, read: FieldReader, prefix: str, turn_position: int | None) -> ParsedLabel:
+    if not isinstance(raw, dict):
+        raise read.fail(prefix, f"expected an object, got {describe(raw)}")
+    label = ParsedLabel(
+        judge=read.judge(raw.get("judge"), f"{prefix}.judge"),
+        turn_position=turn_position,
+        rating=read.number(raw.get("rating"), f"{prefix}.rating"),
+        label=read.string(raw.get("label"), f"{prefix}.label", limit="label"),
+        passed=read.boolean(raw.get("passed"), f"{prefix}.passed"),
+        failure_modes=read.failure_modes(raw.get("failure_modes"), f"{prefix}.failure_modes"),
+        excluded=bool(read.boolean(raw.get("excluded"), f"{prefix}.excluded")),
+        metadata=dict(read.mapping(raw.get("metadata"), f"{prefix}.metadata")),
+    )
+    label.metadata.update({key: value for key, value in raw.items() if key not in LABEL_KEYS})
+    if label.rating is None and not label.label and label.passed is None:
+        raise read.fail(prefix, "a label needs at least one of rating, label, passed")
+    return label
+
+
+def parse_verdict(raw: Any, read: FieldReader, prefix: str, turn_position: int | None) -> ParsedVerdict:
+    if not isinstance(raw, dict):
+        raise read.fail(prefix, f"expected an object, got {describe(raw)}")
+    status = read.string(raw.get("status"), f"{prefix}.status") or "resolved"
+    if status not in VERDICT_STATUSES:
+        raise read.fail(f"{prefix}.status", f"expected one of resolved, unresolved, error, got {describe(status)}")
+    verdict = ParsedVerdict(
+        judge=read.judge(raw.get("judge"), f"{prefix}.judge"),
+        version=read.string(raw.get("version"), f"{prefix}.version", limit="version") or "imported",
+        turn_position=turn_position,
+        run_index=read.integer(raw.get("run_index"), f"{prefix}.run_index", low=0, high=SMALLINT_MAX) or 0,
+        status=status,
+        rating=read.number(raw.get("rating"), f"{prefix}.rating"),
+        label=read.string(raw.get("label"), f"{prefix}.label", limit="label"),
+        passed=read.boolean(raw.get("passed"), f"{prefix}.passed"),
+        flags=read.items(raw.get("flags"), f"{prefix}.flags"),
+        sub_scores=read.mapping(raw.get("sub_scores"), f"{prefix}.sub_scores"),
+        explanation=read.string(raw.get("explanation"), f"{prefix}.explanation"),
+        raw_text=read.string(raw.get("raw_text"), f"{prefix}.raw_text"),
+    )
+    extra = {key: value for key, value in raw.items() if key not in VERDICT_KEYS}
+    if extra:
+        verdict.sub_scores = {**verdict.sub_scores, "extra": extra}
+    if status == "resolved" and verdict.rating is None and not verdict.label and verdict.passed is None:
+        # Nothing in Tribunal guesses: an answer with no rating, label or pass is not a resolved verdict.
+        raise read.fail(prefix, "a resolved verdict needs at least one of rating, label, passed")
+    return verdict
+
+
+def _check_unique_targets(conversation: ParsedConversation, read: FieldReader) -> None:
+    labels: set[tuple[str, int | None]] = set()
+    for label in conversation.labels:
+        key = (label.judge, label.turn_position)
+        if key in labels:
+            where = f"turn {label.turn_position}" if label.turn_position is not None else "the conversation"
+            raise read.fail("labels", f"two gold labels from judge {describe(label.judge)} on {where}")
+        labels.add(key)
+    verdicts: set[tuple[str, str, int | None, int]] = set()
+    for verdict in conversation.verdicts:
+        key = (verdict.judge, verdict.version, verdict.turn_position, verdict.run_index)
+        if key in verdicts:
+            raise read.fail(
+                "verdicts",
+                f"two verdicts from {verdict.judge}@{verdict.version} run {verdict.run_index} on the same target",
+            )
+        verdicts.add(key)
+
+
+def _scale_of(item: ParsedLabel | ParsedVerdict) -> str:
+    return "binary" if item.rating is None and item.passed is not None else "ordinal"

@@ -1,0 +1,226 @@
+"""Reads for the corpus screens (datasets, conversations, turns), each at a fixed number of queries."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import re
+from dataclasses import dataclass
+
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+
+from reviewapp.access import OPEN_EYES, Blindfold, language_q, sees_all_languages
+from reviewapp.models import Conversation, Dataset, GoldLabel, Turn, Verdict
+from reviewapp.quality.selectors import outcomes
+from reviewapp.quality.selectors.gold import winning_by_judge
+
+# Han, kana and their punctuation are compared character by character (no spaces between words);
+# every other script is compared word by word.
+_TOKEN = re.compile(
+    r"\s+|[\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]|[^\s\u3000-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]+"
+)
+
+
+@dataclass(frozen=True)
+class TextDiff:
+    """Intended and said text as (op, text) segments: op is "equal", "delete" (intended only) or "insert"."""
+
+    intended: list[tuple[str, str]]
+    said: list[tuple[str, str]]
+
+
+def _append(segments: list[tuple[str, str]], op: str, text: str) -> None:
+    if not text:
+        return
+    if segments and segments[-1][0] == op:
+        segments[-1] = (op, segments[-1][1] + text)
+    else:
+        segments.append((op, text))
+
+
+def word_diff(intended: str, said: str) -> TextDiff:
+    """Word-level difference between what TTS was asked to say and what was said."""
+    a, b = _TOKEN.findall(intended), _TOKEN.findall(said)
+    left: list[tuple[str, str]] = []
+    right: list[tuple[str, str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            _append(left, "equal", "".join(a[i1:i2]))
+            _append(right, "equal", "".join(b[j1:j2]))
+        else:
+            _append(left, "delete", "".join(a[i1:i2]))
+            _append(right, "insert", "".join(b[j1:j2]))
+    return TextDiff(intended=_join_changes(left), said=_join_changes(right))
+
+
+def _join_changes(segments: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Fold a lone space between two changed words into the change, so "zulu kilo" reads as one mark."""
+    joined: list[tuple[str, str]] = []
+    for index, (op, text) in enumerate(segments):
+        between_changes = (
+            op == "equal"
+            and not text.strip()
+            and 0 < index < len(segments) - 1
+            and segments[index - 1][0] != "equal"
+            and segments[index + 1][0] != "equal"
+        )
+        _append(joined, joined[-1][0] if between_changes else op, text)
+    return joined
+
+
+def _count_for_dataset(queryset: QuerySet, dataset_field: str):
+    """A correlated COUNT(*) per dataset; subqueries keep the counts independent (no join fan-out)."""
+    counted = (
+        queryset.filter(**{dataset_field: OuterRef("pk")})
+        .order_by()
+        .values(dataset_field)
+        .annotate(n=Count("pk"))
+        .values("n")[:1]
+    )
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
+def _visible(user, language: str, field: str) -> Q:
+    q = language_q(user, field)
+    if language:
+        q &= Q(**{f"{field}__iexact": language})
+    return q
+
+
+def visible_languages(*, user, dataset: Dataset | None = None) -> list[str]:
+    """The conversation languages `user` may see (in one dataset, or everywhere), sorted."""
+    conversations = Conversation.objects.filter(language_q(user))
+    if dataset is not None:
+        conversations = conversations.filter(dataset=dataset)
+    return sorted(set(conversations.order_by().values_list("language", flat=True).distinct()), key=str.lower)
+
+
+def dataset_rows(*, user, language: str = "", search: str = "") -> list[Dataset]:
+    """Datasets with counts limited to what `user` may see: two queries whatever the number of datasets.
+
+    Each dataset gets conversation_count, turn_count, gold_count, verdict_count and `languages`.
+    Datasets with no visible conversation are left out for reviewers and whenever a language is chosen.
+    """
+    conversations = Conversation.objects.filter(_visible(user, language, "language"))
+    turns = Turn.objects.filter(_visible(user, language, "conversation__language"))
+    gold = GoldLabel.objects.filter(_visible(user, language, "conversation__language"))
+    verdicts = Verdict.objects.filter(_visible(user, language, "conversation__language"))
+    datasets = Dataset.objects.annotate(
+        conversation_count=_count_for_dataset(conversations, "dataset"),
+        turn_count=_count_for_dataset(turns, "conversation__dataset"),
+        gold_count=_count_for_dataset(gold, "conversation__dataset"),
+        verdict_count=_count_for_dataset(verdicts, "conversation__dataset"),
+    ).order_by("name")
+    if search:
+        datasets = datasets.filter(Q(name__icontains=search) | Q(description__icontains=search))
+    if language or not sees_all_languages(user):
+        datasets = datasets.filter(conversation_count__gt=0)
+    rows = list(datasets)
+
+    languages_by_dataset: dict[int, set[str]] = {row.pk: set() for row in rows}
+    pairs = conversations.filter(dataset__in=list(languages_by_dataset)).order_by().values_list("dataset", "language")
+    for dataset_id, code in pairs.distinct():
+        languages_by_dataset[dataset_id].add(code)
+    for row in rows:
+        row.languages = sorted(languages_by_dataset[row.pk], key=str.lower)
+    return rows
+
+
+def dataset_conversations(*, user, dataset: Dataset, language: str = "") -> QuerySet[Conversation]:
+    """The conversations of `dataset` that `user` may see, with per-conversation counts."""
+    turn_count = Turn.objects.filter(conversation=OuterRef("pk")).order_by().values("conversation")
+    gold_count = GoldLabel.objects.filter(conversation=OuterRef("pk")).order_by().values("conversation")
+    verdict_count = Verdict.objects.filter(conversation=OuterRef("pk")).order_by().values("conversation")
+
+    def count(sub: QuerySet):
+        return Coalesce(Subquery(sub.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField()), Value(0))
+
+    return (
+        dataset.conversations.filter(_visible(user, language, "language"))
+        .annotate(turn_count=count(turn_count), gold_count=count(gold_count), verdict_count=count(verdict_count))
+        .order_by("language", "external_id", "pk")
+    )
+
+
+def _turn_queryset() -> QuerySet[Turn]:
+    return Turn.objects.order_by("position").prefetch_related(
+        Prefetch(
+            "gold_labels",
+            queryset=GoldLabel.objects.select_related("judge").order_by("judge__slug", "source"),
+            to_attr="gold",
+        ),
+        Prefetch(
+            "verdicts",
+            queryset=Verdict.objects.select_related("judge_version__judge", "sweep").order_by(
+                "judge_version__judge__slug", "judge_version__created_at", "run_index", "pk"
+            ),
+            to_attr="judged",
+        ),
+    )
+
+
+def _decorate(turn: Turn) -> Turn:
+    """Attach what the template shows but should not compute: the diff, tidy tool JSON, gold agreement."""
+    turn.diff = word_diff(turn.intended_text, turn.text) if turn.is_speech and turn.said_differs else None
+    turn.display_text = turn.text
+    if turn.role in (Turn.Role.TOOL_CALL, Turn.Role.TOOL_RESPONSE):
+        with contextlib.suppress(ValueError):
+            turn.display_text = json.dumps(json.loads(turn.text), indent=2, ensure_ascii=False)
+    _mark_agreement(turn.gold, turn.judged)
+    return turn
+
+
+def _mark_agreement(gold: list[GoldLabel], verdicts: list[Verdict]) -> None:
+    """Set verdict.agrees to True/False against the winning gold label of the same judge, else None
+    (no included gold, an unresolved verdict, or gold on a field the judge is not scored on)."""
+    winners = winning_by_judge(gold)
+    for label in gold:
+        label.wins = winners.get(label.judge_id) is label
+    for verdict in verdicts:
+        label = winners.get(verdict.judge_version.judge_id)
+        verdict.agrees = None
+        verdict.gold_source = label.source if label is not None else ""
+        if label is None or verdict.status != Verdict.Status.RESOLVED:
+            continue
+        verdict.agrees = outcomes.agrees(verdict.judge_version.judge, judged=verdict, gold=label)
+
+
+def conversation_with_dataset(*, conversation_id: int) -> Conversation:
+    """Raises Conversation.DoesNotExist."""
+    return Conversation.objects.select_related("dataset").get(pk=conversation_id)
+
+
+def _blindfolded(target, shown: bool):
+    """Blind review: a target the viewer may not see judged keeps its text and loses its labels."""
+    target.blind = not shown
+    if not shown:
+        target.gold, target.judged = [], []
+    return target
+
+
+def conversation_detail(*, conversation: Conversation, blindfold: Blindfold = OPEN_EYES) -> Conversation:
+    """Attach the turns, and every gold label and verdict the viewer may see (`blindfold`, from
+    `access.blindfold`), to `conversation`: five queries."""
+    conversation.turn_list = [
+        _blindfolded(_decorate(turn), blindfold.shows(turn.pk))
+        for turn in _turn_queryset().filter(conversation=conversation)
+    ]
+    conversation.gold = list(
+        conversation.gold_labels.filter(turn__isnull=True).select_related("judge").order_by("judge__slug", "source")
+    )
+    conversation.judged = list(
+        conversation.verdicts.filter(turn__isnull=True)
+        .select_related("judge_version__judge", "sweep")
+        .order_by("judge_version__judge__slug", "run_index", "pk")
+    )
+    _mark_agreement(conversation.gold, conversation.judged)
+    _blindfolded(conversation, blindfold.shows(None))
+    return conversation
+
+
+def turn_detail(*, conversation: Conversation, turn_id: int, blindfold: Blindfold = OPEN_EYES) -> Turn:
+    """One turn of `conversation` with the labels and verdicts the viewer may see (raises Turn.DoesNotExist)."""
+    turn = _decorate(_turn_queryset().get(conversation=conversation, pk=turn_id))
+    return _blindfolded(turn, blindfold.shows(turn.pk))

@@ -1,0 +1,160 @@
+"""Imports: conversations, gold labels and judge outputs from files into a dataset.
+
+`dataset_import` streams the input (reviewapp.corpus.importers.open_stream), checking each record as it is
+read, and writes the good ones in batches (reviewapp.corpus.importers.bulk) inside one transaction, so
+memory holds one batch whatever the input's size. A bad record (unless skip_invalid) stops the
+writing, the rest of the input is still read so that every bad record is listed, and the
+transaction is rolled back: a refused input leaves the database as it was. Re-importing the same
+input changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from reviewapp.corpus.importers import ImportStream, default_dataset_name, open_stream
+from reviewapp.corpus.importers.bulk import BATCH_CONVERSATIONS, StreamWriter
+from reviewapp.corpus.importers.limits import length_problem
+from reviewapp.corpus.importers.records import ParsedConversation, RecordError
+from scoring.errors import TribunalError
+
+
+@dataclass
+class ImportSummary:
+    dataset: str | None
+    format: str
+    conversations: int = 0
+    turns: int = 0
+    labels: int = 0
+    verdicts: int = 0
+    skipped: int = 0
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    created: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.dataset is not None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "dataset": self.dataset,
+            "format": self.format,
+            "conversations": self.conversations,
+            "turns": self.turns,
+            "labels": self.labels,
+            "verdicts": self.verdicts,
+            "skipped": self.skipped,
+            "errors": self.errors,
+            "created": self.created,
+        }
+
+
+class ImportFailed(TribunalError, ValueError):
+    """The input was refused; nothing was written. `summary.errors` lists every bad record."""
+
+    def __init__(self, summary: ImportSummary):
+        self.summary = summary
+        first = summary.errors[0] if summary.errors else {}
+        message = str(
+            RecordError(first.get("file", ""), first.get("line"), first.get("field", ""), first.get("message", ""))
+        )
+        if len(summary.errors) > 1:
+            message += f" (and {len(summary.errors) - 1} more)"
+        super().__init__(message)
+
+
+class _Refused(Exception):
+    """Raised inside the import's transaction to roll it back; the summary says why."""
+
+
+def dataset_import(
+    *,
+    path: str | Path,
+    fmt: str = "auto",
+    dataset_name: str | None = None,
+    language: str | None = None,
+    skip_invalid: bool = False,
+    progress: Callable[[str, int], None] | None = None,
+    method: str | None = None,
+    batch_size: int = BATCH_CONVERSATIONS,
+) -> ImportSummary:
+    """Import `path` into the dataset `dataset_name` (default: derived from the path).
+
+    Raises ImportFailed when the input cannot be read, or when a record is invalid and skip_invalid
+    is False; with skip_invalid the good records are imported and the bad ones listed in `errors`.
+    `progress(stage, percent)` is told where the import stands (the browser's progress bar).
+    `method` picks how rows are written ("copy" on PostgreSQL, or "insert": multi-row INSERTs;
+    default: the fastest the database has).
+    """
+    path = Path(path)
+    report = progress or (lambda stage, percent: None)
+    report("reading and checking every record", 10)
+    try:
+        stream = open_stream(path, fmt=fmt or "auto", language=language or None)
+    except RecordError as error:
+        raise ImportFailed(ImportSummary(dataset=None, format=fmt, errors=[error.as_dict()], skipped=0)) from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise ImportFailed(_unreadable(path, fmt, error)) from error
+    name = dataset_name or default_dataset_name(path, stream.fmt)
+    name_problem = length_problem(name, "dataset_name")
+    summary = ImportSummary(dataset=None, format=stream.fmt)
+    try:
+        with transaction.atomic():
+            writer = StreamWriter(header=stream.header, dataset_name=name, source=f"{stream.fmt}:{path}", method=method)
+            if not name_problem:
+                writer.start()
+            for batch in _batches(stream, summary, batch_size):
+                if summary.errors and not skip_invalid:
+                    continue  # refused: read on only to list every bad record
+                if not name_problem:
+                    writer.write(batch)
+                percent = 10 + int(0.85 * stream.progress.percent())
+                report(f"writing: {summary.conversations} conversations and {summary.turns} turns so far", percent)
+            if summary.errors and not skip_invalid:
+                raise _Refused
+            if name_problem:
+                failure = RecordError(path.name, None, "--dataset", f"the dataset name {name_problem}")
+                summary = ImportSummary(dataset=None, format=stream.fmt, errors=[failure.as_dict()])
+                raise _Refused
+            dataset, created = writer.finish()
+    except _Refused:
+        raise ImportFailed(summary) from None
+    except RecordError as error:  # the input could not be read at all (UTF-16, a link in a folder)
+        raise ImportFailed(ImportSummary(dataset=None, format=fmt, errors=[error.as_dict()], skipped=0)) from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise ImportFailed(_unreadable(path, fmt, error)) from error
+    summary.dataset = dataset.name
+    summary.created = created
+    return summary
+
+
+def _unreadable(path: Path, fmt: str, error: Exception) -> ImportSummary:
+    failure = RecordError(path.name, None, "(file)", f"cannot read: {error}")
+    return ImportSummary(dataset=None, format=fmt, errors=[failure.as_dict()])
+
+
+def _batches(stream: ImportStream, summary: ImportSummary, size: int) -> Iterator[list[ParsedConversation]]:
+    """The stream's conversations in lists of `size`, counted into `summary` (errors too) as they pass."""
+    batch: list[ParsedConversation] = []
+    for item in stream.items:
+        if isinstance(item, RecordError):
+            summary.errors.append(item.as_dict())
+            summary.skipped += 1
+            continue
+        summary.conversations += 1
+        summary.turns += len(item.turns)
+        summary.labels += len(item.labels)
+        summary.verdicts += len(item.verdicts)
+        if item.labels:
+            stream.header.note_labels(True)
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

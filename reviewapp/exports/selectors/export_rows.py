@@ -1,0 +1,443 @@
+"""Export rows as objects, streamed in chunks with what people and judges said (the EVA shapes read these).
+
+`export_rows` never loads the whole export: the gold labels and each relation an export shows (turns,
+reviews, adjudications, comments, categories, verdicts) are one query each, read through server-side
+cursors (`.iterator(chunk_size=...)`) in conversation order and merged as they stream. The number of
+queries does not grow with the rows, and memory follows one conversation, not the row count.
+The flat formats read one query of finished rows instead (`selectors.export_flat`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from operator import itemgetter
+from typing import Any
+
+import orjson
+from django.db.models import F, Q, QuerySet, TextField
+from django.db.models.functions import Cast
+
+from reviewapp.exports.selectors.export_filters import (
+    CHUNK_SIZE,
+    CONTEXT_TURNS,
+    ExportFilters,
+    gold_labels_for,
+    pseudonym,
+)
+from reviewapp.models import Adjudication, Comment, GoldLabel, Judge, Review, ReviewItem, Turn, Verdict
+from reviewapp.quality.selectors.gold import winning_label
+
+
+@dataclass
+class ExportRow:
+    """One labelled target with everything said about it; writers turn it into their format."""
+
+    conversation: ExportConversation
+    turn: ExportTurn | None
+    turns: list[ExportTurn]  # every turn of the conversation, by position
+    gold: ExportGold
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+    adjudication: dict[str, Any] | None = None
+    comments: list[dict[str, Any]] = field(default_factory=list)
+    verdicts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def language(self) -> str:
+        return self.conversation.language
+
+    def context(self) -> list[dict[str, Any]]:
+        """The turns before this one (or the whole conversation for a conversation-level row)."""
+        if self.turn is None:
+            before = self.turns
+        else:
+            before = [t for t in self.turns if t.position < self.turn.position][-CONTEXT_TURNS:]
+        return [{"position": t.position, "role": t.role, "text": t.text} for t in before]
+
+
+def _best(labels: Sequence[Any]) -> Any:
+    best = winning_label(labels)
+    assert best is not None  # the queryset holds included labels only
+    return best
+
+
+@dataclass(slots=True)
+class ExportDataset:
+    name: str
+
+
+@dataclass(slots=True)
+class ExportConversation:
+    """The fields of a conversation an export writes (read as plain values, not model instances)."""
+
+    pk: int
+    external_id: str
+    language: str
+    metadata: dict[str, Any]
+    dataset: ExportDataset
+
+
+@dataclass(slots=True)
+class ExportTurn:
+    pk: int
+    conversation_id: int
+    position: int
+    role: str
+    text: str
+    intended_text: str
+    entities: list[Any]
+    metadata: dict[str, Any]
+
+
+@dataclass(slots=True)
+class ExportGold:
+    """A gold label as the export reads it; `winning_label` ranks these like GoldLabel instances."""
+
+    pk: int
+    conversation_id: int
+    turn_id: int | None
+    source: str
+    rating: float | None
+    label: str
+    passed: bool | None
+    failure_modes: list[Any]
+    excluded: bool
+    metadata: dict[str, Any]
+    created_at: datetime
+    conversation: ExportConversation | None = None
+    turn: ExportTurn | None = None
+
+
+def _json_text(name: str) -> Cast:
+    """A JSON column read as its text, decoded by orjson (much faster than a model's JSON field)."""
+    return Cast(name, output_field=TextField())
+
+
+def _decoded(text: str | None, default: Any) -> Any:
+    return default if text is None else orjson.loads(text)
+
+
+class _Stream:
+    """One query's rows, ordered by conversation id, read through a server-side cursor and handed out
+    one conversation at a time. Every stream of an export walks the same conversations in the same
+    order, so they advance together and none holds more than one conversation's rows."""
+
+    def __init__(self, rows: Iterable, conversation_of) -> None:
+        self.rows = rows
+        self.iterator: Iterator | None = None
+        self.conversation_of = conversation_of
+        self.head: Any = None
+        self.done = False
+
+    def take(self, conversation_id: int) -> list:
+        if self.iterator is None:  # the query runs when the first row is asked for
+            self.iterator = iter(self.rows)
+            self.head = next(self.iterator, None)
+        out = []
+        head, conversation_of, iterator = self.head, self.conversation_of, self.iterator
+        while head is not None and conversation_of(head) < conversation_id:
+            head = next(iterator, None)  # rows of conversations the export skips (cannot happen: same filter)
+        while head is not None and conversation_of(head) == conversation_id:
+            out.append(head)
+            head = next(iterator, None)
+        self.head = head
+        return out
+
+
+def _verdict_dict(verdict: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "sweep": verdict["sweep_id"],
+        "run": verdict["run_index"],
+        "tier": verdict["tier"],
+        "status": verdict["status"],
+        "rating": verdict["rating"],
+        "label": verdict["label"],
+        "passed": verdict["passed"],
+        "flags": verdict["flags"],
+        "explanation": verdict["explanation"],
+    }
+
+
+def _slugs_by(rows: Iterable[tuple[int, str]]) -> dict[int, list[str]]:
+    slugs: dict[int, list[str]] = defaultdict(list)
+    for owner_id, slug in rows:
+        slugs[owner_id].append(slug)
+    return {owner_id: sorted(values) for owner_id, values in slugs.items()}
+
+
+def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[str, _Stream]:
+    """The export's queries, each one statement over every row, each ordered by conversation id."""
+    conversations = golds.values("conversation_id")
+
+    def stream(qs, key: str) -> _Stream:  # rows as dicts (.values())
+        return _Stream(qs.iterator(chunk_size=chunk_size), itemgetter(key))
+
+    def tuples(qs, position: int) -> _Stream:  # rows as tuples (.values_list())
+        return _Stream(qs.iterator(chunk_size=chunk_size), itemgetter(position))
+
+    review_through = Review.categories.through.objects
+    adjudication_through = Adjudication.categories.through.objects
+    comment_through = Comment.categories.through.objects
+    in_export = {"conversation_id__in": conversations}
+    return {
+        "gold": tuples(
+            golds.annotate(
+                failure_modes_text=_json_text("failure_modes"),
+                metadata_text=_json_text("metadata"),
+                conversation_metadata_text=_json_text("conversation__metadata"),
+            )
+            .values_list(*GOLD_FIELDS)
+            .order_by("conversation_id", "turn_id", "id"),
+            1,
+        ),
+        "turns": tuples(
+            Turn.objects.filter(**in_export)
+            .annotate(entities_text=_json_text("entities"), metadata_text=_json_text("metadata"))
+            .values_list(
+                "id", "conversation_id", "position", "role", "text", "intended_text", "entities_text", "metadata_text"
+            )
+            .order_by("conversation_id", "position"),
+            1,
+        ),
+        "items": stream(
+            ReviewItem.objects.filter(judge=judge, **in_export)
+            .values("id", "conversation_id", "turn_id")
+            .order_by("conversation_id", "id"),
+            "conversation_id",
+        ),
+        "reviews": stream(
+            Review.objects.filter(item__judge=judge, item__conversation_id__in=conversations)
+            .values("id", "item_id", "reviewer_id", "rating", "label", "passed", "comment", "quoted_span", "created_at")
+            .annotate(conversation=F("item__conversation_id"))
+            .order_by("item__conversation_id", "id"),
+            "conversation",
+        ),
+        "review_categories": stream(
+            review_through.filter(review__item__judge=judge, review__item__conversation_id__in=conversations)
+            .values("review_id", "category__slug")
+            .annotate(conversation=F("review__item__conversation_id"))
+            .order_by("review__item__conversation_id", "review_id"),
+            "conversation",
+        ),
+        "adjudications": stream(
+            Adjudication.objects.filter(item__judge=judge, item__conversation_id__in=conversations)
+            .values("id", "item_id", "lead_id", "rating", "label", "passed", "rationale")
+            .annotate(conversation=F("item__conversation_id"))
+            .order_by("item__conversation_id", "id"),
+            "conversation",
+        ),
+        "adjudication_categories": stream(
+            adjudication_through.filter(
+                adjudication__item__judge=judge, adjudication__item__conversation_id__in=conversations
+            )
+            .values("adjudication_id", "category__slug")
+            .annotate(conversation=F("adjudication__item__conversation_id"))
+            .order_by("adjudication__item__conversation_id", "adjudication_id"),
+            "conversation",
+        ),
+        "comments": stream(
+            Comment.objects.filter(Q(judge=judge) | Q(judge__isnull=True), turn__conversation_id__in=conversations)
+            .values("id", "turn_id", "author_id", "parent_id", "body", "quoted_span", "created_at")
+            .annotate(conversation=F("turn__conversation_id"), turn_position=F("turn__position"))
+            .order_by("turn__conversation_id", "created_at", "id"),
+            "conversation",
+        ),
+        "comment_categories": stream(
+            comment_through.filter(
+                Q(comment__judge=judge) | Q(comment__judge__isnull=True),
+                comment__turn__conversation_id__in=conversations,
+            )
+            .values("comment_id", "category__slug")
+            .annotate(conversation=F("comment__turn__conversation_id"))
+            .order_by("comment__turn__conversation_id", "comment_id"),
+            "conversation",
+        ),
+        "verdicts": stream(
+            Verdict.objects.filter(judge_version__judge=judge, **in_export)
+            .values(
+                "conversation_id",
+                "turn_id",
+                "sweep_id",
+                "run_index",
+                "tier",
+                "status",
+                "rating",
+                "label",
+                "passed",
+                "flags",
+                "explanation",
+            )
+            .annotate(version=F("judge_version__version"))
+            .order_by("conversation_id", "judge_version_id", "sweep_id", "run_index", "id"),
+            "conversation_id",
+        ),
+    }
+
+
+GOLD_FIELDS = (
+    "id",
+    "conversation_id",
+    "turn_id",
+    "source",
+    "rating",
+    "label",
+    "passed",
+    "failure_modes_text",
+    "excluded",
+    "metadata_text",
+    "created_at",
+    "conversation__external_id",
+    "conversation__language",
+    "conversation_metadata_text",
+    "conversation__dataset__name",
+)
+
+
+def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list[ExportRow]:
+    """One conversation's rows: its winning gold per target, with what was said about each target."""
+    first = labels[0]
+    conversation_id = first[1]
+    conversation = ExportConversation(
+        pk=conversation_id,
+        external_id=first[11],
+        language=first[12],
+        metadata=_decoded(first[13], {}),
+        dataset=ExportDataset(name=first[14]),
+    )
+    turns = [
+        ExportTurn(
+            pk=row[0],
+            conversation_id=row[1],
+            position=row[2],
+            role=row[3],
+            text=row[4],
+            intended_text=row[5],
+            entities=_decoded(row[6], []),
+            metadata=_decoded(row[7], {}),
+        )
+        for row in streams["turns"].take(conversation_id)
+    ]
+    turn_by_id = {turn.pk: turn for turn in turns}
+
+    by_target: dict[int | None, list[ExportGold]] = {}
+    for row in labels:
+        label = ExportGold(
+            pk=row[0],
+            conversation_id=row[1],
+            turn_id=row[2],
+            source=row[3],
+            rating=row[4],
+            label=row[5],
+            passed=row[6],
+            failure_modes=_decoded(row[7], []),
+            excluded=row[8],
+            metadata=_decoded(row[9], {}),
+            created_at=row[10],
+            conversation=conversation,
+        )
+        by_target.setdefault(label.turn_id, []).append(label)
+
+    items = streams["items"].take(conversation_id)
+    target_of_item = {item["id"]: item["turn_id"] for item in items}
+    review_slugs = _slugs_by(
+        (entry["review_id"], entry["category__slug"]) for entry in streams["review_categories"].take(conversation_id)
+    )
+    reviews: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
+    for review in streams["reviews"].take(conversation_id):
+        reviews[target_of_item[review["item_id"]]].append(
+            {
+                "reviewer": pseudonym(review["reviewer_id"]),
+                "rating": review["rating"],
+                "label": review["label"],
+                "passed": review["passed"],
+                "categories": review_slugs.get(review["id"], []),
+                "comment": review["comment"],
+                "quoted_span": review["quoted_span"],
+                "created_at": review["created_at"].isoformat(),
+            }
+        )
+    adjudication_slugs = _slugs_by(
+        (entry["adjudication_id"], entry["category__slug"])
+        for entry in streams["adjudication_categories"].take(conversation_id)
+    )
+    adjudications: dict[int | None, dict[str, Any]] = {}
+    for adjudication in streams["adjudications"].take(conversation_id):
+        adjudications[target_of_item[adjudication["item_id"]]] = {
+            "lead": pseudonym(adjudication["lead_id"]),
+            "rating": adjudication["rating"],
+            "label": adjudication["label"],
+            "passed": adjudication["passed"],
+            "categories": adjudication_slugs.get(adjudication["id"], []),
+            "rationale": adjudication["rationale"],
+        }
+
+    comment_slugs = _slugs_by(
+        (entry["comment_id"], entry["category__slug"]) for entry in streams["comment_categories"].take(conversation_id)
+    )
+    comments: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
+    for comment in streams["comments"].take(conversation_id):
+        entry = {
+            "author": pseudonym(comment["author_id"]),
+            "turn_position": comment["turn_position"],
+            "body": comment["body"],
+            "categories": comment_slugs.get(comment["id"], []),
+            "quoted_span": comment["quoted_span"],
+            "reply_to": comment["parent_id"],
+            "id": comment["id"],
+            "created_at": comment["created_at"].isoformat(),
+        }
+        comments[comment["turn_id"]].append(entry)
+        comments[None].append(entry)  # a conversation-level row carries every comment of the conversation
+
+    verdicts: dict[int | None, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for verdict in streams["verdicts"].take(conversation_id):
+        verdicts[verdict["turn_id"]][verdict["version"]].append(_verdict_dict(verdict))
+
+    rows = []
+    for turn_id, target_labels in by_target.items():
+        gold = _best(target_labels)
+        turn = turn_by_id.get(turn_id) if turn_id is not None else None
+        gold.turn = turn
+        rows.append(
+            ExportRow(
+                conversation=conversation,
+                turn=turn,
+                turns=turns,
+                gold=gold,
+                reviews=reviews.get(turn_id, []),
+                adjudication=adjudications.get(turn_id),
+                comments=comments.get(turn_id, []),
+                verdicts=dict(verdicts[turn_id]) if turn_id in verdicts else {},
+            )
+        )
+    return rows
+
+
+def export_rows(*, judge: Judge, filters: ExportFilters, chunk_size: int = CHUNK_SIZE) -> Iterator[list[ExportRow]]:
+    """The export's rows in chunks of about `chunk_size`, ordered by conversation then turn (a
+    conversation's rows are consecutive and never split across chunks).
+
+    A fixed number of queries at any size: the gold labels joined with their conversation and dataset,
+    and one query each for turns, review items, reviews, adjudications, comments, their categories and
+    verdicts. Each is read through a server-side cursor (`.iterator(chunk_size=...)`) in conversation
+    order and merged as it streams, so memory follows one conversation, not the export. The winning
+    gold of each target is picked from its labels by the shared rule (`selectors.gold.winning_label`).
+    """
+    streams = _streams(judge, gold_labels_for(judge=judge, filters=filters), chunk_size)
+    gold = streams["gold"]
+    chunk: list[ExportRow] = []
+    current: list[tuple] = []
+    for label in gold.rows:  # one server-side cursor over every label, in conversation order
+        if current and label[1] != current[0][1]:
+            chunk.extend(_conversation_rows(streams, current))
+            current = []
+            if len(chunk) >= chunk_size:
+                yield chunk
+                chunk = []
+        current.append(label)
+    if current:
+        chunk.extend(_conversation_rows(streams, current))
+    if chunk:
+        yield chunk

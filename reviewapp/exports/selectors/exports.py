@@ -1,0 +1,56 @@
+"""Reads for exports: who may see them, and the rows they hold.
+
+The rows come two ways, both a fixed number of streamed queries whatever the size:
+`export_flat.flat_rows` (one query of finished rows, for JSONL, CSV and Parquet) and
+`export_rows.export_rows` (row objects with the whole conversation, for the EVA shapes). What an
+export draws from (filters, gold labels, pseudonyms) is in `export_filters`.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+
+from reviewapp.access import is_lead
+from reviewapp.exports.selectors.export_filters import (
+    CHUNK_SIZE,
+    CONTEXT_TURNS,
+    SOURCE_PRIORITY,
+    ExportFilters,
+    export_target_count,
+    gold_labels_for,
+    pseudonym,
+)
+from reviewapp.exports.selectors.export_flat import flat_rows
+from reviewapp.exports.selectors.export_rows import ExportConversation, ExportGold, ExportRow, ExportTurn, export_rows
+from reviewapp.models import ExportSnapshot
+
+__all__ = [
+    "CHUNK_SIZE",
+    "CONTEXT_TURNS",
+    "SOURCE_PRIORITY",
+    "ExportConversation",
+    "ExportFilters",
+    "ExportGold",
+    "ExportRow",
+    "ExportTurn",
+    "check_snapshot",
+    "export_rows",
+    "export_target_count",
+    "flat_rows",
+    "gold_labels_for",
+    "pseudonym",
+    "snapshots_visible",
+]
+
+
+def check_snapshot(user, snapshot: ExportSnapshot | None = None) -> ExportSnapshot | None:
+    """Exports are for leads and admins: they hold every language and every reviewer's (pseudonymised) labels."""
+    if not is_lead(user):
+        raise PermissionDenied("Exports are for leads and admins.")
+    return snapshot
+
+
+def snapshots_visible(*, user) -> QuerySet[ExportSnapshot]:
+    check_snapshot(user)
+    return ExportSnapshot.objects.select_related("judge", "created_by").order_by("-created_at", "-id")

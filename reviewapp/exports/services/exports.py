@@ -1,0 +1,388 @@
+"""Export snapshots: versioned, immutable validation datasets with a datasheet of their provenance.
+
+`snapshot_create` records what to export (judge, filters, format) as the next version of a name and
+queues `tasks.exports.snapshot_build` when the transaction commits. `snapshot_write` streams the rows
+into the file: JSONL, CSV and Parquet from the one query of `selectors.export_flat` (a line at a time,
+Parquet a record batch at a time, `services.export_writers`), the EVA shapes a conversation at a time
+from `selectors.export_rows` (`services.export_eva`), so memory does not grow with the row count.
+The file is written beside its final name and renamed when complete, then its sha256 and the
+datasheet (filters, counts per class and language, judge versions, code version) are stored on the
+snapshot and written next to the file as `<name>-v<version>.datasheet.json`.
+
+A snapshot never changes once done: exporting the same name again makes version + 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from reviewapp.audit import audit_record
+from reviewapp.exports.selectors import exports as export_selectors
+from reviewapp.exports.selectors.exports import ExportFilters, ExportRow
+from reviewapp.exports.services.export_eva import EvaWriter
+from reviewapp.exports.services.export_writers import COLUMN_NAMES, COLUMNS, PARQUET_ROW_GROUP, NonFinite, flat_writer
+from reviewapp.models import ExportSnapshot, Judge, JudgeVersion
+from reviewapp.quality.selectors.outcomes import outcome_for
+from reviewapp.versioning import code_version
+from scoring.errors import TribunalError
+
+__all__ = [
+    "COLUMNS",
+    "COLUMN_NAMES",
+    "FORMATS",
+    "PARQUET_ROW_GROUP",
+    "ExportError",
+    "NonFinite",
+    "datasheet_name",
+    "file_name",
+    "file_sha256",
+    "snapshot_create",
+    "snapshot_fail",
+    "snapshot_path",
+    "snapshot_write",
+]
+
+log = logging.getLogger(__name__)
+
+# format -> file extension
+FORMATS = {"jsonl": "jsonl", "csv": "csv", "parquet": "parquet", "eva": "eva.jsonl"}
+PROGRESS_EVERY_ROWS = 2_000
+HASH_BLOCK = 1 << 20
+
+
+class ExportError(TribunalError, ValueError):
+    """An export that cannot be created or written as asked."""
+
+
+def exports_dir() -> Path:
+    return Path(settings.MEDIA_ROOT) / "exports"
+
+
+def file_name(snapshot: ExportSnapshot) -> str:
+    return f"{snapshot.name}-v{snapshot.version}.{FORMATS[snapshot.format]}"
+
+
+def datasheet_name(snapshot: ExportSnapshot) -> str:
+    return f"{snapshot.name}-v{snapshot.version}.datasheet.json"
+
+
+def snapshot_path(snapshot: ExportSnapshot) -> Path:
+    """The snapshot's file on disk (file_path is relative to MEDIA_ROOT)."""
+    return Path(settings.MEDIA_ROOT) / (snapshot.file_path or f"exports/{file_name(snapshot)}")
+
+
+# --- creating -----------------------------------------------------------------------------------------
+
+
+def _clean_name(name: str, judge: Judge) -> str:
+    cleaned = slugify(name or judge.slug)
+    if not cleaned:
+        raise ExportError(f"{name!r} cannot name a file: use letters, digits, - or _.")
+    return cleaned[:150]
+
+
+def snapshot_create(
+    *,
+    judge: Judge,
+    fmt: str,
+    name: str = "",
+    languages: Sequence[str] = (),
+    dataset_ids: Sequence[int] = (),
+    gold_sources: Sequence[str] = (),
+    date_from: date | None = None,
+    date_to: date | None = None,
+    user=None,
+    build: Callable[[int], None] | None = None,
+) -> ExportSnapshot:
+    """Record the next version of an export and queue its build once the transaction commits.
+
+    `build(snapshot_id)` queues the build, handed in by the caller (tasks.exports.snapshot_build_queue);
+    without it the snapshot is only recorded (the caller writes it with `snapshot_write`, as the command does).
+    """
+    if fmt not in FORMATS:
+        raise ExportError(f"Unknown format {fmt!r}: expected one of {', '.join(FORMATS)}.")
+    unknown = set(gold_sources) - set(export_selectors.SOURCE_PRIORITY)
+    if unknown:
+        raise ExportError(f"Unknown gold source(s): {', '.join(sorted(unknown))}.")
+    if date_from and date_to and date_from > date_to:
+        raise ExportError("The date range ends before it starts.")
+    name = _clean_name(name, judge)
+    filters = ExportFilters(
+        languages=tuple(dict.fromkeys(code.strip() for code in languages if code.strip())),
+        dataset_ids=tuple(sorted({int(pk) for pk in dataset_ids})),
+        gold_sources=tuple(s for s in export_selectors.SOURCE_PRIORITY if s in set(gold_sources)),
+        date_from=date_from,
+        date_to=date_to,
+    )
+    creator = user if user is not None and user.is_authenticated else None
+    with transaction.atomic():
+        for _attempt in range(5):
+            last = ExportSnapshot.objects.filter(name=name).order_by("-version").values_list("version", flat=True)
+            version = (last.first() or 0) + 1
+            try:
+                with transaction.atomic():
+                    snapshot = ExportSnapshot.objects.create(
+                        name=name,
+                        version=version,
+                        judge=judge,
+                        format=fmt,
+                        filters=filters.as_dict(),
+                        status=ExportSnapshot.Status.PENDING,
+                        code_version=code_version(),
+                        created_by=creator,
+                    )
+            except IntegrityError:
+                continue  # another export took this version a moment ago: take the next one
+            break
+        else:
+            raise ExportError(f"Could not reserve a version of {name!r}; try again.")
+        snapshot.file_path = f"exports/{file_name(snapshot)}"
+        snapshot.save(update_fields=["file_path"])
+        audit_record(
+            actor=creator,
+            action="export.create",
+            obj=snapshot,
+            before=None,
+            after={"name": name, "version": version, "format": fmt, "judge": judge.slug, "filters": snapshot.filters},
+        )
+        if build:
+            snapshot_id = snapshot.pk
+            transaction.on_commit(lambda: build(snapshot_id))
+    return snapshot
+
+
+# --- the datasheet ------------------------------------------------------------------------------------
+
+
+UNSCORED = "unscored"
+
+
+@dataclass
+class _Tally:
+    """The datasheet's counts. A row's class is the outcome its judge is scored on, by the one rule
+    (`selectors.outcomes.outcome_for`); gold that rule cannot score is counted as "unscored"."""
+
+    judge: Judge
+    rows: int = 0
+    by_class: Counter = field(default_factory=Counter)
+    by_language: Counter = field(default_factory=Counter)
+    by_language_class: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    by_source: Counter = field(default_factory=Counter)
+    by_dataset: Counter = field(default_factory=Counter)
+    versions: Counter = field(default_factory=Counter)
+    reviews: int = 0
+    comments: int = 0
+    non_finite: int = 0
+    classes: dict[tuple, str] = field(default_factory=dict)  # (rating, passed, label) -> class
+
+    def class_of(self, rating: float | None, passed: bool | None, label: str) -> str:
+        key = (rating, passed, label)
+        found = self.classes.get(key)
+        if found is None:
+            outcome = outcome_for(self.judge, rating=rating, passed=passed, label=label)
+            found = self.classes[key] = outcome.value if outcome.value is not None else UNSCORED
+        return found
+
+    def add(
+        self, *, language: str, dataset: str, source: str, label: str, verdicts, reviews: int, comments: int
+    ) -> None:
+        self.rows += 1
+        self.by_class[label] += 1
+        self.by_language[language] += 1
+        self.by_language_class[language][label] += 1
+        self.by_source[source] += 1
+        self.by_dataset[dataset] += 1
+        self.versions.update(verdicts)
+        self.reviews += reviews
+        self.comments += comments
+
+    def add_flat(self, row: dict[str, Any]) -> None:
+        """A flat row, before its writer turns non-finite numbers into null."""
+        self.add(
+            language=row["language"],
+            dataset=row["dataset"],
+            source=row["gold_source"],
+            label=self.class_of(row["gold_rating"], row["gold_passed"], row["gold_label"] or ""),
+            verdicts=row["verdicts"].keys(),
+            reviews=len(row["reviews"]),
+            comments=len(row["comments"]),
+        )
+
+    def add_row(self, row: ExportRow) -> None:
+        gold = row.gold
+        self.add(
+            language=row.language,
+            dataset=row.conversation.dataset.name,
+            source=gold.source,
+            label=self.class_of(gold.rating, gold.passed, gold.label or ""),
+            verdicts=row.verdicts.keys(),
+            reviews=len(row.reviews),
+            comments=len(row.comments),
+        )
+
+
+def _sorted(counter: Counter) -> dict[str, int]:
+    return dict(sorted(counter.items()))
+
+
+def _datasheet(snapshot: ExportSnapshot, judge: Judge, tally: _Tally, sha256: str, size: int) -> dict[str, Any]:
+    versions = JudgeVersion.objects.filter(judge=judge).order_by("created_at", "id")
+    return {
+        "name": snapshot.name,
+        "version": snapshot.version,
+        "format": snapshot.format,
+        "file": file_name(snapshot),
+        "bytes": size,
+        "sha256": sha256,
+        "judge": {"slug": judge.slug, "level": judge.level, "scale": judge.scale},
+        "filters": snapshot.filters,
+        "rows": tally.rows,
+        "counts": {
+            "by_class": _sorted(tally.by_class),
+            "by_language": _sorted(tally.by_language),
+            "by_language_class": {lang: _sorted(c) for lang, c in sorted(tally.by_language_class.items())},
+            "by_gold_source": _sorted(tally.by_source),
+            "by_dataset": _sorted(tally.by_dataset),
+            "reviews": tally.reviews,
+            "comments": tally.comments,
+        },
+        "non_finite_values_written_as_null": tally.non_finite,
+        "judge_versions": [
+            {
+                "version": jv.version,
+                "spec_hash": jv.spec_hash,
+                "source": jv.source,
+                "rows_with_verdicts": tally.versions.get(jv.version, 0),
+            }
+            for jv in versions
+        ],
+        "columns": list(COLUMN_NAMES) if snapshot.format != "eva" else None,
+        "gold_priority": list(export_selectors.SOURCE_PRIORITY),
+        "reviewer_ids": "HMAC-SHA256 of the user id keyed by the server secret (stable, not reversible)",
+        "code_version": snapshot.code_version,
+        "created_at": snapshot.created_at.isoformat(),
+        "created_by": snapshot.created_by.get_username() if snapshot.created_by else None,
+        "written_at": timezone.now().isoformat(),
+    }
+
+
+# --- writing ------------------------------------------------------------------------------------------
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(HASH_BLOCK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _progress(snapshot_id: int, rows: int, total: int) -> None:
+    percent = min(99, (100 * rows) // total) if total else 0
+    ExportSnapshot.objects.filter(pk=snapshot_id).update(progress=percent, row_count=rows)
+
+
+def _open(path: Path, binary: bool):
+    if binary:
+        return path.open("wb", buffering=HASH_BLOCK)
+    return path.open("w", encoding="utf-8", newline="", buffering=HASH_BLOCK)
+
+
+def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, tally, chunk_size: int, total: int):
+    """Stream the rows into `partial`: the flat formats from one query of finished rows, EVA from row
+    objects a conversation at a time. Returns the closed writer (its NonFinite holds the count)."""
+    fmt = snapshot.format
+    handle = None if fmt == "parquet" else _open(partial, binary=fmt != "csv")
+    try:
+        if fmt == "eva":
+            writer: Any = EvaWriter(handle, judge)
+            chunks: Any = export_selectors.export_rows(judge=judge, filters=filters, chunk_size=chunk_size)
+            add = tally.add_row
+        else:
+            writer = flat_writer(fmt, partial, handle)
+            chunks = export_selectors.flat_rows(judge=judge, filters=filters, chunk_size=chunk_size)
+            add = tally.add_flat
+        write, next_progress = writer.write, PROGRESS_EVERY_ROWS
+        for chunk in chunks:
+            for row in chunk:
+                add(row)  # before the writer, which writes non-finite numbers as null
+                write(row)
+            if tally.rows >= next_progress:
+                _progress(snapshot.pk, tally.rows, total)
+                next_progress = tally.rows + PROGRESS_EVERY_ROWS
+        writer.close()
+    finally:
+        if handle is not None:
+            handle.close()
+    return writer
+
+
+def snapshot_write(*, snapshot_id: int, chunk_size: int = export_selectors.CHUNK_SIZE) -> ExportSnapshot:
+    """Write the snapshot's file and datasheet; safe to run again (a done snapshot is left as it is).
+
+    Not one transaction: progress must be visible to the page while the rows stream. The file only
+    takes its final name when complete, and the snapshot is marked done after that.
+    """
+    snapshot = ExportSnapshot.objects.select_related("judge", "created_by").get(pk=snapshot_id)
+    if snapshot.status == ExportSnapshot.Status.DONE:
+        return snapshot
+    if snapshot.judge is None:
+        raise ExportError(f"Snapshot {snapshot.pk} has no judge any more (it was deleted).")
+    judge = snapshot.judge
+    ExportSnapshot.objects.filter(pk=snapshot_id).update(
+        status=ExportSnapshot.Status.RUNNING, progress=0, row_count=0, error=""
+    )
+    filters = ExportFilters.from_dict(snapshot.filters)
+    total = export_selectors.export_target_count(judge=judge, filters=filters)
+    final = snapshot_path(snapshot)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    partial = final.with_name(final.name + ".partial")
+    tally = _Tally(judge=judge)
+    try:
+        writer = _write_rows(snapshot, judge, filters, partial, tally, chunk_size, total)
+        tally.non_finite = writer.finite.count
+        sha256 = file_sha256(partial)
+        size = partial.stat().st_size
+        os.replace(partial, final)
+        datasheet = _datasheet(snapshot, judge, tally, sha256, size)
+        sheet_path = final.with_name(datasheet_name(snapshot))
+        sheet_partial = sheet_path.with_name(sheet_path.name + ".partial")
+        sheet_partial.write_text(
+            json.dumps(datasheet, ensure_ascii=False, indent=2, allow_nan=False) + "\n", encoding="utf-8"
+        )
+        os.replace(sheet_partial, sheet_path)
+    except Exception as exc:
+        partial.unlink(missing_ok=True)
+        snapshot_fail(snapshot_id=snapshot_id, error=f"{type(exc).__name__}: {exc}")
+        raise
+    ExportSnapshot.objects.filter(pk=snapshot_id).update(
+        status=ExportSnapshot.Status.DONE,
+        progress=100,
+        row_count=tally.rows,
+        sha256=sha256,
+        file_path=str(final.relative_to(Path(settings.MEDIA_ROOT))),
+        datasheet=datasheet,
+    )
+    snapshot.refresh_from_db()
+    log.info("export %s v%s: %d rows, sha256 %s", snapshot.name, snapshot.version, tally.rows, sha256)
+    return snapshot
+
+
+def snapshot_fail(*, snapshot_id: int, error: str) -> None:
+    ExportSnapshot.objects.filter(pk=snapshot_id).exclude(status=ExportSnapshot.Status.DONE).update(
+        status=ExportSnapshot.Status.FAILED, error=error[:5000]
+    )

@@ -1,0 +1,24 @@
+"""Export builds on a Celery worker: large snapshots stream to disk away from the web process."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+
+from reviewapp.exports.services import exports as exports_service
+
+log = logging.getLogger(__name__)
+
+
+def snapshot_build_queue(snapshot_id: int) -> None:
+    """Queue a recorded snapshot's build: what callers hand to snapshot_create."""
+    snapshot_build.delay(snapshot_id)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=6 * 3600, time_limit=6 * 3600 + 300)
+def snapshot_build(snapshot_id: int) -> dict:
+    """Write one snapshot. Safe to run twice: a done snapshot is returned as it is, and a build killed
+    half-way is redelivered (acks_late) and written again from the start under its temporary name."""
+    snapshot = exports_service.snapshot_write(snapshot_id=snapshot_id)
+    return {"snapshot": snapshot.pk, "status": snapshot.status, "rows": snapshot.row_count, "sha256": snapshot.sha256}

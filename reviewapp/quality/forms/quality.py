@@ -1,0 +1,74 @@
+"""The quality page's slice filters: the same choices as `judge_report`'s options."""
+
+from __future__ import annotations
+
+from django import forms
+
+from reviewapp.models import Dataset, JudgeVersion
+from reviewapp.quality.selectors import quality_slice
+
+
+class QualityFilterForm(forms.Form):
+    version = forms.ChoiceField(required=False, label="Version")
+    language = forms.CharField(required=False, max_length=35, label="Language")
+    dataset = forms.MultipleChoiceField(required=False, label="Datasets")
+    sweep = forms.IntegerField(required=False, min_value=1, label="Sweep")
+    date_from = forms.DateField(required=False, label="Verdicts from", widget=forms.DateInput(attrs={"type": "date"}))
+    date_to = forms.DateField(required=False, label="Verdicts until", widget=forms.DateInput(attrs={"type": "date"}))
+    unresolved = forms.ChoiceField(
+        required=False,
+        choices=[("excluded", "left out"), ("wrong", "counted wrong (EVA)")],
+        label="Unresolved answers",
+    )
+
+    def __init__(self, data=None, *, versions: list[JudgeVersion], datasets: list[Dataset]):
+        super().__init__(data)
+        self.versions = versions
+        self.fields["version"].choices = [("", "latest")] + [(str(v.pk), v.version) for v in versions]
+        self.fields["dataset"].choices = [(d.name, d.name) for d in datasets]
+
+    def clean_version(self) -> JudgeVersion | None:
+        value = self.cleaned_data.get("version") or ""
+        if not value:
+            return self.versions[-1] if self.versions else None
+        return next(v for v in self.versions if str(v.pk) == value)
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            data["slice"] = quality_slice.slice_for(
+                datasets=data.get("dataset") or [],
+                sweep_id=data.get("sweep"),
+                language=data.get("language") or "",
+                date_from=data.get("date_from"),
+                date_to=data.get("date_to"),
+                unresolved=data.get("unresolved") or "excluded",
+            )
+        except quality_slice.SliceError as error:
+            raise forms.ValidationError(str(error)) from None
+        return data
+
+
+class CompareFilterForm(forms.Form):
+    """The comparison page's slice: language and datasets (both versions are read on the same slice)."""
+
+    language = forms.CharField(required=False, max_length=35, label="Language")
+    dataset = forms.MultipleChoiceField(required=False, label="Datasets")
+
+    def __init__(self, data=None, *, datasets: list[Dataset]):
+        super().__init__(data)
+        self.fields["dataset"].choices = [(d.name, d.name) for d in datasets]
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        try:
+            data["slice"] = quality_slice.slice_for(
+                datasets=data.get("dataset") or [], language=data.get("language") or ""
+            )
+        except quality_slice.SliceError as error:
+            raise forms.ValidationError(str(error)) from None
+        return data

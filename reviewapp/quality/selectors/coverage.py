@@ -1,0 +1,135 @@
+"""The edge-case coverage matrix of a rubric judge: for each tagged case and each criterion, how many agent
+turns the case has, the criterion's pass rate on them (Wilson interval) and how many are human-labelled."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from reviewapp.judging.services import judges
+from reviewapp.models import EdgeCase, EdgeCaseTag, Judge, JudgeVersion, Turn, Verdict
+from reviewapp.quality.selectors.leakage import excluded_targets, without_excluded
+from reviewapp.quality.selectors.quality_slice import judge_gold
+from scoring import planner
+from scoring.specs import Criterion
+
+
+@dataclass
+class CoverageCell:
+    criterion: str
+    targeted: bool  # the case names this criterion
+    turns: int
+    scored: int
+    passed: int
+    labelled: int
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.scored if self.scored else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        return planner.wilson_interval(self.passed, self.scored)
+
+    @property
+    def sufficient(self) -> bool:
+        return planner.sufficient(self.passed, self.scored)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "criterion": self.criterion,
+            "targeted": self.targeted,
+            "turns": self.turns,
+            "scored": self.scored,
+            "passed": self.passed,
+            "pass_rate": self.pass_rate,
+            "interval": list(self.interval) if self.interval else None,
+            "evidence": "sufficient" if self.sufficient else planner.INSUFFICIENT,
+            "human_labelled": self.labelled,
+        }
+
+
+@dataclass
+class CoverageRow:
+    case: EdgeCase
+    conversations: int
+    cells: list[CoverageCell] = field(default_factory=list)
+
+
+@dataclass
+class Coverage:
+    judge: Judge
+    version: JudgeVersion | None
+    criteria: list[Criterion]
+    titles: dict[str, str]
+    rows: list[CoverageRow]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "judge": self.judge.slug,
+            "version": self.version.version if self.version else None,
+            "criteria": [c.name for c in self.criteria],
+            "cases": [
+                {
+                    "position": r.case.position,
+                    "case": r.case.case,
+                    "criteria": r.case.criteria,
+                    "conversations": r.conversations,
+                    "cells": [c.as_dict() for c in r.cells],
+                }
+                for r in self.rows
+            ],
+        }
+
+
+def coverage_matrix(*, judge: Judge, version: JudgeVersion | None = None) -> Coverage:
+    """A fixed number of queries whatever the number of cases: version, cases, tags, turns, verdicts, gold,
+    exclusions."""
+    if version is None:
+        version = JudgeVersion.objects.filter(judge=judge).order_by("-created_at", "-pk").first()
+    spec = judges.judge_version_spec(version) if version else None
+    criteria = list(spec.criteria) if spec else []
+    titles = dict((spec.params or {}).get("criterion_titles") or {}) if spec else {}
+    cases = list(EdgeCase.objects.filter(judge=judge).order_by("position"))
+    by_case: dict[int, set[int]] = defaultdict(set)
+    for case_id, conversation_id in EdgeCaseTag.objects.filter(edge_case__judge=judge).values_list(
+        "edge_case_id", "conversation_id"
+    ):
+        by_case[case_id].add(conversation_id)
+    conversations = set().union(*by_case.values()) if by_case else set()
+    turns_by_conversation: dict[int, list[int]] = defaultdict(list)
+    for turn_id, conversation_id in Turn.objects.filter(
+        conversation_id__in=conversations, role=Turn.Role.AGENT
+    ).values_list("id", "conversation_id"):
+        turns_by_conversation[conversation_id].append(turn_id)
+    scores: dict[int, dict[str, float]] = {}
+    if version is not None and conversations:
+        for turn_id, status, sub_scores in (
+            Verdict.objects.filter(judge_version=version, run_index=0, turn__isnull=False)
+            .filter(conversation_id__in=conversations)
+            .order_by("turn_id", "-sweep_id")
+            .values_list("turn_id", "status", "sub_scores")
+        ):
+            if turn_id not in scores:
+                scores[turn_id] = dict(sub_scores or {}) if status == Verdict.Status.RESOLVED else {}
+    gold = without_excluded(judge_gold(judge=judge), excluded_targets(version) if version else set())
+    labelled_turns = {t for _, t in gold if t is not None}
+    rows = []
+    for case in cases:
+        turn_ids = [t for c in sorted(by_case[case.pk]) for t in turns_by_conversation[c]]
+        row = CoverageRow(case=case, conversations=len(by_case[case.pk]))
+        for criterion in criteria:
+            scored = [scores[t][criterion.name] for t in turn_ids if criterion.name in scores.get(t, {})]
+            row.cells.append(
+                CoverageCell(
+                    criterion=criterion.name,
+                    targeted=criterion.name in case.criteria,
+                    turns=len(turn_ids),
+                    scored=len(scored),
+                    passed=sum(1 for s in scored if float(s) >= criterion.threshold),
+                    labelled=sum(1 for t in turn_ids if t in labelled_turns),
+                )
+            )
+        rows.append(row)
+    return Coverage(judge=judge, version=version, criteria=criteria, titles=titles, rows=rows)

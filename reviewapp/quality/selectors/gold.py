@@ -1,0 +1,99 @@
+"""The gold that wins for a target, asked by every screen and report that needs the truth.
+
+A target (a turn, or a whole conversation for a conversation-level judge) may carry several gold labels
+for one judge, one per source. The one that wins is, in order: a lead's adjudication, the reviewers'
+unanimous label, the label the data was imported with (`GOLD_SOURCE_ORDER`). Excluded labels are kept
+for the record and never win. Ties inside one source cannot happen (a unique constraint per source);
+the lowest id decides if they ever did.
+
+`winning_label` applies the rule to labels already loaded (a prefetch, an export chunk);
+`winning_gold` loads them for one judge in one query. The judge quality figures, the version
+comparison, the conversation page's "agrees with gold" marks and the exports all go through here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date
+
+from django.db.models import Q
+
+from reviewapp.access import language_match_q
+from reviewapp.models import GoldLabel, Judge
+from reviewapp.models.review import GOLD_SOURCE_ORDER
+
+TargetKey = tuple[int, int | None]  # (conversation id, turn id or None)
+_RANK = {str(source): rank for rank, source in enumerate(GOLD_SOURCE_ORDER)}
+
+
+def gold_rank(label: GoldLabel) -> tuple[int, int]:
+    """Sort key: the winning label first."""
+    return (_RANK.get(label.source, len(_RANK)), label.pk or 0)
+
+
+def winning_label(labels: Iterable[GoldLabel]) -> GoldLabel | None:
+    """The label that wins among one target's labels for one judge (None when every label is excluded)."""
+    included = [label for label in labels if not label.excluded and label.source in _RANK]
+    return min(included, key=gold_rank) if included else None
+
+
+def winning_by_judge(labels: Iterable[GoldLabel]) -> dict[int, GoldLabel]:
+    """One target's labels of several judges -> judge id -> the winning label."""
+    by_judge: dict[int, list[GoldLabel]] = {}
+    for label in labels:
+        by_judge.setdefault(label.judge_id, []).append(label)
+    out = {}
+    for judge_id, group in by_judge.items():
+        best = winning_label(group)
+        if best is not None:
+            out[judge_id] = best
+    return out
+
+
+def winning_gold(
+    *,
+    judge: Judge,
+    language: str = "",
+    dataset_ids: Iterable[int] = (),
+    conversation_ids: Iterable[int] | None = None,
+    created_from: date | None = None,
+    created_to: date | None = None,
+) -> dict[TargetKey, GoldLabel]:
+    """Target -> the winning gold label of `judge`, within the filters: one query.
+
+    `language` matches regional variants ("fr" covers "fr-CA"). The source filter is never applied
+    before the pick: a target whose adjudication wins is never reported with its imported label.
+    """
+    qs = GoldLabel.objects.filter(judge=judge, excluded=False)
+    if language:
+        qs = qs.filter(language_match_q(language, "conversation__language"))
+    dataset_ids = list(dataset_ids)
+    if dataset_ids:
+        qs = qs.filter(conversation__dataset_id__in=dataset_ids)
+    if conversation_ids is not None:
+        qs = qs.filter(conversation_id__in=list(conversation_ids))
+    if created_from is not None:
+        qs = qs.filter(Q(created_at__date__gte=created_from))
+    if created_to is not None:
+        qs = qs.filter(Q(created_at__date__lte=created_to))
+    grouped: dict[TargetKey, list[GoldLabel]] = {}
+    for label in qs.only(
+        "id",
+        "judge_id",
+        "conversation_id",
+        "turn_id",
+        "source",
+        "rating",
+        "passed",
+        "label",
+        "failure_modes",
+        "excluded",
+        "metadata",
+    ):
+        grouped.setdefault((label.conversation_id, label.turn_id), []).append(label)
+    out = {}
+    for target, labels in grouped.items():
+        best = winning_label(labels)
+        if best is not None:
+            out[target] = best
+    return out

@@ -1,0 +1,166 @@
+"""Leads turn reviewers' corrections into a new judge version, then prove it against the old one."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from reviewapp.adjudication.views.disputes import check_lead
+from reviewapp.judging.tasks.sweeps import sweep_queue
+from reviewapp.models import Judge, JudgeVersion, ProofRun
+from reviewapp.quality.selectors import drafts as selectors
+from reviewapp.quality.selectors import proofs as proof_selectors
+from reviewapp.quality.selectors.quality import judge_versions
+from reviewapp.quality.selectors.versions import pick_version
+from reviewapp.quality.services import drafts as service
+from reviewapp.quality.services import proofs as proof_service
+from reviewapp.rendering import render_page
+from reviewapp.triage.selectors.planner import plan_cells
+from scoring.planner import EVIDENCE_FLOOR
+
+
+class DraftForm(forms.Form):
+    label = forms.CharField(label="New version label", max_length=service.MAX_LABEL)
+    note = forms.CharField(label="Note (why this version)", widget=forms.Textarea(attrs={"rows": 2}), required=False)
+
+    def __init__(self, *args, draft: selectors.Draft, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.languages = [lang.language for lang in draft.languages]
+        for lang in draft.languages:
+            self.fields[f"guidance_{lang.language}"] = forms.CharField(
+                label=f"Guidance for {lang.language}",
+                widget=forms.Textarea(attrs={"rows": 14, "class": "mono"}),
+                initial=lang.proposed_guidance,
+                required=False,
+                strip=False,
+            )
+        if not self.is_bound:
+            self.fields["label"].initial = f"{draft.parent.version}-corrected"
+
+    def guidance(self) -> dict[str, str]:
+        return {lang: self.cleaned_data.get(f"guidance_{lang}", "") for lang in self.languages}
+
+
+def _judge(judge_slug: str) -> Judge:
+    return get_object_or_404(Judge, slug=judge_slug)
+
+
+def _evidence(draft: selectors.Draft) -> dict:
+    return {
+        lang.language: {
+            "disagreements": len(lang.disagreements),
+            "examples": [d.item_id for d in lang.examples],
+            "categories": dict(lang.categories),
+        }
+        for lang in draft.languages
+    }
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def draft_new(request, judge_slug: str):
+    """'New version from corrections': the evidence per language, the drafted guidance as a diff, an editor."""
+    check_lead(request.user)
+    judge = _judge(judge_slug)
+    parent = pick_version(judge_versions(judge=judge), (request.POST or request.GET).get("version", "").strip())
+    if parent is None:
+        raise Http404("This judge has no version yet.")
+    draft = selectors.draft_from_corrections(version=parent)
+    llm_notes: list[str] = []
+    if request.method == "POST" and request.POST.get("action") == "llm":
+        llm_notes = service.draft_guidance_from_llm(parent=parent, draft=draft)
+        form = DraftForm(draft=draft)
+    else:
+        form = DraftForm(request.POST or None, draft=draft)
+    if request.method == "POST" and request.POST.get("action") != "llm" and form.is_valid():
+        version = _save_draft(request, form=form, parent=parent, draft=draft)
+        if version is not None:
+            return redirect("draft_version", judge.slug, version.pk)
+    languages = [(lang, form[f"guidance_{lang.language}"]) for lang in draft.languages]
+    context = {
+        "judge": judge,
+        "parent": parent,
+        "draft": draft,
+        "form": form,
+        "languages": languages,
+        "llm_notes": llm_notes,
+    }
+    return render_page(request, "drafts/new.html", "editor", context, status=400 if form.errors else 200)
+
+
+def _save_draft(request, *, form: DraftForm, parent, draft):
+    """The drafted version saved, or None with the service's reason added to the form."""
+    try:
+        return service.draft_version_save(
+            parent=parent,
+            label=form.cleaned_data["label"],
+            guidance=form.guidance(),
+            item_ids=draft.item_ids,
+            comment_ids=draft.comment_ids,
+            user=request.user,
+            evidence=_evidence(draft),
+            note=form.cleaned_data["note"],
+        )
+    except service.DraftError as exc:
+        form.add_error(None, str(exc))
+        return None
+
+
+@require_GET
+@login_required
+def version_list(request, judge_slug: str):
+    check_lead(request.user)
+    judge = _judge(judge_slug)
+    return render_page(
+        request, "drafts/versions.html", "versions", {"judge": judge, "rows": selectors.version_lineage(judge=judge)}
+    )
+
+
+def _version(judge: Judge, version_id: int) -> JudgeVersion:
+    return get_object_or_404(JudgeVersion.objects.select_related("judge"), pk=version_id, judge=judge)
+
+
+@require_GET
+@login_required
+def draft_version(request, judge_slug: str, version_id: int):
+    check_lead(request.user)
+    judge = _judge(judge_slug)
+    version = _version(judge, version_id)
+    detail = selectors.version_detail(version=version)
+    context = {"judge": judge, "d": detail, "plan": plan_cells(version=version)}
+    return render_page(request, "drafts/version.html", "detail", context)
+
+
+@require_POST
+@login_required
+def proof_start(request, judge_slug: str, version_id: int):
+    """One click: sweep both versions and rerun the old one on the held-out gold, then open the proof."""
+    check_lead(request.user)
+    judge = _judge(judge_slug)
+    version = _version(judge, version_id)
+    try:
+        proof = proof_service.proof_start(version=version, user=request.user, dispatch=sweep_queue)
+    except (proof_service.ProofError, ValueError) as exc:
+        detail = selectors.version_detail(version=version)
+        context = {"judge": judge, "d": detail, "plan": plan_cells(version=version), "proof_error": str(exc)}
+        return render_page(request, "drafts/version.html", "detail", context, status=400)
+    return redirect("proof_detail", judge.slug, proof.pk)
+
+
+@require_GET
+@login_required
+def proof_detail(request, judge_slug: str, proof_id: int):
+    check_lead(request.user)
+    judge = _judge(judge_slug)
+    try:
+        run = proof_selectors.proof_for(proof_id=proof_id)
+    except ProofRun.DoesNotExist:
+        raise Http404("No such proof.") from None
+    if run.version.judge_id != judge.pk:
+        raise Http404("No such proof for this judge.")
+    proof = proof_selectors.proof_comparison(run=run)
+    context = {"judge": judge, "p": proof, "floor": EVIDENCE_FLOOR}
+    return render_page(request, "drafts/proof.html", "proof", context)

@@ -1,0 +1,144 @@
+"""Reads for the turn review screen: the item, its context turns, verdicts, reviews and comments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+
+from reviewapp import access
+from reviewapp.corpus.selectors import corpus
+from reviewapp.models import Category, Comment, Judge, Review, ReviewItem, Turn, Verdict
+
+# Turns shown around the turn under review.
+CONTEXT_TURNS = 4
+
+# --- the review screen --------------------------------------------------------------------------
+
+
+def item_for_review(*, item_id: int) -> ReviewItem:
+    """Raises ReviewItem.DoesNotExist."""
+    return ReviewItem.objects.select_related("judge", "dataset", "conversation__dataset", "turn", "claimed_by").get(
+        pk=item_id
+    )
+
+
+# The access helper for review items lives in access.py; this name is kept for code that imports it here.
+check_item = access.item_for_reviewer
+
+
+def item_verdicts(*, item: ReviewItem) -> list[Verdict]:
+    """Every verdict of the item's judge on its target, newest version first, runs in order."""
+    verdicts = Verdict.objects.filter(judge_version__judge=item.judge_id, conversation=item.conversation_id)
+    verdicts = verdicts.filter(turn=item.turn_id) if item.turn_id else verdicts.filter(turn__isnull=True)
+    return list(
+        verdicts.select_related("judge_version__judge", "sweep", "signature").order_by(
+            "-judge_version__created_at", "sweep_id", "run_index", "pk"
+        )
+    )
+
+
+def item_reviews(*, item: ReviewItem) -> list[Review]:
+    return list(item.reviews.select_related("reviewer").prefetch_related("categories").order_by("created_at", "pk"))
+
+
+def turn_comments(*, turn_id: int, user) -> list[Comment]:
+    """The threads on a turn that `user` may read (`access.comments_visible_to`: in blind review only
+    their own until they have labelled it): top-level comments in order, each with `thread` (its
+    replies, in order)."""
+    comments = Comment.objects.filter(access.comments_visible_to(user), turn_id=turn_id)
+    comments = list(
+        comments.select_related("author", "judge").prefetch_related("categories").order_by("created_at", "pk")
+    )
+    by_parent: dict[int | None, list[Comment]] = {}
+    for comment in comments:
+        by_parent.setdefault(comment.parent_id, []).append(comment)
+    for comment in comments:
+        comment.thread = by_parent.get(comment.pk, [])
+    return by_parent.get(None, [])
+
+
+def rating_choices(judge: Judge) -> list[int]:
+    """The ratings a reviewer types with one digit, when the judge's scale is a short integer range."""
+    low, high = judge.scale_min, judge.scale_max
+    if judge.scale == Judge.Scale.BINARY and (low is None or high is None):
+        low, high = 0, 1
+    if low is None or high is None or low != int(low) or high != int(high) or not 0 <= low <= high <= 9:
+        return []
+    return list(range(int(low), int(high) + 1))
+
+
+@dataclass
+class ReviewScreen:
+    item: ReviewItem
+    turns: list
+    verdicts: list[Verdict]
+    reviews: list[Review]
+    my_review: Review | None
+    comments: list[Comment]
+    categories: list[Category]
+    ratings: list[int]
+    revealed: bool
+    held_by_me: bool
+    lease_active: bool
+    turn: Any = None
+    blind: bool = False  # blind review applies to this item (access.item_is_blind)
+
+
+def context_turns(*, item: ReviewItem) -> list[Turn]:
+    """The turn under review with up to CONTEXT_TURNS turns on each side (a conversation-level item:
+    every turn), in order: one query that reads only the turns shown, however long the conversation.
+
+    The verdicts panel shows this item's judge; context turns stay plain text, and without gold (nor
+    "agrees with gold" marks) so reviewers label independently of it."""
+    turns = Turn.objects.filter(conversation_id=item.conversation_id)
+    if item.turn_id:
+        position = item.turn.position
+        before = turns.filter(position__lt=position).order_by("-position").values("pk")[:CONTEXT_TURNS]
+        after = turns.filter(position__gte=position).order_by("position").values("pk")[: CONTEXT_TURNS + 1]
+        turns = turns.filter(Q(pk__in=before) | Q(pk__in=after))
+    shown = list(turns.order_by("position"))
+    for turn in shown:
+        turn.gold, turn.judged = [], []
+        corpus._decorate(turn)  # the diff and tidy tool JSON, as on the conversation page
+        turn.blind = False
+        turn.is_target = turn.pk == item.turn_id
+    return shown
+
+
+def review_screen(*, item: ReviewItem, user, now: datetime | None = None) -> ReviewScreen:
+    """Everything the turn review screen shows. In blind review (`access.can_see_judgements`) the
+    judges' verdicts, other reviewers' labels and comments stay hidden until this reviewer has
+    submitted. Gold labels are never shown here:
+    reviewers label independently of them."""
+    now = now or timezone.now()
+    reviews = item_reviews(item=item)
+    my_review = next((r for r in reviews if r.reviewer_id == user.pk), None)
+    revealed = access.can_see_judgements(user, item)
+    turns = context_turns(item=item)
+    target = next((turn for turn in turns if turn.is_target), None)
+    lease_active = bool(item.claimed_by_id and item.lease_expires_at and item.lease_expires_at >= now)
+    return ReviewScreen(
+        item=item,
+        turns=turns,
+        turn=target,
+        verdicts=item_verdicts(item=item) if revealed else [],
+        reviews=reviews if revealed else [r for r in reviews if r.reviewer_id == user.pk],
+        my_review=my_review,
+        comments=turn_comments(turn_id=item.turn_id, user=user) if item.turn_id else [],
+        categories=list(Category.objects.filter(active=True).order_by("name")),
+        ratings=rating_choices(item.judge),
+        revealed=revealed,
+        held_by_me=lease_active and item.claimed_by_id == user.pk,
+        lease_active=lease_active,
+        blind=access.item_is_blind(item),
+    )
+
+
+def lease_left(item: ReviewItem, now: datetime) -> timedelta:
+    if not item.lease_expires_at:
+        return timedelta(0)
+    return max(timedelta(0), item.lease_expires_at - now)

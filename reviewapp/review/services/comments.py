@@ -1,0 +1,132 @@
+"""Comments on turns (threads one level deep) and the failure-category taxonomy."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.db import transaction
+
+from reviewapp.audit import audit_record
+from reviewapp.models import Category, Comment, Judge, Turn
+from reviewapp.triage.services.claims import ReviewError
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _active_categories(categories: Iterable[Category]) -> list[Category]:
+    categories = list(categories)
+    retired = [c.slug for c in categories if not c.active]
+    if retired:
+        raise ReviewError(f"Retired categories cannot be used: {', '.join(retired)}.")
+    return categories
+
+
+def _check_span(turn: Turn | None, quoted_span: str) -> str:
+    quoted_span = quoted_span.strip()
+    if not quoted_span:
+        return ""
+    if turn is None or not any(_norm(quoted_span) in _norm(text) for text in (turn.text, turn.intended_text) if text):
+        raise ReviewError("The quoted span must be copied from the turn's text.")
+    return quoted_span
+
+
+# --- comments -----------------------------------------------------------------------------------
+
+
+def comment_create(
+    *,
+    author,
+    turn: Turn,
+    body: str,
+    categories: Sequence[Category] = (),
+    parent: Comment | None = None,
+    judge: Judge | None = None,
+    quoted_span: str = "",
+    flagged_for_lead: bool = False,
+) -> Comment:
+    """A comment on a turn (a reply when `parent` is given), with failure categories from the taxonomy."""
+    body = body.strip()
+    if not body:
+        raise ReviewError("A comment needs some text.")
+    if parent is not None:
+        if parent.turn_id != turn.pk:
+            raise ReviewError("A reply belongs to the same turn as the comment it answers.")
+        # Threads stay one level deep: a reply to a reply joins the same thread.
+        parent = parent.parent if parent.parent_id else parent
+    categories = _active_categories(categories)
+    quoted_span = _check_span(turn, quoted_span)
+    with transaction.atomic():
+        comment = Comment.objects.create(
+            turn=turn,
+            author=author,
+            parent=parent,
+            judge=judge,
+            body=body,
+            quoted_span=quoted_span,
+            flagged_for_lead=flagged_for_lead,
+        )
+        comment.categories.set(categories)
+        audit_record(
+            actor=author,
+            action="comment.create",
+            obj=comment,
+            before=None,
+            after={
+                "turn": turn.pk,
+                "parent": parent.pk if parent else None,
+                "categories": [c.slug for c in categories],
+                "flagged_for_lead": flagged_for_lead,
+            },
+        )
+    return comment
+
+
+def comment_flag(*, comment: Comment, user, flagged: bool) -> Comment:
+    """Flag a comment for a lead's attention, or clear the flag."""
+    with transaction.atomic():
+        before = {"flagged_for_lead": comment.flagged_for_lead}
+        Comment.objects.filter(pk=comment.pk).update(flagged_for_lead=flagged)
+        comment.flagged_for_lead = flagged
+        audit_record(actor=user, action="comment.flag", obj=comment, before=before, after={"flagged_for_lead": flagged})
+    return comment
+
+
+# --- the taxonomy -------------------------------------------------------------------------------
+
+
+def _category_state(category: Category) -> dict[str, Any]:
+    return {
+        "slug": category.slug,
+        "name": category.name,
+        "description": category.description,
+        "active": category.active,
+    }
+
+
+@transaction.atomic
+def category_create(*, actor, slug: str, name: str, description: str = "") -> Category:
+    slug, name = slug.strip(), name.strip()
+    if not slug or not name:
+        raise ReviewError("A category needs a slug and a name.")
+    if Category.objects.filter(slug=slug).exists():
+        raise ReviewError(f"A category with the slug {slug!r} exists already.")
+    category = Category.objects.create(slug=slug, name=name, description=description.strip())
+    audit_record(actor=actor, action="category.create", obj=category, before=None, after=_category_state(category))
+    return category
+
+
+@transaction.atomic
+def category_update(*, actor, category: Category, name: str, description: str, active: bool) -> Category:
+    """Rename, describe or retire a category. The slug never changes: labels already given keep meaning."""
+    name = name.strip()
+    if not name:
+        raise ReviewError("A category needs a name.")
+    before = _category_state(category)
+    category.name, category.description, category.active = name, description.strip(), active
+    category.save(update_fields=["name", "description", "active"])
+    audit_record(actor=actor, action="category.update", obj=category, before=before, after=_category_state(category))
+    return category

@@ -1,0 +1,296 @@
+"""The review workflow: reviews and skips. Claims and leases live in services/claims.py, comments and
+the taxonomy in services/comments.py; their names are exported here as well.
+
+An item's life (every change is written with an AuditEvent through audit_record):
+
+    open --claim--> in_review --k reviews, all agreeing with each other and the judge--> closed
+                               --k reviews, any disagreement-------------------------> awaiting_adjudication
+
+A claim is a 15-minute lease, renewed by the review screen's heartbeat. An expired lease needs no
+sweeper: claim queries treat it as free, so the item is back in the queue the moment it expires.
+While an item has fewer than its k reviews it stays `in_review` and claimable by reviewers who have
+not reviewed or skipped it. Two reviewers claiming at the same moment never get the same item: on
+PostgreSQL the candidate row is locked with SELECT ... FOR UPDATE SKIP LOCKED; elsewhere (SQLite) the
+claim is a conditional UPDATE that must affect one row, retried with the next candidate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from reviewapp.access import language_allowed
+from reviewapp.audit import audit_record
+from reviewapp.judging.services.signature_checks import signatures_after_gold
+from reviewapp.models import Category, GoldLabel, Judge, Review, ReviewItem, ReviewSkip, Verdict
+from reviewapp.quality.selectors.outcomes import outcome_for
+from reviewapp.review.services.comments import (
+    _active_categories,
+    _check_span,
+    category_create,
+    category_update,
+    comment_create,
+    comment_flag,
+)
+from reviewapp.triage.selectors.queue import ACTIVE
+from reviewapp.triage.services.claims import (
+    CLAIM_CANDIDATES,
+    CLAIM_ROUNDS,
+    LEASE,
+    ReviewError,
+    _claim_conditional,
+    _lease_live,
+    _locked,
+    _release,
+    _state,
+    item_claim,
+    lease_renew,
+)
+
+__all__ = [
+    "CLAIM_CANDIDATES",
+    "CLAIM_ROUNDS",
+    "LEASE",
+    "ReviewError",
+    "_claim_conditional",
+    "category_create",
+    "category_update",
+    "comment_create",
+    "comment_flag",
+    "item_claim",
+    "item_skip",
+    "lease_renew",
+    "review_submit",
+]
+
+Status = ReviewItem.Status
+AGREEMENT_VALUES = ("agree", "disagree")
+
+
+# --- reviews ------------------------------------------------------------------------------------
+
+
+def _value(judge: Judge, *, rating: float | None, passed: bool | None, label: str) -> Any:
+    """What a label says, comparable between reviewers and judges: the judge's outcome (selectors.outcomes)."""
+    return outcome_for(judge, rating=rating, passed=passed, label=label).value
+
+
+def _binary_passed(judge: Judge, rating: float | None) -> bool | None:
+    if judge.scale != Judge.Scale.BINARY or rating is None:
+        return None
+    high = judge.scale_max if judge.scale_max is not None else 1
+    return rating >= high
+
+
+def _check_rating(judge: Judge, rating: float | None) -> None:
+    if rating is None:
+        return
+    if judge.scale_min is not None and rating < judge.scale_min:
+        raise ReviewError(f"A {judge.slug} rating is at least {judge.scale_min:g}, not {rating:g}.")
+    if judge.scale_max is not None and rating > judge.scale_max:
+        raise ReviewError(f"A {judge.slug} rating is at most {judge.scale_max:g}, not {rating:g}.")
+
+
+def review_submit(
+    *,
+    item: ReviewItem,
+    user,
+    rating: float | None = None,
+    passed: bool | None = None,
+    label: str = "",
+    categories: Sequence[Category] = (),
+    verdict_agreement: Mapping[int, str] | None = None,
+    comment: str = "",
+    quoted_span: str = "",
+    seconds_spent: int | None = None,
+    now: datetime | None = None,
+    grain: Mapping[str, Any] | None = None,
+) -> Review:
+    """Store `user`'s label on `item`, release their lease, and when the item has its k reviews close
+    it (unanimous, agreeing with the judge: a unanimous gold label is written) or send it to a lead.
+    A reviewer whose item a lead sent back to them revises their label instead (audited before/after);
+    the item is settled once every reviewer asked has revised.
+    A non-empty comment on a turn item is also kept as a Comment with the same categories."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        item = _locked(item, with_turn=True)
+        if item.status not in ACTIVE:
+            raise ReviewError(f"This item is {item.get_status_display().lower()}: it takes no more reviews.")
+        if not language_allowed(user, item.language):
+            raise ReviewError("This item's language is not assigned to you.")
+        if _lease_live(item, now) and item.claimed_by_id != user.pk:
+            raise ReviewError("Another reviewer holds this item; take the next one from the queue.")
+        # The item's few reviews, read once: whether this is a revision, whether others are revising,
+        # and later whether the item has its k reviews.
+        others = list(Review.objects.filter(item=item).order_by("pk"))
+        existing = next((r for r in others if r.reviewer_id == user.pk), None)
+        others = [r for r in others if r.reviewer_id != user.pk]
+        if existing is not None and not existing.revision_requested:
+            raise ReviewError("You have already reviewed this item.")
+        if existing is None and any(r.revision_requested for r in others):
+            raise ReviewError("A lead sent this item back to its reviewers; take the next one from the queue.")
+        judge = item.judge
+        _check_rating(judge, rating)
+        if passed is None:
+            passed = _binary_passed(judge, rating)
+        if rating is None and passed is None and not label.strip():
+            raise ReviewError("Give a rating (or a label) before submitting.")
+        verdicts = _item_verdicts(item)
+        agreement = _check_agreement(verdict_agreement or {}, {v.pk for v in verdicts})
+        categories = _active_categories(categories)
+        turn = item.turn
+        quoted_span = _check_span(turn, quoted_span)
+
+        before = _state(item)
+        fields = {
+            "rating": rating,
+            "passed": passed,
+            "label": label.strip(),
+            "verdict_agreement": {str(k): v for k, v in agreement.items()},
+            "comment": comment.strip(),
+            "quoted_span": quoted_span,
+            "seconds_spent": seconds_spent,
+            "grain": dict(grain or {}),
+        }
+        if existing is not None:
+            revised_from = {"rating": existing.rating, "passed": existing.passed, "label": existing.label}
+            for name, value in fields.items():
+                setattr(existing, name, value)
+            existing.revision_requested = False
+            existing.save()
+            review = existing
+            audit_record(
+                actor=user,
+                action="review.revise",
+                obj=review,
+                before=revised_from,
+                after={"item": item.pk, "rating": rating, "passed": passed, "label": review.label},
+            )
+        else:
+            review = Review.objects.create(item=item, reviewer=user, **fields)
+        if existing is not None:
+            review.categories.set(categories)
+        elif categories:  # a new review has none yet: nothing to read or clear
+            review.categories.add(*categories)
+        if comment.strip() and turn is not None:
+            comment_create(
+                author=user,
+                turn=turn,
+                body=comment,
+                categories=categories,
+                judge=judge,
+                quoted_span=quoted_span,
+            )
+
+        reviews = sorted([*others, review], key=lambda r: r.pk)
+        if item.claimed_by_id == user.pk or not _lease_live(item, now):
+            item.claimed_by, item.lease_expires_at = None, None
+        if len(reviews) >= item.reviews_required and not any(r.revision_requested for r in reviews):
+            item.status = _outcome(item, reviews, verdicts)
+            item.claimed_by, item.lease_expires_at = None, None
+            if item.status == Status.CLOSED:
+                _unanimous_gold(item, reviews)
+        else:
+            item.status = Status.IN_REVIEW
+        item.updated_at = now
+        item.save(update_fields=["status", "claimed_by", "lease_expires_at", "updated_at"])
+        if existing is None:
+            audit_record(
+                actor=user,
+                action="review.submit",
+                obj=review,
+                before=None,
+                after={"item": item.pk, "rating": rating, "passed": passed, "label": review.label},
+            )
+        audit_record(actor=user, action=f"item.{item.status}", obj=item, before=before, after=_state(item))
+        return review
+
+
+def _item_verdicts(item: ReviewItem) -> list[Verdict]:
+    verdicts = Verdict.objects.filter(judge_version__judge=item.judge_id, conversation=item.conversation_id)
+    verdicts = verdicts.filter(turn=item.turn_id) if item.turn_id else verdicts.filter(turn__isnull=True)
+    return list(verdicts.only("pk", "status", "rating", "passed", "label"))
+
+
+def _check_agreement(agreement: Mapping[int, str], verdict_ids: set[int]) -> dict[int, str]:
+    checked = {}
+    for key, value in agreement.items():
+        if int(key) not in verdict_ids:
+            raise ReviewError(f"Verdict {key} is not a verdict on this item.")
+        if value not in AGREEMENT_VALUES:
+            raise ReviewError(f"Say 'agree' or 'disagree' about verdict {key}, not {value!r}.")
+        checked[int(key)] = value
+    return checked
+
+
+def _outcome(item: ReviewItem, reviews: list[Review], verdicts: list[Verdict]) -> str:
+    """Closed when every reviewer gave the same value and none of it contradicts the judge; else a lead
+    adjudicates. Verdicts that are unresolved or failed gave no value, so they cannot be contradicted."""
+    judge = item.judge
+    values = {_value(judge, rating=r.rating, passed=r.passed, label=r.label) for r in reviews}
+    if len(values) != 1:
+        return Status.AWAITING_ADJUDICATION
+    (value,) = values
+    if any("disagree" in r.verdict_agreement.values() for r in reviews):
+        return Status.AWAITING_ADJUDICATION
+    for verdict in verdicts:
+        if verdict.status != Verdict.Status.RESOLVED:
+            continue
+        judged = _value(judge, rating=verdict.rating, passed=verdict.passed, label=verdict.label)
+        if judged is not None and judged != value:
+            return Status.AWAITING_ADJUDICATION
+    return Status.CLOSED
+
+
+def _unanimous_gold(item: ReviewItem, reviews: list[Review]) -> None:
+    first = reviews[0]
+    modes = sorted(set(Category.objects.filter(reviews__in=[r.pk for r in reviews]).values_list("slug", flat=True)))
+    target = {
+        "judge_id": item.judge_id,
+        "conversation_id": item.conversation_id,
+        "turn_id": item.turn_id,
+        "source": GoldLabel.Source.UNANIMOUS,
+    }
+    values = {
+        "rating": first.rating,
+        "passed": first.passed,
+        "label": first.label,
+        "failure_modes": modes,
+        "excluded": False,
+        "metadata": {"review_item": item.pk, "reviews": [r.pk for r in reviews]},
+    }
+    # The item's row lock serialises its closings, and one item per judge and target holds its unanimous
+    # gold: an UPDATE, else an INSERT, needs no savepoint (update_or_create would add four statements).
+    if not GoldLabel.objects.filter(**target).update(**values):
+        GoldLabel.objects.create(**target, **values)
+    signatures_after_gold(judge_id=item.judge_id)
+
+
+def item_skip(*, item: ReviewItem, user, reason: str, now: datetime | None = None) -> ReviewSkip:
+    """Pass on an item with a reason; it is never offered to `user` again and goes back to the queue."""
+    now = now or timezone.now()
+    reason = reason.strip()
+    if not reason:
+        raise ReviewError("Say why you skip this item: leads read the reasons.")
+    with transaction.atomic():
+        item = _locked(item)
+        if item.status not in ACTIVE:
+            raise ReviewError(f"This item is {item.get_status_display().lower()}: there is nothing to skip.")
+        mine = Review.objects.filter(item=item, reviewer=user).first()
+        if mine is not None and mine.revision_requested:
+            raise ReviewError("A lead asked you to look again: submit your label (the same one if you keep it).")
+        if mine is not None:
+            raise ReviewError("You have already reviewed this item.")
+        try:
+            with transaction.atomic():
+                skip = ReviewSkip.objects.create(item=item, reviewer=user, reason=reason)
+        except IntegrityError:
+            raise ReviewError("You have already skipped this item.") from None
+        audit_record(actor=user, action="item.skip", obj=skip, before=None, after={"item": item.pk, "reason": reason})
+        if item.claimed_by_id == user.pk:
+            _release(item=item, actor=user, action="item.release", now=now)
+        return skip

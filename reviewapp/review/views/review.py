@@ -1,0 +1,144 @@
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from reviewapp import access
+from reviewapp.models import Category, ReviewItem
+from reviewapp.rendering import render_page
+from reviewapp.review.selectors import verdict_shapes
+from reviewapp.review.services import review_grain, reviews
+from reviewapp.triage.selectors import queue as queue_selectors
+from reviewapp.triage.views.queue import next_item_redirect, remembered_filters
+
+TEMPLATE = "review/item.html"
+
+
+def item_or_404(request, item_id: int) -> ReviewItem:
+    try:
+        item = queue_selectors.item_for_review(item_id=item_id)
+    except ReviewItem.DoesNotExist:
+        raise Http404("No such review item.") from None
+    return access.item_for_reviewer(request.user, item)
+
+
+class ReviewForm(forms.Form):
+    """A reviewer's label. Verdict agreement arrives as verdict_<id> = agree | disagree."""
+
+    rating = forms.FloatField(required=False)
+    label = forms.CharField(required=False, max_length=100)
+    categories = forms.ModelMultipleChoiceField(queryset=Category.objects.filter(active=True), required=False)
+    comment = forms.CharField(required=False, widget=forms.Textarea, max_length=10_000)
+    quoted_span = forms.CharField(required=False, max_length=2_000)
+    seconds_spent = forms.IntegerField(required=False, min_value=0, max_value=86_400)
+
+    def agreement(self) -> dict[int, str]:
+        return {
+            int(key.removeprefix("verdict_")): value
+            for key, value in self.data.items()
+            if key.startswith("verdict_") and key.removeprefix("verdict_").isdigit() and value
+        }
+
+
+def render_screen(request, item: ReviewItem, *, form=None, error: str = "", fragment: str = "", status: int = 200):
+    screen = queue_selectors.review_screen(item=item, user=request.user)
+    context = {
+        "screen": screen,
+        "item": item,
+        "form": form,
+        "error": error,
+        # A reviewer labels once, or again when a lead sent the item back to them to revise.
+        "can_label": screen.held_by_me
+        and (screen.my_review is None or screen.my_review.revision_requested)
+        and item.status in queue_selectors.ACTIVE,
+        "grain": verdict_shapes.review_grain(judge=item.judge),
+    }
+    return render_page(request, TEMPLATE, fragment, context, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+@login_required
+def review_item(request, item_id: int):
+    """The turn review screen (GET); POST submits the label and moves on to the next item."""
+    item = item_or_404(request, item_id)
+    if request.method == "GET":
+        return render_screen(request, item)
+    form = ReviewForm(request.POST)
+    if not form.is_valid():
+        return render_screen(request, item, form=form, error="Check the form: some values are not valid.", status=400)
+    data = form.cleaned_data
+    try:
+        grain = review_grain.grain_from_form(grain=verdict_shapes.review_grain(judge=item.judge), data=request.POST)
+    except review_grain.GrainError as exc:
+        return render_screen(request, item, form=form, error=f"Check the form: {exc}", status=400)
+    try:
+        reviews.review_submit(
+            item=item,
+            user=request.user,
+            rating=data["rating"],
+            label=data["label"],
+            categories=list(data["categories"]),
+            verdict_agreement=form.agreement(),
+            comment=data["comment"],
+            quoted_span=data["quoted_span"],
+            seconds_spent=data["seconds_spent"],
+            grain=grain,
+        )
+    except reviews.ReviewError as exc:
+        return render_screen(request, item, form=form, error=str(exc), status=409)
+    if access.item_is_blind(item):
+        # Blind review: now that the label is in, show what the judges and the other reviewers said.
+        return redirect("review_item", item_id=item.pk)
+    return next_item_redirect(request, remembered_filters(request))
+
+
+@require_POST
+@login_required
+def review_claim(request, item_id: int):
+    """Claim this very item (from the queue list); when it is taken, the next one instead."""
+    item = item_or_404(request, item_id)
+    claimed = reviews.item_claim(user=request.user, item=item)
+    if claimed is None:
+        return next_item_redirect(request, remembered_filters(request))
+    return redirect("review_item", item_id=claimed.pk)
+
+
+@require_POST
+@login_required
+def review_next(request):
+    return next_item_redirect(request, remembered_filters(request))
+
+
+@require_POST
+@login_required
+def review_skip(request, item_id: int):
+    item = item_or_404(request, item_id)
+    try:
+        reviews.item_skip(item=item, user=request.user, reason=request.POST.get("reason", ""))
+    except reviews.ReviewError as exc:
+        return render_screen(request, item, error=str(exc), status=409)
+    return next_item_redirect(request, remembered_filters(request))
+
+
+@require_POST
+@login_required
+def review_heartbeat(request, item_id: int):
+    """htmx heartbeat from the open review screen: renew the lease and say how long it runs."""
+    item = item_or_404(request, item_id)
+    lost = False
+    try:
+        reviews.lease_renew(item=item, user=request.user)
+    except reviews.ReviewError:
+        lost = True
+    context = {"item": item, "lost": lost, "now": timezone.now()}
+    return render(request, f"{TEMPLATE}#lease", context)
+
+
+@require_GET
+@login_required
+def review_verdicts(request, item_id: int):
+    """The verdicts panel alone (htmx); hidden in blind mode until this reviewer has submitted."""
+    item = item_or_404(request, item_id)
+    return render_screen(request, item, fragment="verdicts")

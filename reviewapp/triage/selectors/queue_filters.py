@@ -1,0 +1,117 @@
+"""The queue's shared vocabulary: which statuses are active, the filters a queue is read with, and the
+languages a user may review. A reviewer sees only items in their languages (access.language_q), on
+every read of the queue, the claims and the review screen."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Q, QuerySet
+
+from reviewapp.access import language_allowed, sees_all_languages
+from reviewapp.models import Conversation, ReviewItem
+from reviewapp.triage.forms.queue import QueueFilterForm
+
+Status = ReviewItem.Status
+Reason = ReviewItem.Reason
+# Items a reviewer can still label: nobody has given it its k reviews yet.
+ACTIVE = (Status.OPEN, Status.IN_REVIEW)
+QUEUE_PAGE_SIZE = 50
+STATUS_CHOICES = [("", "To review"), *Status.choices]
+
+
+@dataclass(frozen=True)
+class QueueFilters:
+    """What the queue shows; empty values mean "any". `status` empty means open or in review."""
+
+    language: str = ""
+    judge: str = ""
+    reason: str = ""
+    dataset: int | None = None
+    status: str = ""
+
+    @classmethod
+    def from_query(cls, params) -> QueueFilters:
+        """Parsed by `QueueFilterForm` (query strings and the session alike); junk is dropped."""
+        return cls.from_form(QueueFilterForm.from_params(params))
+
+    @classmethod
+    def from_form(cls, form: QueueFilterForm) -> QueueFilters:
+        return cls(
+            language=form.value("language") or "",
+            judge=form.value("judge") or "",
+            reason=form.value("reason") or "",
+            dataset=form.value("dataset"),
+            status=form.value("status") or "",
+        )
+
+    def q(self, *, with_reason: bool = True) -> Q:
+        q = Q(status=self.status) if self.status else Q(status__in=ACTIVE)
+        if self.language:
+            q &= Q(language__iexact=self.language)
+        if self.judge:
+            q &= Q(judge__slug=self.judge)
+        if self.dataset:
+            q &= Q(dataset_id=self.dataset)
+        if self.reason and with_reason:
+            q &= reason_q(self.reason)
+        return q
+
+    def as_query(self) -> dict[str, Any]:
+        return {
+            key: value
+            for key, value in (
+                ("language", self.language),
+                ("judge", self.judge),
+                ("reason", self.reason),
+                ("dataset", self.dataset or ""),
+                ("status", self.status),
+            )
+            if value
+        }
+
+
+def reason_q(reason: str) -> Q:
+    # `reasons` is a JSON list of reason codes; the quoted code matches one whole element on any database.
+    return Q(reasons__icontains=f'"{reason}"')
+
+
+# A loose index scan: one short probe of conversation_lang_dataset per distinct language, so finding the
+# few languages costs the same with a hundred conversations or a million. Plain SQL that SQLite runs too.
+_LANGUAGE_WALK = """
+WITH RECURSIVE walk(language) AS (
+    SELECT MIN(language) FROM {table}
+    UNION ALL
+    SELECT (SELECT MIN(c.language) FROM {table} c WHERE c.language > walk.language)
+    FROM walk WHERE walk.language IS NOT NULL
+)
+SELECT language FROM walk WHERE language IS NOT NULL
+"""
+
+
+def review_languages(*, user) -> list[str]:
+    """The exact language codes `user` may review, sorted: one small query.
+
+    An item copies its conversation's language, so these are the distinct conversation languages that
+    access allows (`access.language_allowed`, the same rule as `access.language_q`). Filtering items with
+    `language IN (...)` then walks the queue indexes (item_active_queue, item_queue), which lead with the
+    language, instead of upper-casing every row the way a case-insensitive prefix match must.
+    """
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(_LANGUAGE_WALK.format(table=connection.ops.quote_name(Conversation._meta.db_table)))
+        codes = [row[0] for row in cursor.fetchall()]
+    return sorted((code for code in codes if language_allowed(user, code)), key=lambda code: (code.lower(), code))
+
+
+def item_language_q(user, languages: list[str] | None = None) -> Q:
+    """`access.language_q` for review items, in a form the queue indexes can use."""
+    if sees_all_languages(user):
+        return Q()
+    return Q(language__in=review_languages(user=user) if languages is None else languages)
+
+
+def visible_items(*, user) -> QuerySet[ReviewItem]:
+    return ReviewItem.objects.filter(item_language_q(user))

@@ -1,0 +1,217 @@
+"""Claiming review items under a lease, renewing and giving back leases.
+
+A claim is a 15-minute lease, renewed by the review screen's heartbeat. An expired lease needs no
+sweeper: claim queries treat it as free, so the item is back in the queue the moment it expires.
+While an item has fewer than its k reviews it stays `in_review` and claimable by reviewers who have
+not reviewed or skipped it. Two reviewers claiming at the same moment never get the same item: on
+PostgreSQL the candidate row is locked with SELECT ... FOR UPDATE SKIP LOCKED; elsewhere (SQLite) the
+claim is a conditional UPDATE that must affect one row, retried with the next candidate.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from reviewapp.audit import audit_record
+from reviewapp.models import Review, ReviewItem
+from reviewapp.triage.selectors.queue import (
+    ACTIVE,
+    QueueFilters,
+    claim_candidate_ids,
+    claim_candidates,
+    held_item,
+    review_languages,
+)
+from scoring.errors import TribunalError
+
+LEASE = timedelta(minutes=15)
+CLAIM_CANDIDATES = 10
+CLAIM_ROUNDS = 5
+Status = ReviewItem.Status
+
+
+class ReviewError(TribunalError):
+    """An invalid review action: the message says what to do instead."""
+
+
+def _state(item: ReviewItem) -> dict[str, Any]:
+    return {
+        "status": item.status,
+        "claimed_by": item.claimed_by_id,
+        "lease_expires_at": item.lease_expires_at.isoformat() if item.lease_expires_at else None,
+    }
+
+
+def _lease_live(item: ReviewItem, now: datetime) -> bool:
+    return bool(item.claimed_by_id and item.lease_expires_at and item.lease_expires_at >= now)
+
+
+def _locked(item: ReviewItem, *, with_turn: bool = False) -> ReviewItem:
+    """The item re-read under a row lock (PostgreSQL; SQLite serialises writers anyway), with its judge
+    and dataset (and turn when asked) in the same statement. `of=("self",)`: only the item is locked."""
+    related = ("judge", "dataset", "turn") if with_turn else ("judge", "dataset")
+    locked = ReviewItem.objects.select_for_update(of=("self",)).select_related(*related)
+    return locked.get(pk=item.pk)
+
+
+# --- claims -------------------------------------------------------------------------------------
+
+
+def item_claim(
+    *, user, filters: QueueFilters | None = None, item: ReviewItem | None = None, now: datetime | None = None
+) -> ReviewItem | None:
+    """Give `user` an item under a fresh lease: the one they already hold, else `item` if given and
+    claimable, else the highest-priority claimable item matching `filters`. None when nothing is left."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        languages = review_languages(user=user)
+        held = held_item(user=user, now=now, languages=languages)
+        if held is not None and (item is None or held.pk == item.pk):
+            ReviewItem.objects.filter(pk=held.pk).update(lease_expires_at=now + LEASE, updated_at=now)
+            held.lease_expires_at = now + LEASE
+            return held
+        skip_locked = connection.features.has_select_for_update_skip_locked
+        if skip_locked and item is None:
+            claimed = _claim_skip_locked(
+                user=user,
+                now=now,
+                read_ids=lambda: claim_candidate_ids(
+                    user=user, filters=filters, now=now, limit=CLAIM_CANDIDATES, languages=languages
+                ),
+            )
+        else:
+            candidates = claim_candidates(user=user, filters=filters, now=now, languages=languages)
+            if item is not None:
+                candidates = candidates.filter(pk=item.pk)
+            claimed = (
+                _claim_skip_locked(user=user, now=now, read_ids=lambda: _first_ids(candidates))
+                if skip_locked
+                else _claim_conditional(user=user, candidates=candidates, now=now)
+            )
+        if claimed is None:
+            return None
+        before, claimed = claimed
+        if held is not None:
+            # One lease per reviewer: opening another item gives the held one back to the queue.
+            _release(item=held, actor=user, action="item.release", now=now)
+        audit_record(actor=user, action="item.claim", obj=claimed, before=before, after=_state(claimed))
+        return claimed
+
+
+def _first_ids(candidates) -> list[int]:
+    return list(candidates.values_list("pk", flat=True)[:CLAIM_CANDIDATES])
+
+
+def _claim_skip_locked(*, user, now: datetime, read_ids: Callable[[], list[int]]) -> tuple[dict, ReviewItem] | None:
+    """Read the first few candidates without locks (`read_ids`: bounded index walks), then lock the
+    first of them still free with FOR UPDATE SKIP LOCKED and take it, in one statement (`_take`):
+    locking the whole ordered set would sort it all first."""
+    for attempt in range(CLAIM_ROUNDS):
+        ids = read_ids()
+        if not ids:
+            return None
+        taken = _take(ids=ids, user=user, now=now)
+        if taken is not None:
+            return taken
+        # Every candidate locked or just taken: others are claiming right now; read the list again.
+        time.sleep(0.02 * (attempt + 1))
+    return None
+
+
+_FIELDS = ReviewItem._meta.concrete_fields
+_TAKE = """
+WITH picked AS (
+    SELECT id, status, claimed_by_id, lease_expires_at FROM {items}
+    WHERE id = ANY(%s) AND status IN (%s, %s) AND (claimed_by_id IS NULL OR lease_expires_at < %s)
+    ORDER BY priority DESC, id LIMIT 1
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {items} AS item SET claimed_by_id = %s, lease_expires_at = %s, status = %s, updated_at = %s
+FROM picked WHERE item.id = picked.id
+RETURNING picked.status, picked.claimed_by_id, picked.lease_expires_at, {columns}
+"""
+
+
+def _take(*, ids: list[int], user, now: datetime) -> tuple[dict, ReviewItem] | None:
+    """PostgreSQL: lock the first free item of `ids` (skipping rows others hold locked) and claim it
+    for `user` in one UPDATE ... RETURNING, which also hands back its state before the claim."""
+    quote = connection.ops.quote_name
+    sql = _TAKE.format(
+        items=quote(ReviewItem._meta.db_table), columns=", ".join(f"item.{quote(f.column)}" for f in _FIELDS)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [ids, *ACTIVE, now, user.pk, now + LEASE, Status.IN_REVIEW, now])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    status, claimed_by, lease, *values = row
+    values = [
+        field.from_db_value(value, None, connection) if hasattr(field, "from_db_value") else value
+        for field, value in zip(_FIELDS, values, strict=True)
+    ]
+    item = ReviewItem.from_db(connection.alias, [f.attname for f in _FIELDS], values)
+    item.claimed_by = user
+    before = {
+        "status": status,
+        "claimed_by": claimed_by,
+        "lease_expires_at": lease.isoformat() if lease else None,
+    }
+    return before, item
+
+
+def _claim_conditional(*, user, candidates, now: datetime) -> tuple[dict, ReviewItem] | None:
+    """Claim the first candidate still free with a conditional UPDATE that must affect one row. The
+    candidates are read whole (with judge and dataset), so the winner needs no second read."""
+    free = Q(status__in=ACTIVE) & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
+    for _ in range(CLAIM_ROUNDS):
+        rows = list(candidates.select_related("judge", "dataset")[:CLAIM_CANDIDATES])
+        if not rows:
+            return None
+        for item in rows:
+            won = (
+                ReviewItem.objects.filter(free, pk=item.pk).update(
+                    claimed_by=user, lease_expires_at=now + LEASE, status=Status.IN_REVIEW, updated_at=now
+                )
+                == 1
+            )
+            if won:
+                before = _state(item)
+                item.claimed_by, item.lease_expires_at, item.status, item.updated_at = (
+                    user,
+                    now + LEASE,
+                    Status.IN_REVIEW,
+                    now,
+                )
+                return before, item
+    return None
+
+
+def lease_renew(*, item: ReviewItem, user, now: datetime | None = None) -> datetime:
+    """Extend `user`'s lease on `item` (the review screen's heartbeat). Heartbeats are not audited:
+    they change no state anyone decides on, and a day of them would bury the real events."""
+    now = now or timezone.now()
+    expires = now + LEASE
+    renewed = ReviewItem.objects.filter(pk=item.pk, claimed_by=user, status__in=ACTIVE).update(
+        lease_expires_at=expires, updated_at=now
+    )
+    if not renewed:
+        raise ReviewError("You no longer hold this item: its lease ended and it went back to the queue.")
+    item.lease_expires_at = expires
+    return expires
+
+
+def _release(*, item: ReviewItem, actor, action: str, now: datetime) -> None:
+    before = _state(item)
+    has_reviews = Review.objects.filter(item=item).exists()
+    item.claimed_by, item.lease_expires_at, item.updated_at = None, None, now
+    if item.status == Status.IN_REVIEW and not has_reviews:
+        item.status = Status.OPEN
+    item.save(update_fields=["claimed_by", "lease_expires_at", "status", "updated_at"])
+    audit_record(actor=actor, action=action, obj=item, before=before, after=_state(item))

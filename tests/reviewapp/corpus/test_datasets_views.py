@@ -1,0 +1,170 @@
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from reviewapp.models import Conversation, Role, Turn
+from tests.factories import HTMX, dataset_of_languages, import_sweep, label_turn
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def corpus():
+    mixed = dataset_of_languages("mixed-run", ["fr", "fr-CA", "ja", "ja", "de"], turns_per_conversation=3)
+    only_ja = dataset_of_languages("japanese-run", ["ja", "ja"])
+    turn = Turn.objects.filter(conversation__dataset=mixed, conversation__language="fr").first()
+    label_turn(turn, rating=3, verdict_rating=2, sweep=import_sweep(mixed))
+    ja_turn = Turn.objects.filter(conversation__dataset=mixed, conversation__language="ja").first()
+    label_turn(ja_turn, rating=1, verdict_rating=1, sweep=import_sweep(mixed))
+    return {"mixed": mixed, "only_ja": only_ja}
+
+
+def row_counts(response, name):
+    return next(row for row in response.context["datasets"] if row.name == name)
+
+
+def test_anonymous_is_sent_to_login(client, corpus):
+    for url in (reverse("dataset_list"), reverse("dataset_detail", args=[corpus["mixed"].pk])):
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response.url.startswith(reverse("login"))
+
+
+def test_home_sends_reviewers_to_their_queue_and_leads_to_the_datasets(client, make_user):
+    client.force_login(make_user("ana", languages=["fr"]))
+    response = client.get(reverse("home"))
+    assert response.status_code == 302
+    assert response.url == reverse("queue_index")
+    client.force_login(make_user("lea", role=Role.LEAD))
+    assert client.get(reverse("home")).url == reverse("dataset_list")
+
+
+def test_lead_sees_every_dataset_with_full_counts(client, make_user, corpus):
+    client.force_login(make_user("lea", role=Role.LEAD))
+    response = client.get(reverse("dataset_list"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<html" in html and 'id="dataset-results"' in html
+    mixed = row_counts(response, "mixed-run")
+    assert (mixed.conversation_count, mixed.turn_count, mixed.gold_count, mixed.verdict_count) == (5, 15, 2, 2)
+    assert mixed.languages == ["de", "fr", "fr-CA", "ja"]
+    assert row_counts(response, "japanese-run").conversation_count == 2
+
+
+def test_reviewer_counts_only_their_languages_and_misses_datasets_without_them(client, make_user, corpus):
+    client.force_login(make_user("ana", languages=["fr"]))
+    response = client.get(reverse("dataset_list"))
+    names = [row.name for row in response.context["datasets"]]
+    assert names == ["mixed-run"]
+    mixed = row_counts(response, "mixed-run")
+    # "fr" covers fr and fr-CA; the ja and de conversations are neither counted nor listed.
+    assert (mixed.conversation_count, mixed.turn_count, mixed.gold_count, mixed.verdict_count) == (2, 6, 1, 1)
+    assert mixed.languages == ["fr", "fr-CA"]
+    assert response.context["languages"] == ["fr", "fr-CA"]
+    assert "japanese-run" not in response.content.decode()
+
+
+def test_htmx_request_gets_only_the_rows_fragment(client, make_user, corpus):
+    client.force_login(make_user("lea", role=Role.LEAD))
+    response = client.get(reverse("dataset_list"), {"q": "japan"}, **HTMX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in html and "<nav" not in html
+    assert html.lstrip().startswith('<section id="dataset-results"')
+    assert "japanese-run" in html and "mixed-run" not in html
+    assert "HX-Request" in response["Vary"]
+
+
+def test_history_restore_gets_the_full_page(client, make_user, corpus):
+    client.force_login(make_user("lea", role=Role.LEAD))
+    response = client.get(reverse("dataset_list"), **HTMX, HTTP_HX_HISTORY_RESTORE_REQUEST="true")
+    assert "<html" in response.content.decode()
+
+
+def test_language_filter_limits_counts_and_hides_datasets_without_it(client, make_user, corpus):
+    client.force_login(make_user("lea", role=Role.LEAD))
+    response = client.get(reverse("dataset_list"), {"language": "de"})
+    rows = response.context["datasets"]
+    assert [row.name for row in rows] == ["mixed-run"]
+    assert (rows[0].conversation_count, rows[0].turn_count, rows[0].languages) == (1, 3, ["de"])
+
+
+def test_search_and_filter_links_keep_their_href(client, make_user, corpus):
+    client.force_login(make_user("lea", role=Role.LEAD))
+    html = client.get(reverse("dataset_list")).content.decode()
+    assert f'hx-get="{reverse("dataset_list")}"' in html
+    assert f'action="{reverse("dataset_list")}"' in html
+    assert f'href="{reverse("dataset_detail", args=[corpus["mixed"].pk])}"' in html
+
+
+def test_dataset_list_runs_a_fixed_number_of_queries(client, make_user, django_assert_max_num_queries):
+    client.force_login(make_user("ana", languages=["fr", "de"]))
+    counts = []
+    for size in (5, 50):
+        for index in range(len(counts) * 5, size):
+            dataset_of_languages(f"run-{index:03d}", ["fr", "de", "ja"])
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(reverse("dataset_list"))
+        assert len(response.context["datasets"]) == size
+        counts.append(len(captured))
+    assert counts[0] == counts[1]
+    with django_assert_max_num_queries(counts[0]):
+        client.get(reverse("dataset_list"))
+
+
+def test_dataset_detail_full_page_and_fragment(client, make_user, corpus):
+    client.force_login(make_user("ana", languages=["fr"]))
+    url = reverse("dataset_detail", args=[corpus["mixed"].pk])
+    full = client.get(url)
+    assert full.status_code == 200
+    assert "<html" in full.content.decode()
+    assert [c.language for c in full.context["page"].object_list] == ["fr", "fr-CA"]
+    assert full.context["page"].object_list[0].turn_count == 3
+    fragment = client.get(url, {"language": "fr-CA"}, **HTMX)
+    html = fragment.content.decode()
+    assert "<html" not in html and html.lstrip().startswith('<section id="conversation-results"')
+    assert "mixed-run-1" in html and "mixed-run-0" not in html
+
+
+def test_dataset_detail_forbidden_for_reviewer_without_its_languages(client, make_user, corpus):
+    client.force_login(make_user("ana", languages=["fr", "de"]))
+    response = client.get(reverse("dataset_detail", args=[corpus["only_ja"].pk]))
+    assert response.status_code == 403
+    assert "You cannot open this page" in response.content.decode()
+    assert client.get(reverse("dataset_detail", args=[corpus["only_ja"].pk]), **HTMX).status_code == 403
+
+
+def test_dataset_detail_404(client, make_user):
+    client.force_login(make_user("lea", role=Role.LEAD))
+    response = client.get(reverse("dataset_detail", args=[9999]))
+    assert response.status_code == 404
+    assert "Nothing here" in response.content.decode()
+
+
+def test_dataset_detail_paginates_fifty_a_page_with_htmx_links(client, make_user):
+    dataset = dataset_of_languages("big", ["ko"] * 60, turns_per_conversation=1)
+    client.force_login(make_user("lea", role=Role.LEAD))
+    url = reverse("dataset_detail", args=[dataset.pk])
+    first = client.get(url)
+    assert len(first.context["page"].object_list) == 50
+    html = first.content.decode()
+    assert 'href="?page=2"' in html and 'hx-get="?page=2"' in html
+    second = client.get(url, {"page": 2}, **HTMX)
+    assert len(second.context["page"].object_list) == 10
+    assert "Page 2 of 2" in second.content.decode()
+
+
+def test_dataset_detail_runs_a_fixed_number_of_queries(client, make_user):
+    dataset = dataset_of_languages("grow", [], turns_per_conversation=0)
+    client.force_login(make_user("lea", role=Role.LEAD))
+    counts = []
+    for size in (5, 50):
+        for index in range(Conversation.objects.filter(dataset=dataset).count(), size):
+            conversation = Conversation.objects.create(dataset=dataset, external_id=f"c{index}", language="it")
+            Turn.objects.create(conversation=conversation, position=0, role="user", text="ciao")
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(reverse("dataset_detail", args=[dataset.pk]))
+        assert len(response.context["page"].object_list) == size
+        counts.append(len(captured))
+    assert counts[0] == counts[1]
