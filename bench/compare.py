@@ -179,7 +179,7 @@ EXPORT = r"""
 import json, time, django
 django.setup()
 from reviewapp.models import Judge
-from reviewapp.services import exports
+from reviewapp.exports.services import exports
 started = time.perf_counter()
 snapshot = exports.snapshot_create(judge=Judge.objects.get(slug="task_completion"), fmt="jsonl", name="bench", build=False)
 snapshot = exports.snapshot_write(snapshot_id=snapshot.pk)
