@@ -31,41 +31,18 @@ from reviewapp.quality.selectors.outcomes import outcome_for
 from reviewapp.review.services.comments import (
     _active_categories,
     _check_span,
-    category_create,
-    category_update,
     comment_create,
-    comment_flag,
 )
-from reviewapp.triage.selectors.queue import ACTIVE
+from reviewapp.triage.selectors.queue_filters import ACTIVE
 from reviewapp.triage.services.claims import (
-    CLAIM_CANDIDATES,
-    CLAIM_ROUNDS,
-    LEASE,
     ReviewError,
-    _claim_conditional,
     _lease_live,
     _locked,
     _release,
     _state,
-    item_claim,
-    lease_renew,
 )
 
-__all__ = [
-    "CLAIM_CANDIDATES",
-    "CLAIM_ROUNDS",
-    "LEASE",
-    "ReviewError",
-    "_claim_conditional",
-    "category_create",
-    "category_update",
-    "comment_create",
-    "comment_flag",
-    "item_claim",
-    "item_skip",
-    "lease_renew",
-    "review_submit",
-]
+__all__ = ["item_skip", "review_submit"]
 
 Status = ReviewItem.Status
 AGREEMENT_VALUES = ("agree", "disagree")
