@@ -228,7 +228,7 @@ def reset_claim(user) -> None:
     from django.utils import timezone
 
     from reviewapp.review.services import reviews
-    from reviewapp.triage.selectors.queue import held_item
+    from reviewapp.triage.selectors.claims import held_item
 
     held = held_item(user=user, now=timezone.now())
     if held is not None:

@@ -49,7 +49,8 @@ from reviewapp.models import (
     Turn,
     Verdict,
 )
-from reviewapp.review.services.reviews import category_create, category_update, review_submit
+from reviewapp.review.services.comments import category_create, category_update
+from reviewapp.review.services.reviews import review_submit
 from reviewapp.triage.services.queue_items import dataset_triage
 from reviewapp.triage.services.triage import review_items_merge
 

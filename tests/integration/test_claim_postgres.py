@@ -13,6 +13,7 @@ from django.db import connection, connections
 
 from reviewapp.models import AuditEvent, Conversation, Dataset, Judge, Profile, ReviewItem, Role, Turn
 from reviewapp.review.services import reviews
+from reviewapp.triage.services import claims as claims_services
 
 pytestmark = pytest.mark.django_db(transaction=True)
 REVIEWERS = 8
@@ -64,7 +65,7 @@ def test_simultaneous_claims_never_give_one_item_to_two_reviewers():
             start.wait()
             deadline = time.monotonic() + 90
             while len(claims[user.pk]) < ITEMS and time.monotonic() < deadline:
-                item = reviews.item_claim(user=user)
+                item = claims_services.item_claim(user=user)
                 if item is None:  # what is left is held by others for now
                     time.sleep(0.01)
                     continue
@@ -104,7 +105,7 @@ def test_first_claims_at_the_same_instant_are_all_different():
     def work(user) -> None:
         try:
             start.wait()
-            got[user.pk] = reviews.item_claim(user=user).pk
+            got[user.pk] = claims_services.item_claim(user=user).pk
         finally:
             connections.close_all()
 
@@ -161,15 +162,9 @@ def test_queue_reads_walk_indexes_not_the_table_at_100k_items():
     (QueueCount) without touching the items at all; none of them scans the items table."""
     from django.utils import timezone
 
-    from reviewapp.triage.selectors.queue import (
-        ACTIVE,
-        QueueFilters,
-        claim_candidates,
-        count_rows,
-        review_languages,
-        top_items,
-        walked,
-    )
+    from reviewapp.triage.selectors.claims import claim_candidates, walked
+    from reviewapp.triage.selectors.queue import count_rows, top_items
+    from reviewapp.triage.selectors.queue_filters import ACTIVE, QueueFilters, review_languages
 
     queue_at_scale(SCALE)
     assert ReviewItem.objects.count() == SCALE

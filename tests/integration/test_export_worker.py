@@ -6,7 +6,8 @@ import json
 import pandas as pd
 from django.db import connection
 
-from reviewapp.exports.services.exports import COLUMN_NAMES, snapshot_create
+from reviewapp.exports.services.export_writers import COLUMN_NAMES
+from reviewapp.exports.services.exports import snapshot_create
 from reviewapp.exports.tasks.exports import snapshot_build_queue
 from reviewapp.models import Conversation, Dataset, ExportSnapshot, GoldLabel, Judge, Turn
 

@@ -162,7 +162,7 @@ def item_send_back(*, item: ReviewItem, lead, note: str, to: str = "original") -
     (the item is theirs alone until they have). `to="any"`: one more review, from any reviewer of the
     language who has neither reviewed nor skipped it. Refused when nobody could take it, so an item
     never waits for no one. Reviews already given stay."""
-    from reviewapp.triage.selectors.queue import item_takers
+    from reviewapp.triage.selectors.progress import item_takers
 
     _check_lead(lead)
     item = ReviewItem.objects.select_for_update().get(pk=item.pk)

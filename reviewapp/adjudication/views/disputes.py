@@ -13,7 +13,7 @@ from reviewapp.adjudication.selectors import disputes as selectors
 from reviewapp.adjudication.services import adjudication as service
 from reviewapp.models import ReviewItem
 from reviewapp.rendering import render_page
-from reviewapp.triage.selectors import queue as queue_selectors
+from reviewapp.triage.selectors import progress
 
 # Leads and admins only: these pages decide gold and show every reviewer's work.
 check_lead = access.check_lead
@@ -63,7 +63,7 @@ def _detail_context(item: ReviewItem, decision: DecisionForm | None = None, send
         "can_decide": item.status == ReviewItem.Status.AWAITING_ADJUDICATION
         or (item.status == ReviewItem.Status.CLOSED and detail.adjudication is not None),
         "can_send_back": item.status == ReviewItem.Status.AWAITING_ADJUDICATION,
-        "takers": queue_selectors.item_takers(items=[item])[item.pk],
+        "takers": progress.item_takers(items=[item])[item.pk],
     }
 
 

@@ -3,7 +3,7 @@
 from django import forms
 
 from reviewapp.corpus.forms.languages import LanguagesField
-from reviewapp.exports.selectors import exports as export_selectors
+from reviewapp.exports.selectors import export_filters
 from reviewapp.models import Dataset, Judge
 
 FORMAT_CHOICES = [
@@ -31,8 +31,8 @@ class ExportForm(forms.Form):
         help_text="None ticked: every dataset.",
     )
     gold_sources = forms.MultipleChoiceField(
-        choices=[(s.value, s.label) for s in export_selectors.SOURCE_PRIORITY],
-        initial=list(export_selectors.SOURCE_PRIORITY),
+        choices=[(s.value, s.label) for s in export_filters.SOURCE_PRIORITY],
+        initial=list(export_filters.SOURCE_PRIORITY),
         widget=forms.CheckboxSelectMultiple,
         help_text="Per target the best source wins: adjudicated, then unanimous, then imported.",
     )

@@ -12,36 +12,9 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 
 from reviewapp.access import is_lead
-from reviewapp.exports.selectors.export_filters import (
-    CHUNK_SIZE,
-    CONTEXT_TURNS,
-    SOURCE_PRIORITY,
-    ExportFilters,
-    export_target_count,
-    gold_labels_for,
-    pseudonym,
-)
-from reviewapp.exports.selectors.export_flat import flat_rows
-from reviewapp.exports.selectors.export_rows import ExportConversation, ExportGold, ExportRow, ExportTurn, export_rows
 from reviewapp.models import ExportSnapshot
 
-__all__ = [
-    "CHUNK_SIZE",
-    "CONTEXT_TURNS",
-    "SOURCE_PRIORITY",
-    "ExportConversation",
-    "ExportFilters",
-    "ExportGold",
-    "ExportRow",
-    "ExportTurn",
-    "check_snapshot",
-    "export_rows",
-    "export_target_count",
-    "flat_rows",
-    "gold_labels_for",
-    "pseudonym",
-    "snapshots_visible",
-]
+__all__ = ["check_snapshot", "snapshots_visible"]
 
 
 def check_snapshot(user, snapshot: ExportSnapshot | None = None) -> ExportSnapshot | None:

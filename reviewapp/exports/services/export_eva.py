@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from reviewapp.corpus.importers.eva_validation import ORDER_KEY, RAW_KEY, SHAPE_KEY, reorder
-from reviewapp.exports.selectors.exports import ExportRow
+from reviewapp.exports.selectors.export_rows import ExportRow
 from reviewapp.exports.services.export_writers import NonFinite, json_bytes
 from reviewapp.models import GoldLabel, Judge
 

@@ -31,22 +31,21 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from reviewapp.audit import audit_record
-from reviewapp.exports.selectors import exports as export_selectors
-from reviewapp.exports.selectors.exports import ExportFilters, ExportRow
+from reviewapp.exports.selectors import export_filters
+from reviewapp.exports.selectors import export_flat as export_flat_selectors
+from reviewapp.exports.selectors import export_rows as export_rows_selectors
+from reviewapp.exports.selectors.export_filters import ExportFilters
+from reviewapp.exports.selectors.export_rows import ExportRow
 from reviewapp.exports.services.export_eva import EvaWriter
-from reviewapp.exports.services.export_writers import COLUMN_NAMES, COLUMNS, PARQUET_ROW_GROUP, NonFinite, flat_writer
+from reviewapp.exports.services.export_writers import COLUMN_NAMES, flat_writer
 from reviewapp.models import ExportSnapshot, Judge, JudgeVersion
 from reviewapp.quality.selectors.outcomes import outcome_for
 from reviewapp.versioning import code_version
 from scoring.errors import TribunalError
 
 __all__ = [
-    "COLUMNS",
-    "COLUMN_NAMES",
     "FORMATS",
-    "PARQUET_ROW_GROUP",
     "ExportError",
-    "NonFinite",
     "datasheet_name",
     "file_name",
     "file_sha256",
@@ -115,7 +114,7 @@ def snapshot_create(
     """
     if fmt not in FORMATS:
         raise ExportError(f"Unknown format {fmt!r}: expected one of {', '.join(FORMATS)}.")
-    unknown = set(gold_sources) - set(export_selectors.SOURCE_PRIORITY)
+    unknown = set(gold_sources) - set(export_filters.SOURCE_PRIORITY)
     if unknown:
         raise ExportError(f"Unknown gold source(s): {', '.join(sorted(unknown))}.")
     if date_from and date_to and date_from > date_to:
@@ -124,7 +123,7 @@ def snapshot_create(
     filters = ExportFilters(
         languages=tuple(dict.fromkeys(code.strip() for code in languages if code.strip())),
         dataset_ids=tuple(sorted({int(pk) for pk in dataset_ids})),
-        gold_sources=tuple(s for s in export_selectors.SOURCE_PRIORITY if s in set(gold_sources)),
+        gold_sources=tuple(s for s in export_filters.SOURCE_PRIORITY if s in set(gold_sources)),
         date_from=date_from,
         date_to=date_to,
     )
@@ -271,7 +270,7 @@ def _datasheet(snapshot: ExportSnapshot, judge: Judge, tally: _Tally, sha256: st
             for jv in versions
         ],
         "columns": list(COLUMN_NAMES) if snapshot.format != "eva" else None,
-        "gold_priority": list(export_selectors.SOURCE_PRIORITY),
+        "gold_priority": list(export_filters.SOURCE_PRIORITY),
         "reviewer_ids": "HMAC-SHA256 of the user id keyed by the server secret (stable, not reversible)",
         "code_version": snapshot.code_version,
         "created_at": snapshot.created_at.isoformat(),
@@ -310,11 +309,11 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
     try:
         if fmt == "eva":
             writer: Any = EvaWriter(handle, judge)
-            chunks: Any = export_selectors.export_rows(judge=judge, filters=filters, chunk_size=chunk_size)
+            chunks: Any = export_rows_selectors.export_rows(judge=judge, filters=filters, chunk_size=chunk_size)
             add = tally.add_row
         else:
             writer = flat_writer(fmt, partial, handle)
-            chunks = export_selectors.flat_rows(judge=judge, filters=filters, chunk_size=chunk_size)
+            chunks = export_flat_selectors.flat_rows(judge=judge, filters=filters, chunk_size=chunk_size)
             add = tally.add_flat
         write, next_progress = writer.write, PROGRESS_EVERY_ROWS
         for chunk in chunks:
@@ -331,7 +330,7 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
     return writer
 
 
-def snapshot_write(*, snapshot_id: int, chunk_size: int = export_selectors.CHUNK_SIZE) -> ExportSnapshot:
+def snapshot_write(*, snapshot_id: int, chunk_size: int = export_filters.CHUNK_SIZE) -> ExportSnapshot:
     """Write the snapshot's file and datasheet; safe to run again (a done snapshot is left as it is).
 
     Not one transaction: progress must be visible to the page while the rows stream. The file only
@@ -347,7 +346,7 @@ def snapshot_write(*, snapshot_id: int, chunk_size: int = export_selectors.CHUNK
         status=ExportSnapshot.Status.RUNNING, progress=0, row_count=0, error=""
     )
     filters = ExportFilters.from_dict(snapshot.filters)
-    total = export_selectors.export_target_count(judge=judge, filters=filters)
+    total = export_filters.export_target_count(judge=judge, filters=filters)
     final = snapshot_path(snapshot)
     final.parent.mkdir(parents=True, exist_ok=True)
     partial = final.with_name(final.name + ".partial")

@@ -1,17 +1,10 @@
-"""The review workflow: reviews and skips. Claims and leases live in services/claims.py, comments and
-the taxonomy in services/comments.py; their names are exported here as well.
+"""The review workflow: reviews and skips. Claims and leases live in reviewapp/triage/services/claims.py,
+comments and the taxonomy in reviewapp/review/services/comments.py.
 
 An item's life (every change is written with an AuditEvent through audit_record):
 
     open --claim--> in_review --k reviews, all agreeing with each other and the judge--> closed
                                --k reviews, any disagreement-------------------------> awaiting_adjudication
-
-A claim is a 15-minute lease, renewed by the review screen's heartbeat. An expired lease needs no
-sweeper: claim queries treat it as free, so the item is back in the queue the moment it expires.
-While an item has fewer than its k reviews it stays `in_review` and claimable by reviewers who have
-not reviewed or skipped it. Two reviewers claiming at the same moment never get the same item: on
-PostgreSQL the candidate row is locked with SELECT ... FOR UPDATE SKIP LOCKED; elsewhere (SQLite) the
-claim is a conditional UPDATE that must affect one row, retried with the next candidate.
 """
 
 from __future__ import annotations
@@ -31,41 +24,18 @@ from reviewapp.quality.selectors.outcomes import outcome_for
 from reviewapp.review.services.comments import (
     _active_categories,
     _check_span,
-    category_create,
-    category_update,
     comment_create,
-    comment_flag,
 )
-from reviewapp.triage.selectors.queue import ACTIVE
+from reviewapp.triage.selectors.queue_filters import ACTIVE
 from reviewapp.triage.services.claims import (
-    CLAIM_CANDIDATES,
-    CLAIM_ROUNDS,
-    LEASE,
     ReviewError,
-    _claim_conditional,
     _lease_live,
     _locked,
     _release,
     _state,
-    item_claim,
-    lease_renew,
 )
 
-__all__ = [
-    "CLAIM_CANDIDATES",
-    "CLAIM_ROUNDS",
-    "LEASE",
-    "ReviewError",
-    "_claim_conditional",
-    "category_create",
-    "category_update",
-    "comment_create",
-    "comment_flag",
-    "item_claim",
-    "item_skip",
-    "lease_renew",
-    "review_submit",
-]
+__all__ = ["item_skip", "review_submit"]
 
 Status = ReviewItem.Status
 AGREEMENT_VALUES = ("agree", "disagree")

@@ -11,8 +11,9 @@ from reviewapp.corpus.selectors import corpus
 from reviewapp.models import Category, Comment, Judge, Turn
 from reviewapp.rendering import render_page
 from reviewapp.review.selectors import comments as comment_selectors
-from reviewapp.review.services import reviews
-from reviewapp.triage.selectors import queue as queue_selectors
+from reviewapp.review.selectors import review_screen
+from reviewapp.review.services import comments as comments_services
+from reviewapp.triage.services import claims
 
 COMMENTS_PER_PAGE = 50
 
@@ -34,7 +35,7 @@ class CommentForm(forms.Form):
 def render_thread(request, turn: Turn, *, form=None, error: str = "", status: int = 200):
     context = {
         "turn": turn,
-        "comments": queue_selectors.turn_comments(turn_id=turn.pk, user=request.user),
+        "comments": review_screen.turn_comments(turn_id=turn.pk, user=request.user),
         "categories": list(Category.objects.filter(active=True).order_by("name")),
         "comment_form": form,
         "comment_error": error,
@@ -55,7 +56,7 @@ def turn_comments(request, turn_id: int):
     data = form.cleaned_data
     parent = Comment.objects.filter(pk=data["parent"], turn=turn).first() if data["parent"] else None
     try:
-        reviews.comment_create(
+        comments_services.comment_create(
             author=request.user,
             turn=turn,
             body=data["body"],
@@ -65,7 +66,7 @@ def turn_comments(request, turn_id: int):
             quoted_span=data["quoted_span"],
             flagged_for_lead=data["flagged_for_lead"],
         )
-    except reviews.ReviewError as exc:
+    except claims.ReviewError as exc:
         return render_thread(request, turn, form=form, error=str(exc), status=409)
     if request.htmx:
         return render_thread(request, turn)
@@ -77,7 +78,7 @@ def turn_comments(request, turn_id: int):
 def comment_flag(request, comment_id: int):
     comment = get_object_or_404(Comment.objects.select_related("turn__conversation__dataset"), pk=comment_id)
     access.comment_for_user(request.user, comment)
-    reviews.comment_flag(comment=comment, user=request.user, flagged=request.POST.get("flagged") == "1")
+    comments_services.comment_flag(comment=comment, user=request.user, flagged=request.POST.get("flagged") == "1")
     if request.htmx:
         return render_thread(request, comment.turn)
     return redirect(access.safe_next(request, reverse("turn_comments", args=[comment.turn_id])))
@@ -117,7 +118,7 @@ def _category_save(request, form: CategoryForm) -> str:
     try:
         if category_id.isdigit():
             category = get_object_or_404(Category, pk=int(category_id))
-            reviews.category_update(
+            comments_services.category_update(
                 actor=request.user,
                 category=category,
                 name=data["name"],
@@ -125,10 +126,10 @@ def _category_save(request, form: CategoryForm) -> str:
                 active=data["active"],
             )
         else:
-            reviews.category_create(
+            comments_services.category_create(
                 actor=request.user, slug=data["slug"], name=data["name"], description=data["description"]
             )
-    except reviews.ReviewError as exc:
+    except claims.ReviewError as exc:
         return str(exc)
     return ""
 

@@ -8,9 +8,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from reviewapp import access
 from reviewapp.models import Category, ReviewItem
 from reviewapp.rendering import render_page
+from reviewapp.review.selectors import review_screen as review_screen_selectors
 from reviewapp.review.selectors import verdict_shapes
 from reviewapp.review.services import review_grain, reviews
-from reviewapp.triage.selectors import queue as queue_selectors
+from reviewapp.triage.selectors import queue_filters
+from reviewapp.triage.services import claims
 from reviewapp.triage.views.queue import next_item_redirect, remembered_filters
 
 TEMPLATE = "review/item.html"
@@ -18,7 +20,7 @@ TEMPLATE = "review/item.html"
 
 def item_or_404(request, item_id: int) -> ReviewItem:
     try:
-        item = queue_selectors.item_for_review(item_id=item_id)
+        item = review_screen_selectors.item_for_review(item_id=item_id)
     except ReviewItem.DoesNotExist:
         raise Http404("No such review item.") from None
     return access.item_for_reviewer(request.user, item)
@@ -43,7 +45,7 @@ class ReviewForm(forms.Form):
 
 
 def render_screen(request, item: ReviewItem, *, form=None, error: str = "", fragment: str = "", status: int = 200):
-    screen = queue_selectors.review_screen(item=item, user=request.user)
+    screen = review_screen_selectors.review_screen(item=item, user=request.user)
     context = {
         "screen": screen,
         "item": item,
@@ -52,7 +54,7 @@ def render_screen(request, item: ReviewItem, *, form=None, error: str = "", frag
         # A reviewer labels once, or again when a lead sent the item back to them to revise.
         "can_label": screen.held_by_me
         and (screen.my_review is None or screen.my_review.revision_requested)
-        and item.status in queue_selectors.ACTIVE,
+        and item.status in queue_filters.ACTIVE,
         "grain": verdict_shapes.review_grain(judge=item.judge),
     }
     return render_page(request, TEMPLATE, fragment, context, status=status)
@@ -86,7 +88,7 @@ def review_item(request, item_id: int):
             seconds_spent=data["seconds_spent"],
             grain=grain,
         )
-    except reviews.ReviewError as exc:
+    except claims.ReviewError as exc:
         return render_screen(request, item, form=form, error=str(exc), status=409)
     if access.item_is_blind(item):
         # Blind review: now that the label is in, show what the judges and the other reviewers said.
@@ -99,7 +101,7 @@ def review_item(request, item_id: int):
 def review_claim(request, item_id: int):
     """Claim this very item (from the queue list); when it is taken, the next one instead."""
     item = item_or_404(request, item_id)
-    claimed = reviews.item_claim(user=request.user, item=item)
+    claimed = claims.item_claim(user=request.user, item=item)
     if claimed is None:
         return next_item_redirect(request, remembered_filters(request))
     return redirect("review_item", item_id=claimed.pk)
@@ -117,7 +119,7 @@ def review_skip(request, item_id: int):
     item = item_or_404(request, item_id)
     try:
         reviews.item_skip(item=item, user=request.user, reason=request.POST.get("reason", ""))
-    except reviews.ReviewError as exc:
+    except claims.ReviewError as exc:
         return render_screen(request, item, error=str(exc), status=409)
     return next_item_redirect(request, remembered_filters(request))
 
@@ -129,8 +131,8 @@ def review_heartbeat(request, item_id: int):
     item = item_or_404(request, item_id)
     lost = False
     try:
-        reviews.lease_renew(item=item, user=request.user)
-    except reviews.ReviewError:
+        claims.lease_renew(item=item, user=request.user)
+    except claims.ReviewError:
         lost = True
     context = {"item": item, "lost": lost, "now": timezone.now()}
     return render(request, f"{TEMPLATE}#lease", context)

@@ -19,34 +19,14 @@ from django.utils import timezone
 from reviewapp import access
 from reviewapp.access import language_allowed, sees_all_languages
 from reviewapp.models import Dataset, Judge, QueueCount, Review, ReviewItem, ReviewSkip
-from reviewapp.review.selectors.review_screen import (
-    CONTEXT_TURNS,
-    ReviewScreen,
-    check_item,
-    item_for_review,
-    item_reviews,
-    item_verdicts,
-    lease_left,
-    rating_choices,
-    review_screen,
-    turn_comments,
-)
 from reviewapp.triage.selectors.claims import (
     _languages_for,
     _statuses_for,
-    claim_candidate_ids,
-    claim_candidates,
-    claimable_q,
-    held_item,
     walked,
 )
 from reviewapp.triage.selectors.progress import (
-    LanguageProgress,
-    ReviewerProgress,
     Takers,
-    bar_width,
     item_takers,
-    progress_tables,
 )
 from reviewapp.triage.selectors.queue_filters import (
     ACTIVE,
@@ -54,49 +34,10 @@ from reviewapp.triage.selectors.queue_filters import (
     STATUS_CHOICES,
     QueueFilters,
     Reason,
-    Status,
     item_language_q,
-    reason_q,
-    review_languages,
-    visible_items,
 )
 
-__all__ = [
-    "ACTIVE",
-    "CONTEXT_TURNS",
-    "QUEUE_PAGE_SIZE",
-    "STATUS_CHOICES",
-    "LanguageProgress",
-    "QueueFilters",
-    "QueuePage",
-    "Reason",
-    "ReviewScreen",
-    "ReviewerProgress",
-    "Status",
-    "Takers",
-    "bar_width",
-    "check_item",
-    "claim_candidate_ids",
-    "claim_candidates",
-    "claimable_q",
-    "held_item",
-    "item_for_review",
-    "item_language_q",
-    "item_reviews",
-    "item_takers",
-    "item_verdicts",
-    "lease_left",
-    "progress_tables",
-    "queue_page",
-    "rating_choices",
-    "reason_q",
-    "review_languages",
-    "review_screen",
-    "top_items",
-    "turn_comments",
-    "visible_items",
-    "walked",
-]
+__all__ = ["QueuePage", "queue_page", "top_items"]
 
 # --- the queue page -----------------------------------------------------------------------------
 

@@ -21,14 +21,8 @@ from django.utils import timezone
 
 from reviewapp.audit import audit_record
 from reviewapp.models import Review, ReviewItem
-from reviewapp.triage.selectors.queue import (
-    ACTIVE,
-    QueueFilters,
-    claim_candidate_ids,
-    claim_candidates,
-    held_item,
-    review_languages,
-)
+from reviewapp.triage.selectors.claims import claim_candidate_ids, claim_candidates, held_item
+from reviewapp.triage.selectors.queue_filters import ACTIVE, QueueFilters, review_languages
 from scoring.errors import TribunalError
 
 LEASE = timedelta(minutes=15)

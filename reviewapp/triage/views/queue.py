@@ -7,22 +7,24 @@ from django.views.decorators.http import require_GET, require_POST
 
 from reviewapp import access
 from reviewapp.rendering import form_success, render_page
-from reviewapp.review.services import reviews
 from reviewapp.triage.forms.queue import QueueFilterForm
+from reviewapp.triage.selectors import progress as progress_selectors
 from reviewapp.triage.selectors import queue as queue_selectors
+from reviewapp.triage.selectors import queue_filters as queue_filters_selectors
+from reviewapp.triage.services import claims
 from reviewapp.triage.services import queue_bulk as bulk_service
 
 SESSION_FILTERS = "queue_filters"
 
 
-def remembered_filters(request) -> queue_selectors.QueueFilters:
+def remembered_filters(request) -> queue_filters_selectors.QueueFilters:
     """The filters the reviewer last started reviewing with, so "next" keeps to the same slice."""
-    return queue_selectors.QueueFilters.from_query(request.session.get(SESSION_FILTERS, {}))
+    return queue_filters_selectors.QueueFilters.from_query(request.session.get(SESSION_FILTERS, {}))
 
 
-def next_item_redirect(request, filters: queue_selectors.QueueFilters):
+def next_item_redirect(request, filters: queue_filters_selectors.QueueFilters):
     """Claim the next item for the reviewer and open it; back to the queue when nothing is left."""
-    item = reviews.item_claim(user=request.user, filters=filters)
+    item = claims.item_claim(user=request.user, filters=filters)
     if item is None:
         query = {**filters.as_query(), "empty": "1"}
         return redirect(reverse("queue_index") + "?" + urlencode(query))
@@ -46,7 +48,7 @@ def done_message(done: str) -> str:
 
 
 def queue_context(request, form: QueueFilterForm, **extra) -> dict:
-    filters = queue_selectors.QueueFilters.from_form(form)
+    filters = queue_filters_selectors.QueueFilters.from_form(form)
     page = queue_selectors.queue_page(user=request.user, filters=filters, after=form.cursor())
     query = filters.as_query()
     return {
@@ -97,7 +99,7 @@ def queue_bulk(request):
     """A lead's bulk action on the checked items; errors come back in place, success reloads the queue."""
     access.check_lead(request.user, "Only leads and admins act on many items at once.")
     filters = QueueFilterForm.from_params(request.POST)
-    kept = queue_selectors.QueueFilters.from_form(filters).as_query()
+    kept = queue_filters_selectors.QueueFilters.from_form(filters).as_query()
     form = BulkForm(request.POST)
     errors: list[str] = []
     if form.is_valid():
@@ -127,7 +129,7 @@ def queue_bulk(request):
 @login_required
 def queue_next(request):
     """ "Start reviewing": claim the highest-priority item for this reviewer under a lease."""
-    filters = queue_selectors.QueueFilters.from_query(request.POST)
+    filters = queue_filters_selectors.QueueFilters.from_query(request.POST)
     if request.session.get(SESSION_FILTERS) != filters.as_query():
         # Written only when they change: an unchanged session costs no UPDATE and no commit.
         request.session[SESSION_FILTERS] = filters.as_query()
@@ -138,5 +140,5 @@ def queue_next(request):
 @login_required
 def queue_progress(request):
     access.check_lead(request.user, "Only leads and admins see everyone's progress.")
-    reviewers, languages = queue_selectors.progress_tables(user=request.user)
+    reviewers, languages = progress_selectors.progress_tables(user=request.user)
     return render_page(request, "queue/progress.html", "tables", {"reviewers": reviewers, "languages": languages})

@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from reviewapp.models import AuditEvent, Dataset, Review, ReviewItem, Role
 from reviewapp.review.services import reviews
+from reviewapp.triage.services import claims
 from tests.factories import HTMX, dataset, make_item
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +55,7 @@ def test_htmx_save_redirects_audits_and_gives_waiting_items_the_new_k(client, ma
     started = make_item("fr", on=data, reviews_required=1, priority=999)
     lea = make_user("lea", role=Role.LEAD)
     ana = make_user("ana", languages=["fr"])
-    reviews.item_claim(user=ana, item=started)
+    claims.item_claim(user=ana, item=started)
     Review.objects.create(item=started, reviewer=ana, rating=2)
     client.force_login(lea)
 
@@ -103,10 +104,10 @@ def test_the_second_reviewer_of_a_qa_item_sees_nothing_of_the_first_in_a_non_bli
     item = make_item("fr", on=dataset("open", blind_review=False), reasons=["qa_sample"], reviews_required=2)
     first = make_user("first-reviewer-zx", languages=["fr"])
     second = make_user("second", languages=["fr"])
-    reviews.item_claim(user=first, item=item)
+    claims.item_claim(user=first, item=item)
     reviews.review_submit(item=item, user=first, rating=1, comment="LABEL-NOTE-q9 trop long")
     client.force_login(second)
-    reviews.item_claim(user=second, item=item)
+    claims.item_claim(user=second, item=item)
 
     before = client.get(reverse("review_item", args=[item.pk])).content.decode()
     verdicts = client.get(reverse("review_verdicts", args=[item.pk]), **HTMX).content.decode()

@@ -15,8 +15,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from reviewapp.corpus.services.imports import dataset_import
-from reviewapp.exports.selectors.exports import pseudonym
-from reviewapp.exports.services.exports import COLUMN_NAMES, ExportError, snapshot_create, snapshot_path, snapshot_write
+from reviewapp.exports.selectors.export_filters import pseudonym
+from reviewapp.exports.services.export_writers import COLUMN_NAMES
+from reviewapp.exports.services.exports import ExportError, snapshot_create, snapshot_path, snapshot_write
 from reviewapp.exports.tasks.exports import snapshot_build
 from reviewapp.models import Conversation, ExportSnapshot, GoldLabel, Judge
 from tests.reviewapp.corpus.test_import_eva_validation import CONCISENESS, FIXTURES, REPO

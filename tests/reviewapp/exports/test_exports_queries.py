@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from reviewapp.exports.selectors.exports import pseudonym
+from reviewapp.exports.selectors.export_filters import pseudonym
 from reviewapp.exports.services.exports import snapshot_create, snapshot_path, snapshot_write
 from reviewapp.models import Category, Comment, Conversation, ExportSnapshot, Review, ReviewItem, Turn
 from tests.scenarios import add_labelled

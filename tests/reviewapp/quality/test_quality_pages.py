@@ -10,7 +10,8 @@ from django.urls import reverse
 from sklearn.metrics import accuracy_score
 
 from reviewapp.corpus.selectors import corpus
-from reviewapp.exports.selectors.exports import ExportFilters, export_rows
+from reviewapp.exports.selectors.export_filters import ExportFilters
+from reviewapp.exports.selectors.export_rows import export_rows
 from reviewapp.models import (
     Conversation,
     Dataset,

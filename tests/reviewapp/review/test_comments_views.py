@@ -4,7 +4,9 @@ import pytest
 from django.urls import reverse
 
 from reviewapp.models import AuditEvent, Category, Comment, Role
+from reviewapp.review.services import comments as comments_services
 from reviewapp.review.services import reviews
+from reviewapp.triage.services import claims
 from tests.factories import HTMX, category, dataset, make_item
 
 pytestmark = pytest.mark.django_db
@@ -43,9 +45,11 @@ def test_comments_page_filters_by_language_category_judge_and_dataset(client, ma
     fr, de, ja = make_item("fr"), make_item("de", on=dataset("other")), make_item("ja")
     lea = make_user("lea", role=Role.LEAD)
     gloss = category("gloss", "Gloss")
-    reviews.comment_create(author=lea, turn=fr.turn, body="french note <b>bold</b>", categories=[gloss], judge=fr.judge)
-    reviews.comment_create(author=lea, turn=de.turn, body="german note")
-    reviews.comment_create(author=lea, turn=ja.turn, body="japanese note", flagged_for_lead=True)
+    comments_services.comment_create(
+        author=lea, turn=fr.turn, body="french note <b>bold</b>", categories=[gloss], judge=fr.judge
+    )
+    comments_services.comment_create(author=lea, turn=de.turn, body="german note")
+    comments_services.comment_create(author=lea, turn=ja.turn, body="japanese note", flagged_for_lead=True)
     client.force_login(make_user("ana", languages=["fr", "de"]))
 
     everything = client.get(reverse("comment_list")).content.decode()
@@ -69,18 +73,18 @@ def test_comments_page_filters_by_language_category_judge_and_dataset(client, ma
 def test_blind_datasets_hide_other_reviewers_comments_until_labelled(client, make_user):
     item = make_item("fr", on=dataset("blind", blind_review=True))
     ben = make_user("ben", languages=["fr"])
-    reviews.comment_create(author=ben, turn=item.turn, body="ben thinks it is fine")
+    comments_services.comment_create(author=ben, turn=item.turn, body="ben thinks it is fine")
     ana = make_user("ana", languages=["fr"])
     client.force_login(ana)
     assert "ben thinks" not in client.get(reverse("turn_comments", args=[item.turn_id]), **HTMX).content.decode()
-    reviews.item_claim(user=ana)
+    claims.item_claim(user=ana)
     reviews.review_submit(item=item, user=ana, rating=2)
     assert "ben thinks" in client.get(reverse("turn_comments", args=[item.turn_id]), **HTMX).content.decode()
 
 
 def test_other_languages_are_403_for_threads_and_flags(client, make_user):
     item = make_item("ja")
-    comment = reviews.comment_create(author=make_user("lea", role=Role.LEAD), turn=item.turn, body="x")
+    comment = comments_services.comment_create(author=make_user("lea", role=Role.LEAD), turn=item.turn, body="x")
     client.force_login(make_user("ana", languages=["fr"]))
     assert client.get(reverse("turn_comments", args=[item.turn_id])).status_code == 403
     assert client.post(reverse("turn_comments", args=[item.turn_id]), {"body": "y"}).status_code == 403
@@ -94,7 +98,7 @@ def test_comments_page_runs_a_fixed_number_of_queries(client, make_user, django_
     cat = category()
     for _ in range(size):
         item = make_item("fr")
-        reviews.comment_create(author=lea, turn=item.turn, body="note", categories=[cat], judge=item.judge)
+        comments_services.comment_create(author=lea, turn=item.turn, body="note", categories=[cat], judge=item.judge)
     client.force_login(lea)
     with django_assert_max_num_queries(12):
         assert client.get(reverse("comment_list")).status_code == 200

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from reviewapp.models import Comment, Review, ReviewItem, ReviewSkip, Role, Verdict
-from reviewapp.review.services import reviews
+from reviewapp.triage.services import claims
 from tests.factories import HTMX, category, dataset, make_item
 
 pytestmark = pytest.mark.django_db
@@ -19,7 +19,7 @@ def ana(make_user):
 
 def claimed(user, **kwargs) -> ReviewItem:
     item = make_item("fr", **kwargs)
-    return reviews.item_claim(user=user, item=item)
+    return claims.item_claim(user=user, item=item)
 
 
 def test_review_screen_shows_context_target_verdicts_form_and_diff(client, ana):

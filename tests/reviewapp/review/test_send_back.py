@@ -9,7 +9,8 @@ from django.urls import reverse
 from reviewapp.adjudication.services import adjudication as service
 from reviewapp.models import AuditEvent, GoldLabel, Review, ReviewItem, Role
 from reviewapp.review.services import reviews
-from reviewapp.triage.selectors.queue import item_takers
+from reviewapp.triage.selectors.progress import item_takers
+from reviewapp.triage.services import claims
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -36,11 +37,11 @@ def test_sent_back_to_its_reviewers_only_they_can_take_it_and_they_revise(disput
         Review.objects.filter(item=dispute, revision_requested=True).values_list("reviewer__username", flat=True)
     ) == {"ana", "bea"}
     assert item_takers(items=[dispute])[dispute.pk].current == ["ana", "bea"]
-    assert reviews.item_claim(user=cleo) is None  # not theirs
-    with pytest.raises(reviews.ReviewError, match="sent this item back"):
+    assert claims.item_claim(user=cleo) is None  # not theirs
+    with pytest.raises(claims.ReviewError, match="sent this item back"):
         reviews.review_submit(item=dispute, user=cleo, passed=False)
 
-    assert reviews.item_claim(user=ana).pk == dispute.pk
+    assert claims.item_claim(user=ana).pk == dispute.pk
     reviews.review_submit(item=dispute, user=ana, rating=0)  # ana changes her mind: fail
     dispute.refresh_from_db()
     assert dispute.status == Status.IN_REVIEW  # bea has not looked again yet
@@ -48,7 +49,7 @@ def test_sent_back_to_its_reviewers_only_they_can_take_it_and_they_revise(disput
     revised = AuditEvent.objects.get(action="review.revise")
     assert revised.before["passed"] is True and revised.after["passed"] is False
 
-    assert reviews.item_claim(user=bea).pk == dispute.pk
+    assert claims.item_claim(user=bea).pk == dispute.pk
     reviews.review_submit(item=dispute, user=bea, rating=0)
     dispute.refresh_from_db()
     assert dispute.status == Status.CLOSED
@@ -69,8 +70,8 @@ def test_sent_back_to_anyone_it_needs_one_fresh_review(dispute, make_user):
     assert event.after["to"] == "any" and event.after["takers"] == ["cleo"]
     assert event.before["reviews_required"] == 2 and event.after["reviews_required"] == 3
     ana = Review.objects.get(item=dispute, reviewer__username="ana").reviewer
-    assert reviews.item_claim(user=ana) is None
-    assert reviews.item_claim(user=cleo).pk == dispute.pk
+    assert claims.item_claim(user=ana) is None
+    assert claims.item_claim(user=cleo).pk == dispute.pk
     reviews.review_submit(item=dispute, user=cleo, rating=0)
     dispute.refresh_from_db()
     assert dispute.status == Status.AWAITING_ADJUDICATION  # ana still says pass

@@ -9,6 +9,7 @@ from django.urls import reverse
 from reviewapp.models import Dataset, JudgeVersion, Review, Role, Verdict
 from reviewapp.review.selectors.verdict_shapes import verdict_shape
 from reviewapp.review.services import reviews
+from reviewapp.triage.services import claims
 from tests.factories import HTMX, category, make_item, store_judge
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +39,7 @@ def test_weighted_judge_shows_each_sub_metric_with_weight_threshold_and_its_own_
         rating=64.0,
         passed=False,
     )
-    reviews.item_claim(user=reviewer, item=item)
+    claims.item_claim(user=reviewer, item=item)
     client.force_login(reviewer)
     html = client.get(reverse("review_item", args=[item.pk])).content.decode()
     rows = re.findall(
@@ -92,7 +93,7 @@ def test_rubric_criteria_and_nested_dimensions_are_shown_part_by_part():
 def test_review_form_offers_the_judges_grain_and_stores_it(client, reviewer):
     item = _item_of("language_clarity", sub_scores=WEIGHTED, flags=[], rating=64.0, passed=False)
     shared = category("gloss", "Gloss")
-    reviews.item_claim(user=reviewer, item=item)
+    claims.item_claim(user=reviewer, item=item)
     client.force_login(reviewer)
     html = client.get(reverse("review_item", args=[item.pk])).content.decode()
     assert all(f'name="grain_score__{name}"' in html for name in WEIGHTED)
@@ -129,7 +130,7 @@ def test_review_form_offers_the_judges_grain_and_stores_it(client, reviewer):
 def test_blind_review_offers_the_grain_but_shows_nothing_the_judge_said(client, reviewer):
     blind = Dataset.objects.create(name="blind", blind_review=True)
     item = _item_of("language_clarity", sub_scores=WEIGHTED, flags=["wrong_language"], on=blind, rating=64.0)
-    reviews.item_claim(user=reviewer, item=item)
+    claims.item_claim(user=reviewer, item=item)
     client.force_login(reviewer)
     html = client.get(reverse("review_item", args=[item.pk])).content.decode()
     assert 'name="grain_score__language_match"' in html
@@ -138,7 +139,7 @@ def test_blind_review_offers_the_grain_but_shows_nothing_the_judge_said(client, 
 
 def test_dispute_page_shows_parts_and_each_reviews_grain(client, make_user, reviewer):
     item = _item_of("language_clarity", sub_scores=WEIGHTED, flags=["wrong_language"], rating=64.0, passed=False)
-    reviews.item_claim(user=reviewer, item=item)
+    claims.item_claim(user=reviewer, item=item)
     reviews.review_submit(
         item=item, user=reviewer, rating=80, grain={"sub_scores": {"clarity": 30.0}, "criteria": {"x": False}}
     )

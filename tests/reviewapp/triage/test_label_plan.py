@@ -9,8 +9,8 @@ from django.core.management import call_command
 from statsmodels.stats.proportion import proportion_confint
 
 from reviewapp.models import ReviewItem
-from reviewapp.review.services.reviews import item_claim
 from reviewapp.triage.selectors.planner import plan_cells
+from reviewapp.triage.services.claims import item_claim
 from reviewapp.triage.services.label_plan import PLAN_TERM_MAX, label_plan_apply
 from scoring.planner import EVIDENCE_FLOOR
 from tests import factories

@@ -8,7 +8,8 @@ from django.urls import reverse
 
 from reviewapp.models import Role
 from reviewapp.review.services import reviews
-from reviewapp.triage.selectors.queue import bar_width
+from reviewapp.triage.selectors.progress import bar_width
+from reviewapp.triage.services import claims
 from tests.factories import make_item
 
 pytestmark = pytest.mark.django_db
@@ -26,9 +27,9 @@ def test_progress_page_has_bars_per_reviewer_and_language_without_inline_style(c
     items = [make_item("fr", priority=p) for p in (4, 3, 2, 1)]
     ana, bea = make_user("ana", languages=["fr"]), make_user("bea", languages=["fr"])
     for item in items[:3]:
-        reviews.item_claim(user=ana, item=item)
+        claims.item_claim(user=ana, item=item)
         reviews.review_submit(item=item, user=ana, rating=2)
-    reviews.item_claim(user=bea, item=items[3])
+    claims.item_claim(user=bea, item=items[3])
     reviews.review_submit(item=items[3], user=bea, rating=2)
     make_item("de")
     client.force_login(make_user("lea", role=Role.LEAD))

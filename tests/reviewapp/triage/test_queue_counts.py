@@ -13,7 +13,7 @@ from django.utils import timezone
 from reviewapp.adjudication.services import adjudication
 from reviewapp.models import Conversation, Dataset, QueueCount, ReviewItem, Role
 from reviewapp.review.services import reviews
-from reviewapp.triage.services import queue_bulk
+from reviewapp.triage.services import claims, queue_bulk
 from reviewapp.triage.services.triage import review_items_merge
 from tests.factories import dataset, judge, make_item
 
@@ -67,16 +67,16 @@ def test_claim_skip_submit_and_an_expired_lease_keep_the_counts(people):
     make_item("fr", priority=200, reviews_required=2)
     make_item("fr", priority=100)
 
-    assert reviews.item_claim(user=ana).pk == first.pk
+    assert claims.item_claim(user=ana).pk == first.pk
     assert_kept()
     reviews.item_skip(item=first, user=ana, reason="pas sûre")  # released: open again
     assert_kept()
-    second = reviews.item_claim(user=ana)
+    second = claims.item_claim(user=ana)
     reviews.review_submit(item=second, user=ana, rating=2)  # one of two reviews: stays in review
     assert_kept()
-    third = reviews.item_claim(user=ana)
+    third = claims.item_claim(user=ana)
     ReviewItem.objects.filter(pk=third.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
-    taken = reviews.item_claim(user=bea)  # the expired lease is free again
+    taken = claims.item_claim(user=bea)  # the expired lease is free again
     assert_kept()
     reviews.review_submit(item=taken, user=bea, rating=2)  # agrees with the judge: closed
     assert_kept()
@@ -87,7 +87,7 @@ def test_a_disagreement_send_back_and_adjudication_keep_the_counts(people):
     ana, bea, lead = people
     item = make_item("fr", reviews_required=2, verdict_rating=2)
     for reviewer, rating in ((ana, 1), (bea, 3)):
-        reviews.item_claim(user=reviewer)
+        claims.item_claim(user=reviewer)
         reviews.review_submit(item=item, user=reviewer, rating=rating)
     item.refresh_from_db()
     assert item.status == Status.AWAITING_ADJUDICATION
@@ -96,7 +96,7 @@ def test_a_disagreement_send_back_and_adjudication_keep_the_counts(people):
     adjudication.item_send_back(item=item, lead=lead, note="Écoutez l'audio.", to="original")
     assert_kept()
     for reviewer in (ana, bea):
-        reviews.item_claim(user=reviewer)
+        claims.item_claim(user=reviewer)
         reviews.review_submit(item=item, user=reviewer, rating=1 if reviewer == ana else 3)
     assert_kept()
     item.refresh_from_db()

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reviewapp.models import Review, ReviewItem, ReviewSkip, Role
-from reviewapp.review.services import reviews
 from reviewapp.triage.forms.queue import QueueFilterForm
-from reviewapp.triage.selectors.queue import QueueFilters
+from reviewapp.triage.selectors.queue_filters import QueueFilters
+from reviewapp.triage.services import claims
 from reviewapp.triage.views.queue import SESSION_FILTERS
 from tests.factories import HTMX, dataset, make_item
 
@@ -136,11 +136,11 @@ def test_submit_skip_and_next_work_after_any_filter(client, make_user):
             session = client.session
             session[SESSION_FILTERS] = stored  # whatever an older release (or a hand) left there
             session.save()
-            item = reviews.item_claim(user=ana)
+            item = claims.item_claim(user=ana)
             assert item is not None
             submitted = client.post(reverse("review_item", args=[item.pk]), {"rating": "2"})
             assert submitted.status_code == 302, submitted.content[:300]
-            nxt = reviews.item_claim(user=ana)
+            nxt = claims.item_claim(user=ana)
             if nxt is not None:
                 assert client.post(reverse("review_skip", args=[nxt.pk]), {"reason": "unsure"}).status_code == 302
             assert client.post(reverse("review_next")).status_code == 302

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from reviewapp.models import AuditEvent, Review, ReviewItem, Role
-from reviewapp.triage.selectors.queue import QUEUE_PAGE_SIZE
+from reviewapp.triage.selectors.queue_filters import QUEUE_PAGE_SIZE
 from tests.factories import HTMX, dataset, make_item
 
 pytestmark = pytest.mark.django_db

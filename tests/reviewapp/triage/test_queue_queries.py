@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from reviewapp.models import ReviewItem, Role, Turn
 from reviewapp.review.services import reviews
+from reviewapp.triage.services import claims
 from tests.factories import HTMX, make_item
 
 pytestmark = pytest.mark.django_db
@@ -67,7 +68,7 @@ def test_every_queue_page_costs_the_same_at_3_and_30_items(
 
     grow(27)
     for _ in range(3):  # labels given grow the reviewer's own numbers, not the page's cost
-        reviews.review_submit(item=reviews.item_claim(user=ana), user=ana, rating=2)
+        reviews.review_submit(item=claims.item_claim(user=ana), user=ana, rating=2)
     for name, (params, headers) in pages.items():
         call = page(params, headers)
         call()
@@ -85,7 +86,7 @@ def test_the_review_screen_costs_the_same_for_a_short_and_a_long_conversation(
 ):
     short = make_item("fr")
     client.force_login(ana)
-    reviews.item_claim(user=ana, item=short)
+    claims.item_claim(user=ana, item=short)
     with django_assert_max_num_queries(SCREEN):
         assert client.get(reverse("review_item", args=[short.pk])).status_code == 200
     cost = queries(lambda: client.get(reverse("review_item", args=[short.pk])))
@@ -96,7 +97,7 @@ def test_the_review_screen_costs_the_same_for_a_short_and_a_long_conversation(
         for p in range(3, 60)
     )
     grow(27)
-    reviews.item_claim(user=ana, item=long)
+    claims.item_claim(user=ana, item=long)
     with django_assert_num_queries(cost):
         response = client.get(reverse("review_item", args=[long.pk]))
     assert response.status_code == 200

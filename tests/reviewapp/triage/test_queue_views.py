@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from reviewapp.models import GoldLabel, ReviewItem, Role, Verdict
 from reviewapp.review.services import reviews
+from reviewapp.triage.services import claims as claims_services
 from reviewapp.triage.services.queue_items import dataset_triage
 from reviewapp.triage.services.triage import QA_REVIEWS_REQUIRED
 from tests.factories import HTMX, dataset, make_item
@@ -77,9 +78,9 @@ def test_progress_for_leads_per_reviewer_and_language(client, make_user):
     item = make_item("fr")
     make_item("de")
     ana = make_user("ana", languages=["fr", "de"])
-    reviews.item_claim(user=ana)
+    claims_services.item_claim(user=ana)
     reviews.review_submit(item=item, user=ana, rating=2)
-    reviews.item_claim(user=ana)
+    claims_services.item_claim(user=ana)
     client.force_login(make_user("lea", role=Role.LEAD))
 
     page = client.get(reverse("queue_progress"))
@@ -114,7 +115,7 @@ def test_counts_match_the_claim_rules_with_leases_reviews_skips_and_filters(clie
     """Every number on the page against the plain definition it stands for."""
     from django.utils import timezone
 
-    from reviewapp.triage.selectors.queue import claimable_q
+    from reviewapp.triage.selectors.claims import claimable_q
 
     other = dataset("other-calls")
     items = [
@@ -127,13 +128,13 @@ def test_counts_match_the_claim_rules_with_leases_reviews_skips_and_filters(clie
         make_item("de", priority=900, reasons=["unresolved"]),
     ]
     ana, ben = make_user("ana", languages=["fr"]), make_user("ben", languages=["fr"])
-    reviews.item_claim(user=ana)  # the top fr item, 500
+    claims_services.item_claim(user=ana)  # the top fr item, 500
     reviews.review_submit(item=items[0], user=ana, rating=2)  # agrees with the judge: closed
-    reviews.item_claim(user=ana, item=items[1])
+    claims_services.item_claim(user=ana, item=items[1])
     reviews.review_submit(item=items[1], user=ana, rating=2)  # needs two reviews: still in review
     reviews.item_skip(item=items[2], user=ana, reason="accent du Québec")
-    reviews.item_claim(user=ben, item=items[4])  # a live lease by someone else
-    expired = reviews.item_claim(user=make_user("cy", languages=["fr"]), item=items[5])
+    claims_services.item_claim(user=ben, item=items[4])  # a live lease by someone else
+    expired = claims_services.item_claim(user=make_user("cy", languages=["fr"]), item=items[5])
     ReviewItem.objects.filter(pk=expired.pk).update(lease_expires_at=timezone.now() - timedelta(minutes=1))
     client.force_login(ana)
 
@@ -190,7 +191,7 @@ def test_the_page_shows_its_keyboard_shortcuts_and_loads_their_script(client, ma
 
 
 def test_review_languages_are_the_exact_codes_access_allows(make_user):
-    from reviewapp.triage.selectors.queue import review_languages
+    from reviewapp.triage.selectors.queue_filters import review_languages
 
     for language in ("fr", "fr-CA", "fr-BE", "de", "fra", "ja"):
         make_item(language)
