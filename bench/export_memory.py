@@ -100,7 +100,7 @@ EXPORT = r"""
 import json, sys, time, django
 django.setup()
 from reviewapp.models import Judge
-from reviewapp.services import exports
+from reviewapp.exports.services import exports
 fmt = sys.argv[1]
 started = time.perf_counter()
 snapshot = exports.snapshot_create(judge=Judge.objects.get(slug="conciseness"), fmt=fmt, name=f"bench-{fmt}", build=False)
