@@ -34,7 +34,10 @@ PRIORITY = {
     Reason.JUDGES_DISAGREE: 200,
     Reason.HIGH_VARIANCE: 200,
     Reason.GOLD_DISAGREES: 250,
+    # A new version changed its answer: a person settles which one is right, before the random QA sample.
+    Reason.VERSION_MOVED: 150,
     Reason.QA_SAMPLE: 100,
+    Reason.IMPORTED: 100,
 }
 # A QA-sample item estimates judge accuracy without bias, so it needs two independent labels at least.
 QA_REVIEWS_REQUIRED = 2

@@ -129,3 +129,14 @@ def test_criterion_values_for_rubric_verdicts():
     assert values["criterion:clear_next_step"] is True
     assert values["flag:required_failed:addresses_request"] is True
     assert values["passed"] is False
+
+
+def test_every_reason_has_a_priority_and_a_moved_version_comes_before_the_qa_sample():
+    from reviewapp.models import ReviewItem
+    from reviewapp.triage.services.triage import PRIORITY, REASON_ORDER, _priority
+
+    reasons = {choice for choice, _ in ReviewItem.Reason.choices}
+    assert reasons == {str(r) for r in PRIORITY}
+    assert set(REASON_ORDER) == reasons
+    assert _priority(["qa_sample"]) == 100 < _priority(["version_moved"]) == 150 < _priority(["runs_disagree"]) == 200
+    assert _priority(["version_moved", "gold_disagrees"]) == 250
