@@ -10,28 +10,31 @@ import re
 import unicodedata
 
 from django import template
-from django.utils.html import conditional_escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 register = template.Library()
 
-# Embeddings and overrides (U+202A-U+202E), isolates (U+2066-U+2069), marks (U+200E/F, U+061C).
-BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
+# Embeddings and overrides (U+202A-U+202E), isolates (U+2066-U+2069), marks (U+200E/F, U+061C). The group
+# keeps each control in split()'s result, between the pieces of text around it.
+BIDI_CONTROLS = re.compile("([\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c])")
 
 
-def _marker(match: re.Match[str]) -> str:
-    char = match.group(0)
+def _marker(char: str) -> SafeString:
     code = f"U+{ord(char):04X}"
-    return f'<span class="bidi" title="{unicodedata.name(char, code).title()}">\u27e8{code}\u27e9</span>'
+    return format_html(
+        '<span class="bidi" title="{}">\u27e8{}\u27e9</span>', unicodedata.name(char, code).title(), code
+    )
 
 
 def visible_bidi(text: object) -> SafeString:
-    """`text` escaped, with each bidi control replaced by a visible, inert marker."""
-    # mark_safe is sound here: conditional_escape has already escaped every character of the untrusted
-    # text (transcript, comment, judge answer), and the only markup added is our own <span>, whose title is
-    # a Unicode character name and whose content is a code point (A-Z, 0-9, "+"): nothing of the input.
-    escaped = str(conditional_escape(text))
-    return mark_safe(BIDI_CONTROLS.sub(_marker, escaped))  # noqa: S308 (escaped above; see the comment)
+    """`text` escaped, with each bidi control replaced by a visible, inert marker.
+
+    Nothing is marked safe by hand: format_html_join escapes every piece of the untrusted text (transcript,
+    comment, judge answer) and keeps only the markers, which format_html built from a character's name
+    and code point."""
+    pieces = BIDI_CONTROLS.split(str(text))  # text, control, text, control, ..., text
+    return format_html_join("", "{}", ((_marker(piece) if i % 2 else piece,) for i, piece in enumerate(pieces)))
 
 
 @register.filter(name="bidi")
