@@ -24,33 +24,28 @@ from typing import Any
 
 import orjson
 from django.db import connection
-from django.db.models import Case, F, IntegerField, Value, When, Window
+from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
 from reviewapp.exports.selectors.export_filters import (
     CHUNK_SIZE,
-    SOURCE_PRIORITY,
     ExportFilters,
     gold_labels_for,
     pseudonym,
 )
 from reviewapp.exports.selectors.export_sql import postgres_statement, sqlite_statement
+from reviewapp.quality.selectors.gold import gold_rank_ordering
 
 
 def _winning_gold(judge, filters: ExportFilters) -> tuple[str, tuple]:
     """The export's gold labels, each with its rank among its target's labels (1 wins)."""
-    source_rank = Case(
-        *(When(source=source, then=Value(rank)) for rank, source in enumerate(SOURCE_PRIORITY)),
-        default=Value(len(SOURCE_PRIORITY)),
-        output_field=IntegerField(),
-    )
     labels = (
         gold_labels_for(judge=judge, filters=filters)
         .annotate(
             source_rank=Window(
                 RowNumber(),
                 partition_by=[F("conversation_id"), F("turn_id")],
-                order_by=[source_rank.asc(), F("id").asc()],
+                order_by=gold_rank_ordering(),
             )
         )
         .order_by()

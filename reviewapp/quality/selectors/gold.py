@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date
 
-from django.db.models import Q
+from django.db.models import Case, F, IntegerField, Q, Value, When
 
 from reviewapp.access import language_match_q
 from reviewapp.models import GoldLabel, Judge
@@ -29,6 +29,17 @@ _RANK = {str(source): rank for rank, source in enumerate(GOLD_SOURCE_ORDER)}
 def gold_rank(label: GoldLabel) -> tuple[int, int]:
     """Sort key: the winning label first."""
     return (_RANK.get(label.source, len(_RANK)), label.pk or 0)
+
+
+def gold_rank_ordering() -> list:
+    """`gold_rank` as ORM ordering, for the database to rank a target's labels itself (a window in an export
+    query): source in GOLD_SOURCE_ORDER, then the lowest id."""
+    source_rank = Case(
+        *(When(source=source, then=Value(rank)) for rank, source in enumerate(GOLD_SOURCE_ORDER)),
+        default=Value(len(GOLD_SOURCE_ORDER)),
+        output_field=IntegerField(),
+    )
+    return [source_rank.asc(), F("id").asc()]
 
 
 def winning_label(labels: Iterable[GoldLabel]) -> GoldLabel | None:
