@@ -11,6 +11,7 @@ from django.db.models import Prefetch, Q
 
 from reviewapp.models import Adjudication, AuditEvent, Category, Comment, GoldLabel, Review, ReviewItem, Turn, Verdict
 from reviewapp.quality.selectors.quality_slice import outcome
+from reviewapp.review.selectors.comments import active_categories
 
 KINDS = [
     ("judge_vs_judge", "Judge vs judge"),
@@ -178,7 +179,7 @@ def dispute_detail(*, item: ReviewItem) -> DisputeDetail:
         history=item_history(
             item=item, review_ids=[r.pk for r in reviews], adjudication_id=adjudication.pk if adjudication else None
         ),
-        categories=list(Category.objects.filter(active=True).order_by("name")),
+        categories=active_categories(),
         kinds=[KIND_LABELS[k] for k in _kinds(item, reviews, verdicts)],
         next_item_id=next_item,
     )

@@ -78,3 +78,8 @@ def categories_with_use() -> list[Category]:
             review_uses=Count("reviews", distinct=True), comment_uses=Count("comments", distinct=True)
         ).order_by("-active", "name")
     )
+
+
+def active_categories() -> list[Category]:
+    """The categories a reviewer, lead or comment may use now, by name (retired ones are kept for history)."""
+    return list(Category.objects.filter(active=True).order_by("name"))

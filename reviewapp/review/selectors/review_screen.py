@@ -12,6 +12,7 @@ from django.utils import timezone
 from reviewapp import access
 from reviewapp.corpus.selectors import corpus
 from reviewapp.models import Category, Comment, Judge, Review, ReviewItem, Turn, Verdict
+from reviewapp.review.selectors.comments import active_categories
 
 # Turns shown around the turn under review.
 CONTEXT_TURNS = 4
@@ -129,7 +130,7 @@ def review_screen(*, item: ReviewItem, user, now: datetime | None = None) -> Rev
         reviews=reviews if revealed else [r for r in reviews if r.reviewer_id == user.pk],
         my_review=my_review,
         comments=turn_comments(turn_id=item.turn_id, user=user) if item.turn_id else [],
-        categories=list(Category.objects.filter(active=True).order_by("name")),
+        categories=active_categories(),
         ratings=rating_choices(item.judge),
         revealed=revealed,
         held_by_me=lease_active and item.claimed_by_id == user.pk,

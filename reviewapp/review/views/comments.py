@@ -12,6 +12,7 @@ from reviewapp.models import Category, Comment, Judge, Turn
 from reviewapp.rendering import render_page
 from reviewapp.review.selectors import comments as comment_selectors
 from reviewapp.review.selectors import review_screen
+from reviewapp.review.selectors.comments import active_categories
 from reviewapp.review.services import comments as comments_services
 from reviewapp.triage.services import claims
 
@@ -36,7 +37,7 @@ def render_thread(request, turn: Turn, *, form=None, error: str = "", status: in
     context = {
         "turn": turn,
         "comments": review_screen.turn_comments(turn_id=turn.pk, user=request.user),
-        "categories": list(Category.objects.filter(active=True).order_by("name")),
+        "categories": active_categories(),
         "comment_form": form,
         "comment_error": error,
     }
