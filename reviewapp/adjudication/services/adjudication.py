@@ -7,7 +7,7 @@ note; the reviews already given stay. Every change is written to the audit trail
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -82,6 +82,7 @@ def adjudication_decide(
     passed: bool | None = None,
     categories: Iterable[Category] = (),
     failure_modes: Iterable[str] = (),
+    after_gold: Callable[[int], object] | None = None,
 ) -> Adjudication:
     """Decide the final label of an item awaiting adjudication (or revise a decided one) and record it as gold.
 
@@ -131,7 +132,7 @@ def adjudication_decide(
     gold.excluded = False
     gold.metadata = {**gold.metadata, "adjudication_id": adjudication.pk, "item_id": item.pk, "lead": lead.pk}
     gold.save()
-    signatures_after_gold(judge_id=item.judge_id)
+    signatures_after_gold(judge_id=item.judge_id, dispatch=after_gold)
     if gold_before != _gold_state(gold):
         audit_record(
             actor=lead,

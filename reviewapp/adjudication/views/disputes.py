@@ -11,6 +11,7 @@ from reviewapp import access
 from reviewapp.adjudication.forms.disputes import DecisionForm, SendBackForm, decision_initial
 from reviewapp.adjudication.selectors import disputes as selectors
 from reviewapp.adjudication.services import adjudication as service
+from reviewapp.judging.tasks.signatures import signatures_recheck_queue
 from reviewapp.models import ReviewItem
 from reviewapp.rendering import render_page
 from reviewapp.triage.selectors import progress
@@ -90,6 +91,7 @@ def dispute_decide(request, item_id: int):
                 categories=form.cleaned_data["categories"],
                 failure_modes=form.cleaned_data.get("judge_modes") or (),
                 **form.decision(),
+                after_gold=signatures_recheck_queue,
             )
         except service.AdjudicationError as exc:
             form.add_error(None, str(exc))

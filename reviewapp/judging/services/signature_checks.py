@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -273,13 +273,15 @@ def signatures_recheck(
     return summary
 
 
-def signatures_after_gold(*, judge_id: int) -> None:
-    """New gold for a judge: recheck its signatures on a worker once the gold is committed."""
+def signatures_after_gold(*, judge_id: int, dispatch: Callable[[int], object] | None) -> None:
+    """New gold for a judge: once it is committed, hand the judge to `dispatch` to recheck its signatures
+    (`tasks.signatures.signatures_recheck_queue` from a view). Without one, the recheck waits for the next
+    sweep start (which rechecks when gold changed) or the periodic recheck."""
+    if dispatch is None:
+        return
     if not Signature.objects.filter(judge_id=judge_id, active=True, suspended_at__isnull=True).exists():
         return
-    from reviewapp.judging.tasks.signatures import signatures_recheck_all
-
-    transaction.on_commit(lambda: signatures_recheck_all.delay(judge_id=judge_id))
+    transaction.on_commit(lambda: dispatch(judge_id))
 
 
 def _usable(judges: Sequence[Judge], language: str):

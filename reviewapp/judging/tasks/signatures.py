@@ -15,3 +15,8 @@ from reviewapp.judging.services.signature_checks import signatures_recheck
 def signatures_recheck_all(judge_id: int | None = None) -> dict:
     """Every signature on beat; one judge's right after new gold for it (signatures_after_gold)."""
     return signatures_recheck(judge_id=judge_id).as_dict()
+
+
+def signatures_recheck_queue(judge_id: int) -> None:
+    """The dispatch a view hands review_submit / adjudication_decide: recheck one judge's signatures on a worker."""
+    signatures_recheck_all.delay(judge_id=judge_id)

@@ -9,7 +9,7 @@ An item's life (every change is written with an AuditEvent through audit_record)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -79,6 +79,7 @@ def review_submit(
     seconds_spent: int | None = None,
     now: datetime | None = None,
     grain: Mapping[str, Any] | None = None,
+    after_gold: Callable[[int], object] | None = None,
 ) -> Review:
     """Store `user`'s label on `item`, release their lease, and when the item has its k reviews close
     it (unanimous, agreeing with the judge: a unanimous gold label is written) or send it to a lead.
@@ -163,7 +164,7 @@ def review_submit(
             item.status = _outcome(item, reviews, verdicts)
             item.claimed_by, item.lease_expires_at = None, None
             if item.status == Status.CLOSED:
-                _unanimous_gold(item, reviews)
+                _unanimous_gold(item, reviews, after_gold)
         else:
             item.status = Status.IN_REVIEW
         item.updated_at = now
@@ -216,7 +217,7 @@ def _outcome(item: ReviewItem, reviews: list[Review], verdicts: list[Verdict]) -
     return Status.CLOSED
 
 
-def _unanimous_gold(item: ReviewItem, reviews: list[Review]) -> None:
+def _unanimous_gold(item: ReviewItem, reviews: list[Review], after_gold: Callable[[int], object] | None) -> None:
     first = reviews[0]
     modes = sorted(set(Category.objects.filter(reviews__in=[r.pk for r in reviews]).values_list("slug", flat=True)))
     target = {
@@ -237,7 +238,7 @@ def _unanimous_gold(item: ReviewItem, reviews: list[Review]) -> None:
     # gold: an UPDATE, else an INSERT, needs no savepoint (update_or_create would add four statements).
     if not GoldLabel.objects.filter(**target).update(**values):
         GoldLabel.objects.create(**target, **values)
-    signatures_after_gold(judge_id=item.judge_id)
+    signatures_after_gold(judge_id=item.judge_id, dispatch=after_gold)
 
 
 def item_skip(*, item: ReviewItem, user, reason: str, now: datetime | None = None) -> ReviewSkip:

@@ -6,6 +6,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from reviewapp import access
+from reviewapp.judging.tasks.signatures import signatures_recheck_queue
 from reviewapp.models import Category, ReviewItem
 from reviewapp.rendering import render_page
 from reviewapp.review.selectors import review_screen as review_screen_selectors
@@ -87,6 +88,7 @@ def review_item(request, item_id: int):
             quoted_span=data["quoted_span"],
             seconds_spent=data["seconds_spent"],
             grain=grain,
+            after_gold=signatures_recheck_queue,
         )
     except claims.ReviewError as exc:
         return render_screen(request, item, form=form, error=str(exc), status=409)

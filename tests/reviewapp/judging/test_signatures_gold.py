@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 
 from reviewapp.judging.services.signature_checks import signatures_recheck
 from reviewapp.judging.services.signatures import SignatureError, signature_create, signature_update
-from reviewapp.judging.tasks.signatures import signatures_recheck_all
+from reviewapp.judging.tasks.signatures import signatures_recheck_all, signatures_recheck_queue
 from reviewapp.models import AuditEvent, GoldLabel, Signature, SignatureVersion, Verdict
 from tests.factories import dataset_of_calls, store_judge
 
@@ -240,7 +240,42 @@ def test_new_gold_from_an_adjudication_queues_a_recheck_of_that_judge(
         status=ReviewItem.Status.AWAITING_ADJUDICATION,
     )
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        adjudication_decide(item=item, lead=make_user("lea", role="lead"), passed=True, rationale="greetings pass")
+        adjudication_decide(
+            item=item,
+            lead=make_user("lea", role="lead"),
+            passed=True,
+            rationale="greetings pass",
+            after_gold=signatures_recheck_queue,
+        )
     assert callbacks
+    signature.refresh_from_db()
+    assert signature.suspended_at is not None
+
+
+def test_without_a_dispatch_new_gold_queues_nothing_and_the_next_sweep_rechecks(
+    speak, french, make_user, django_capture_on_commit_callbacks, eager_celery
+):
+    from reviewapp.adjudication.services.adjudication import adjudication_decide
+    from reviewapp.judging.services.signature_checks import signatures_for_sweep
+    from reviewapp.models import ReviewItem, Sweep
+
+    dataset, turns = french
+    signature = greeting(speak, turns[:1])  # says fail
+    add_gold(speak.judge, turns[1:], passed=True)  # 8 contradictions, not rechecked yet
+    item = ReviewItem.objects.create(
+        conversation=turns[0].conversation,
+        turn=turns[0],
+        judge=speak.judge,
+        dataset=dataset,
+        language="fr",
+        status=ReviewItem.Status.AWAITING_ADJUDICATION,
+    )
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        adjudication_decide(item=item, lead=make_user("lea", role="lead"), passed=True, rationale="greetings pass")
+    assert callbacks == []
+    signature.refresh_from_db()
+    assert signature.suspended_at is None
+    sweep = Sweep.objects.create(dataset=dataset, name="next")
+    assert signatures_for_sweep(sweep=sweep, judges=[speak.judge]) == []
     signature.refresh_from_db()
     assert signature.suspended_at is not None
