@@ -165,7 +165,7 @@ class ReviewItemAdmin(admin.ModelAdmin):
 
 @admin.register(models.QueueCount)
 class QueueCountAdmin(admin.ModelAdmin):
-    """Read only: database triggers keep these counts (migration 0010_queue_counts)."""
+    """Read only: database triggers keep these counts (the initial migration, 0001_squashed_0010_queue_counts)."""
 
     list_display = ("language", "judge", "dataset", "status", "reasons", "n")
     list_filter = ("status", "language", "judge")

@@ -194,7 +194,7 @@ def test_queue_reads_walk_indexes_not_the_table_at_100k_items():
     for name in ("top list", "claim"):
         assert "using item_active_queue on reviewapp_reviewitem" in plans[name], f"{name}:\n{plans[name]}"
     # A reason is a filter on the walk; with statistics on the reasons expression (migration
-    # 0010_queue_counts) PostgreSQL knows a reason is common and walks to the first page rather than
+    # 0001_squashed_0010_queue_counts) PostgreSQL knows a reason is common and walks to the first page rather than
     # bitmap-scanning and sorting every active item of the language.
     assert "Index Scan using item_active_queue" in plans["top list by reason"], plans["top list by reason"]
     assert "using item_queue on reviewapp_reviewitem" in plans["in review only"], plans["in review only"]
