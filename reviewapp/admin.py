@@ -1,220 +1,42 @@
+"""The admin: every model, read at a glance. Most are plain lists registered with their options; a few are
+read-only because the app's own pages (or database triggers) are the only way they may change."""
+
 from django.contrib import admin
 
 from reviewapp import models
 from reviewapp.judging.forms.signatures import SignatureAdminForm
 
 
-@admin.register(models.Profile)
-class ProfileAdmin(admin.ModelAdmin):
-    list_display = ("user", "role", "languages")
-    list_filter = ("role",)
-    search_fields = ("user__username", "user__email")
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Shown, never added or edited here: the app records these itself (measured, versioned, audited)."""
 
+    def has_add_permission(self, request):
+        return False
 
-@admin.register(models.Dataset)
-class DatasetAdmin(admin.ModelAdmin):
-    list_display = ("name", "kind", "source", "reviews_required", "blind_review", "created_at")
-    list_filter = ("kind", "blind_review")
-    search_fields = ("name", "source", "description")
-
-
-@admin.register(models.Conversation)
-class ConversationAdmin(admin.ModelAdmin):
-    list_display = ("external_id", "dataset", "language", "created_at")
-    list_filter = ("language", "dataset")
-    search_fields = ("external_id",)
-    list_select_related = ("dataset",)
-    raw_id_fields = ("dataset",)
-
-
-@admin.register(models.Turn)
-class TurnAdmin(admin.ModelAdmin):
-    list_display = ("conversation", "position", "role", "text")
-    list_filter = ("role", "conversation__language")
-    search_fields = ("text", "intended_text", "conversation__external_id")
-    raw_id_fields = ("conversation",)
-
-
-@admin.register(models.Judge)
-class JudgeAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "level", "scale", "scale_min", "scale_max")
-    list_filter = ("level", "scale")
-    search_fields = ("slug", "name")
-
-
-@admin.register(models.JudgeVersion)
-class JudgeVersionAdmin(admin.ModelAdmin):
-    list_display = ("judge", "version", "spec_hash", "source", "created_at")
-    list_filter = ("judge",)
-    search_fields = ("version", "spec_hash", "source")
-    readonly_fields = ("spec", "spec_hash")
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(models.Signature)
-class SignatureAdmin(admin.ModelAdmin):
+class SignatureAdmin(ReadOnlyAdmin):
+    # Signatures change on /signatures/, where each change is measured on gold, versioned and audited; an
+    # admin form would bypass all three.
     form = SignatureAdminForm
     list_display = ("judge", "language", "intent", "kind", "pattern", "label", "active")
     list_filter = ("judge", "language", "kind", "active")
     search_fields = ("pattern", "intent", "label")
     raw_id_fields = ("evidence",)
 
-    # Read-only here: signatures change on /signatures/, where each change is measured on gold,
-    # versioned and audited; an admin form would bypass all three.
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
-@admin.register(models.SignatureVersion)
-class SignatureVersionAdmin(admin.ModelAdmin):
-    """The history of each signature, as recorded by the signature service: read-only."""
-
-    list_display = ("signature", "version", "change", "changed_by", "created_at")
-    list_filter = ("change",)
-    search_fields = ("signature__pattern", "signature__intent", "note")
-    raw_id_fields = ("signature", "sweeps")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
-@admin.register(models.SweepChunkLease)
-class SweepChunkLeaseAdmin(admin.ModelAdmin):
-    list_display = ("sweep", "judge_version_id", "first_target", "holder", "expires_at")
-    list_filter = ("expires_at",)
-    search_fields = ("holder",)
-    raw_id_fields = ("sweep",)
-
-
-@admin.register(models.Sweep)
-class SweepAdmin(admin.ModelAdmin):
-    list_display = (
-        "id",
-        "kind",
-        "dataset",
-        "status",
-        "verdicts_written",
-        "tier1_resolved",
-        "escalated",
-        "unresolved",
-        "failed",
-        "created_at",
-    )
-    list_filter = ("kind", "status")
-    search_fields = ("name",)
-
-
-@admin.register(models.PromptText)
-class PromptTextAdmin(admin.ModelAdmin):
-    list_display = ("sha256",)
-    search_fields = ("sha256", "text")
-
-
-@admin.register(models.JudgeCall)
-class JudgeCallAdmin(admin.ModelAdmin):
-    list_display = (
-        "id",
-        "judge_version",
-        "model",
-        "latency_ms",
-        "prompt_tokens",
-        "completion_tokens",
-        "error",
-        "created_at",
-    )
-    list_filter = ("model",)
-    search_fields = ("raw_response", "error")
-    raw_id_fields = ("judge_version", "sweep", "system_prompt", "user_prompt")
-
-
-@admin.register(models.Verdict)
-class VerdictAdmin(admin.ModelAdmin):
-    list_display = ("id", "judge_version", "tier", "status", "rating", "label", "passed", "run_index")
-    list_filter = ("tier", "status", "judge_version__judge")
-    search_fields = ("explanation", "raw_text", "label")
-    raw_id_fields = ("sweep", "judge_version", "conversation", "turn", "signature", "call")
-
-
-@admin.register(models.Category)
-class CategoryAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "active")
-    list_filter = ("active",)
-    search_fields = ("slug", "name", "description")
-
-
-@admin.register(models.GoldLabel)
-class GoldLabelAdmin(admin.ModelAdmin):
-    list_display = ("id", "judge", "source", "rating", "label", "passed", "excluded")
-    list_filter = ("judge", "source", "excluded")
-    search_fields = ("label", "conversation__external_id")
-    raw_id_fields = ("conversation", "turn")
-
-
-@admin.register(models.ReviewItem)
-class ReviewItemAdmin(admin.ModelAdmin):
-    list_display = ("id", "judge", "language", "status", "priority", "claimed_by", "lease_expires_at")
-    list_filter = ("status", "language", "judge")
-    search_fields = ("conversation__external_id",)
-    raw_id_fields = ("conversation", "turn", "dataset", "claimed_by")
-
 
 @admin.register(models.QueueCount)
-class QueueCountAdmin(admin.ModelAdmin):
-    """Read only: database triggers keep these counts (the initial migration, 0001_squashed_0010_queue_counts)."""
+class QueueCountAdmin(ReadOnlyAdmin):
+    """Database triggers keep these counts (the initial migration, 0001_squashed_0010_queue_counts)."""
 
     list_display = ("language", "judge", "dataset", "status", "reasons", "n")
     list_filter = ("status", "language", "judge")
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
     def has_delete_permission(self, request, obj=None):
         return False
-
-
-@admin.register(models.Review)
-class ReviewAdmin(admin.ModelAdmin):
-    list_display = ("id", "item", "reviewer", "rating", "label", "created_at")
-    list_filter = ("reviewer",)
-    search_fields = ("comment",)
-    raw_id_fields = ("item",)
-
-
-@admin.register(models.Comment)
-class CommentAdmin(admin.ModelAdmin):
-    list_display = ("id", "turn", "author", "flagged_for_lead", "created_at")
-    list_filter = ("flagged_for_lead", "categories")
-    search_fields = ("body",)
-    raw_id_fields = ("turn", "parent")
-
-
-@admin.register(models.Adjudication)
-class AdjudicationAdmin(admin.ModelAdmin):
-    list_display = ("item", "lead", "rating", "label", "created_at")
-    search_fields = ("rationale",)
-    raw_id_fields = ("item",)
-
-
-@admin.register(models.AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "actor", "action", "object_type", "object_id")
-    list_filter = ("action", "object_type")
-    search_fields = ("object_id",)
-
-
-@admin.register(models.ExportSnapshot)
-class ExportSnapshotAdmin(admin.ModelAdmin):
-    list_display = ("name", "version", "format", "status", "row_count", "sha256", "created_at")
-    list_filter = ("format", "status")
-    search_fields = ("name", "sha256")
 
 
 @admin.register(models.ApiToken)
@@ -229,28 +51,188 @@ class ApiTokenAdmin(admin.ModelAdmin):
         return False
 
 
-@admin.register(models.ReviewSkip)
-class ReviewSkipAdmin(admin.ModelAdmin):
-    list_display = ("item", "reviewer", "reason", "created_at")
-    search_fields = ("reason",)
-    raw_id_fields = ("item",)
+# The history of each signature, as the signature service records it.
+admin.site.register(
+    models.SignatureVersion,
+    ReadOnlyAdmin,
+    list_display=("signature", "version", "change", "changed_by", "created_at"),
+    list_filter=("change",),
+    search_fields=("signature__pattern", "signature__intent", "note"),
+    raw_id_fields=("signature", "sweeps"),
+)
 
-
-@admin.register(models.ImportJob)
-class ImportJobAdmin(admin.ModelAdmin):
-    list_display = ("id", "source_kind", "source", "fmt", "status", "progress", "dataset", "created_by", "created_at")
-    list_filter = ("status", "source_kind", "fmt")
-    search_fields = ("source", "path", "dataset_name")
-    list_select_related = ("dataset", "created_by")
-    raw_id_fields = ("dataset", "created_by")
-
-
-@admin.register(models.CallReplay)
-class CallReplayAdmin(admin.ModelAdmin):
-    list_display = ("id", "call", "status", "model", "latency_ms", "attempts", "requested_by", "created_at")
-    list_filter = ("status", "model")
-    search_fields = ("raw_response", "error")
-    raw_id_fields = ("call", "requested_by")
-
-
-from reviewapp import admin_loop  # noqa: E402,F401  (edge cases, provenance, proofs)
+# Plain lists: what each page shows, filters on, searches and picks by id (tables too large for a select).
+PLAIN = {
+    models.Profile: {
+        "list_display": ("user", "role", "languages"),
+        "list_filter": ("role",),
+        "search_fields": ("user__username", "user__email"),
+    },
+    models.Dataset: {
+        "list_display": ("name", "kind", "source", "reviews_required", "blind_review", "created_at"),
+        "list_filter": ("kind", "blind_review"),
+        "search_fields": ("name", "source", "description"),
+    },
+    models.Conversation: {
+        "list_display": ("external_id", "dataset", "language", "created_at"),
+        "list_filter": ("language", "dataset"),
+        "search_fields": ("external_id",),
+        "list_select_related": ("dataset",),
+        "raw_id_fields": ("dataset",),
+    },
+    models.Turn: {
+        "list_display": ("conversation", "position", "role", "text"),
+        "list_filter": ("role", "conversation__language"),
+        "search_fields": ("text", "intended_text", "conversation__external_id"),
+        "raw_id_fields": ("conversation",),
+    },
+    models.Judge: {
+        "list_display": ("slug", "name", "level", "scale", "scale_min", "scale_max"),
+        "list_filter": ("level", "scale"),
+        "search_fields": ("slug", "name"),
+    },
+    models.JudgeVersion: {
+        "list_display": ("judge", "version", "spec_hash", "source", "created_at"),
+        "list_filter": ("judge",),
+        "search_fields": ("version", "spec_hash", "source"),
+        "readonly_fields": ("spec", "spec_hash"),
+    },
+    models.SweepChunkLease: {
+        "list_display": ("sweep", "judge_version_id", "first_target", "holder", "expires_at"),
+        "list_filter": ("expires_at",),
+        "search_fields": ("holder",),
+        "raw_id_fields": ("sweep",),
+    },
+    models.Sweep: {
+        "list_display": (
+            "id",
+            "kind",
+            "dataset",
+            "status",
+            "verdicts_written",
+            "tier1_resolved",
+            "escalated",
+            "unresolved",
+            "failed",
+            "created_at",
+        ),
+        "list_filter": ("kind", "status"),
+        "search_fields": ("name",),
+    },
+    models.PromptText: {"list_display": ("sha256",), "search_fields": ("sha256", "text")},
+    models.JudgeCall: {
+        "list_display": (
+            "id",
+            "judge_version",
+            "model",
+            "latency_ms",
+            "prompt_tokens",
+            "completion_tokens",
+            "error",
+            "created_at",
+        ),
+        "list_filter": ("model",),
+        "search_fields": ("raw_response", "error"),
+        "raw_id_fields": ("judge_version", "sweep", "system_prompt", "user_prompt"),
+    },
+    models.Verdict: {
+        "list_display": ("id", "judge_version", "tier", "status", "rating", "label", "passed", "run_index"),
+        "list_filter": ("tier", "status", "judge_version__judge"),
+        "search_fields": ("explanation", "raw_text", "label"),
+        "raw_id_fields": ("sweep", "judge_version", "conversation", "turn", "signature", "call"),
+    },
+    models.Category: {
+        "list_display": ("slug", "name", "active"),
+        "list_filter": ("active",),
+        "search_fields": ("slug", "name", "description"),
+    },
+    models.GoldLabel: {
+        "list_display": ("id", "judge", "source", "rating", "label", "passed", "excluded"),
+        "list_filter": ("judge", "source", "excluded"),
+        "search_fields": ("label", "conversation__external_id"),
+        "raw_id_fields": ("conversation", "turn"),
+    },
+    models.ReviewItem: {
+        "list_display": ("id", "judge", "language", "status", "priority", "claimed_by", "lease_expires_at"),
+        "list_filter": ("status", "language", "judge"),
+        "search_fields": ("conversation__external_id",),
+        "raw_id_fields": ("conversation", "turn", "dataset", "claimed_by"),
+    },
+    models.Review: {
+        "list_display": ("id", "item", "reviewer", "rating", "label", "created_at"),
+        "list_filter": ("reviewer",),
+        "search_fields": ("comment",),
+        "raw_id_fields": ("item",),
+    },
+    models.Comment: {
+        "list_display": ("id", "turn", "author", "flagged_for_lead", "created_at"),
+        "list_filter": ("flagged_for_lead", "categories"),
+        "search_fields": ("body",),
+        "raw_id_fields": ("turn", "parent"),
+    },
+    models.Adjudication: {
+        "list_display": ("item", "lead", "rating", "label", "created_at"),
+        "search_fields": ("rationale",),
+        "raw_id_fields": ("item",),
+    },
+    models.AuditEvent: {
+        "list_display": ("created_at", "actor", "action", "object_type", "object_id"),
+        "list_filter": ("action", "object_type"),
+        "search_fields": ("object_id",),
+    },
+    models.ExportSnapshot: {
+        "list_display": ("name", "version", "format", "status", "row_count", "sha256", "created_at"),
+        "list_filter": ("format", "status"),
+        "search_fields": ("name", "sha256"),
+    },
+    models.ReviewSkip: {
+        "list_display": ("item", "reviewer", "reason", "created_at"),
+        "search_fields": ("reason",),
+        "raw_id_fields": ("item",),
+    },
+    models.ImportJob: {
+        "list_display": (
+            "id",
+            "source_kind",
+            "source",
+            "fmt",
+            "status",
+            "progress",
+            "dataset",
+            "created_by",
+            "created_at",
+        ),
+        "list_filter": ("status", "source_kind", "fmt"),
+        "search_fields": ("source", "path", "dataset_name"),
+        "list_select_related": ("dataset", "created_by"),
+        "raw_id_fields": ("dataset", "created_by"),
+    },
+    models.CallReplay: {
+        "list_display": ("id", "call", "status", "model", "latency_ms", "attempts", "requested_by", "created_at"),
+        "list_filter": ("status", "model"),
+        "search_fields": ("raw_response", "error"),
+        "raw_id_fields": ("call", "requested_by"),
+    },
+    models.EdgeCase: {
+        "list_display": ("judge", "position", "case", "pattern"),
+        "list_filter": ("judge",),
+        "search_fields": ("case", "coverage", "pattern"),
+    },
+    models.EdgeCaseTag: {
+        "list_display": ("edge_case", "conversation", "source", "added_by", "created_at"),
+        "list_filter": ("source",),
+        "raw_id_fields": ("conversation",),
+    },
+    models.VersionProvenance: {
+        "list_display": ("version", "parent", "approved_by", "created_at"),
+        "search_fields": ("version__version", "parent__version", "note"),
+        "raw_id_fields": ("items", "comments"),
+    },
+    models.ProofRun: {
+        "list_display": ("version", "parent", "started_by", "created_at"),
+        "search_fields": ("version__version", "parent__version"),
+        "raw_id_fields": ("main_sweeps", "rerun_sweeps"),
+    },
+}
+for model, options in PLAIN.items():
+    admin.site.register(model, **options)
