@@ -2,6 +2,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from reviewapp.models.values import LabelValue
+
 
 class Judge(models.Model):
     class Level(models.TextChoices):
@@ -48,7 +50,7 @@ class JudgeVersion(models.Model):
         return f"{self.judge.slug}@{self.version}"
 
 
-class Signature(models.Model):
+class Signature(LabelValue):
     """A tier-1 rule: a pattern in one language that gives a judge label without an LLM call."""
 
     class Kind(models.TextChoices):
@@ -63,9 +65,6 @@ class Signature(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.SUBSTRING)
     pattern = models.TextField()
     negation_guards = models.JSONField(default=list, blank=True)
-    label = models.CharField(max_length=100, blank=True)
-    rating = models.FloatField(null=True, blank=True)
-    passed = models.BooleanField(null=True, blank=True)
     active = models.BooleanField(default=True)
     # Every change is a new SignatureVersion (reviewapp.models.tier1); `version` is the current one.
     version = models.PositiveIntegerField(default=1)
@@ -174,7 +173,7 @@ class JudgeCall(models.Model):
         return f"call {self.pk} {self.model}"
 
 
-class Verdict(models.Model):
+class Verdict(LabelValue):
     class Tier(models.TextChoices):
         SIGNATURE = "signature", "Signature (tier 1)"
         LLM = "llm", "LLM (tier 2)"
@@ -195,9 +194,6 @@ class Verdict(models.Model):
     run_index = models.PositiveSmallIntegerField(default=0)
     tier = models.CharField(max_length=16, choices=Tier.choices)
     status = models.CharField(max_length=16, choices=Status.choices)
-    rating = models.FloatField(null=True, blank=True)
-    label = models.CharField(max_length=100, blank=True)
-    passed = models.BooleanField(null=True, blank=True)
     flags = models.JSONField(default=list, blank=True)
     sub_scores = models.JSONField(default=dict, blank=True)
     explanation = models.TextField(blank=True)

@@ -2,6 +2,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from reviewapp.models.values import LabelValue
+
 
 class Category(models.Model):
     """The failure taxonomy reviewers use; leads may edit it."""
@@ -19,7 +21,7 @@ class Category(models.Model):
         return self.name
 
 
-class GoldLabel(models.Model):
+class GoldLabel(LabelValue):
     """The label a turn or conversation should get from a judge, and where that truth came from."""
 
     class Source(models.TextChoices):
@@ -33,9 +35,6 @@ class GoldLabel(models.Model):
         "reviewapp.Turn", null=True, blank=True, on_delete=models.CASCADE, related_name="gold_labels"
     )
     source = models.CharField(max_length=16, choices=Source.choices)
-    rating = models.FloatField(null=True, blank=True)
-    label = models.CharField(max_length=100, blank=True)
-    passed = models.BooleanField(null=True, blank=True)
     failure_modes = models.JSONField(default=list, blank=True)
     excluded = models.BooleanField(default=False, help_text="Kept for the record but not gold (e.g. marked invalid).")
     metadata = models.JSONField(default=dict, blank=True)
@@ -156,12 +155,9 @@ class QueueCount(models.Model):
         return f"{self.n} {self.status} {self.language} items of judge {self.judge_id}"
 
 
-class Review(models.Model):
+class Review(LabelValue):
     item = models.ForeignKey(ReviewItem, on_delete=models.CASCADE, related_name="reviews")
     reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="reviews")
-    rating = models.FloatField(null=True, blank=True)
-    label = models.CharField(max_length=100, blank=True)
-    passed = models.BooleanField(null=True, blank=True)
     categories = models.ManyToManyField(Category, blank=True, related_name="reviews")
     verdict_agreement = models.JSONField(default=dict, blank=True, help_text="{verdict_id: 'agree' | 'disagree'}")
     grain = models.JSONField(
@@ -221,12 +217,9 @@ class Comment(models.Model):
         return f"comment {self.pk} on turn {self.turn_id}"
 
 
-class Adjudication(models.Model):
+class Adjudication(LabelValue):
     item = models.OneToOneField(ReviewItem, on_delete=models.CASCADE, related_name="adjudication")
     lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="adjudications")
-    rating = models.FloatField(null=True, blank=True)
-    label = models.CharField(max_length=100, blank=True)
-    passed = models.BooleanField(null=True, blank=True)
     categories = models.ManyToManyField(Category, blank=True, related_name="adjudications")
     rationale = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
