@@ -87,18 +87,6 @@ class VersionQuality:
     excluded_gold: int = 0  # gold targets left out: this version was drafted from them (selectors/leakage.py)
 
     @property
-    def targets(self) -> int:
-        return self.scored.targets
-
-    @property
-    def unresolved(self) -> int:
-        return self.scored.unresolved
-
-    @property
-    def pairs(self) -> list[Pair]:
-        return self.scored.pairs
-
-    @property
     def runs_accuracy(self) -> agreement.Spread | None:
         return self.runs.spread(self.slice.unresolved) if self.runs else None
 
@@ -117,7 +105,7 @@ class VersionQuality:
             "slice": self.slice.as_dict(),
             "unresolved_convention": self.slice.unresolved,
             "estimators": ESTIMATORS,
-            "targets": self.targets,
+            "targets": self.scored.targets,
             "unresolved": self.scored.unresolved,
             "failed": self.scored.failed,
             "without_gold": self.scored.without_gold,
