@@ -15,6 +15,7 @@ else:
     np = lazy_import("numpy")
 
 from scoring.agreement import label_order
+from scoring.records import record_dict
 
 # --- before/after ----------------------------------------------------------------------------------
 
@@ -91,15 +92,9 @@ class NoiseComparison:
         return head + test + verdict
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "n": self.n,
-            "version_moved": self.version_moved,
-            "noise_moved": self.noise_moved,
-            "only_version": self.only_version,
-            "only_noise": self.only_noise,
-            "p_value": self.p_value,
-            "exceeds_noise": self.exceeds_noise,
-        }
+        return record_dict(
+            self, "n", "version_moved", "noise_moved", "only_version", "only_noise", "p_value", "exceeds_noise"
+        )
 
 
 def movement_vs_noise(

@@ -31,6 +31,7 @@ from scoring.agreement import (
     proportion_interval,
     rounded,
 )
+from scoring.records import plain, record_dict
 
 # Keep one bootstrap chunk under this many resampled cells, so memory stays flat on big sets.
 _CHUNK_CELLS = 2_000_000
@@ -59,21 +60,14 @@ class ClassificationReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "n": self.n,
-            "weighted": self.weighted,
-            "labels": self.labels,
-            "accuracy": self.accuracy.as_dict(),
-            "macro_f1": self.macro_f1.as_dict(),
-            "kappa": self.kappa.as_dict(),
-            "kappa_quadratic": self.kappa_quadratic.as_dict() if self.kappa_quadratic else None,
-            "macro_f1_labels": self.macro_f1_labels,
+            **record_dict(
+                self, "n", "weighted", "labels", "accuracy", "macro_f1", "kappa", "kappa_quadratic", "macro_f1_labels"
+            ),
             "per_class_f1": {k: rounded(v) for k, v in self.per_class_f1.items()},
-            "support": self.support,
-            "confusion": self.confusion,
-            "clusters": self.clusters,
+            **record_dict(self, "support", "confusion", "clusters"),
             "effective_n": rounded(self.effective_n),
             "accuracy_interval": self.accuracy_method,
-            "evidence": self.evidence.as_dict() if self.evidence else None,
+            "evidence": plain(self.evidence),
         }
 
 

@@ -62,16 +62,25 @@ class EvaProfile:
         return self.shape in (PER_TURN, TURNS_OBJECT)
 
 
+# EVA's two rating scales: name, lowest, highest.
+BINARY = ("binary", 0, 1)
+ORDINAL = ("ordinal", 1, 3)
+
+
+def _judge(key: str, shape: str, scale: tuple[str, int, int], **rest: Any) -> EvaProfile:
+    """A profile whose level follows from its answer shape: a per-turn answer makes turn-level verdicts."""
+    level = "turn" if shape in (PER_TURN, TURNS_OBJECT) else "conversation"
+    name, low, high = scale
+    return EvaProfile(key=key, level=level, shape=shape, scale=name, scale_min=low, scale_max=high, **rest)
+
+
 PROFILES: dict[str, EvaProfile] = {
     p.key: p
     for p in (
-        EvaProfile(
-            key="conciseness",
-            level="turn",
-            shape=PER_TURN,
-            scale="ordinal",
-            scale_min=1,
-            scale_max=3,
+        _judge(
+            "conciseness",
+            PER_TURN,
+            ORDINAL,
             failure_modes=(
                 "verbosity_or_filler",
                 "excess_information_density",
@@ -81,22 +90,16 @@ PROFILES: dict[str, EvaProfile] = {
             failure_mode_field="failure_modes",
             description="EVA conciseness: every assistant turn rated 1-3 in one call per conversation.",
         ),
-        EvaProfile(
-            key="speakability",
-            level="turn",
-            shape=PER_TURN,
-            scale="binary",
-            scale_min=0,
-            scale_max=1,
+        _judge(
+            "speakability",
+            PER_TURN,
+            BINARY,
             description="EVA speakability: each intended assistant turn 0 or 1, one call per conversation.",
         ),
-        EvaProfile(
-            key="tts_fidelity",
-            level="turn",
-            shape=TURNS_OBJECT,
-            scale="binary",
-            scale_min=0,
-            scale_max=1,
+        _judge(
+            "tts_fidelity",
+            TURNS_OBJECT,
+            BINARY,
             failure_modes=(
                 "entity_error",
                 "truncation",
@@ -108,34 +111,25 @@ PROFILES: dict[str, EvaProfile] = {
             audio=True,
             description="EVA tts_fidelity: the assistant audio against its intended turns, 0 or 1 per turn.",
         ),
-        EvaProfile(
-            key="agent_speech_fidelity",
-            level="turn",
-            shape=TURNS_OBJECT,
-            scale="binary",
-            scale_min=0,
-            scale_max=1,
+        _judge(
+            "agent_speech_fidelity",
+            TURNS_OBJECT,
+            BINARY,
             audio=True,
             description="EVA agent_speech_fidelity: entities in the assistant audio, 0 or 1 per turn.",
         ),
-        EvaProfile(
-            key="user_speech_fidelity",
-            level="turn",
-            shape=TURNS_OBJECT,
-            scale="ordinal",
-            scale_min=1,
-            scale_max=3,
+        _judge(
+            "user_speech_fidelity",
+            TURNS_OBJECT,
+            ORDINAL,
             rated_role=USER,
             audio=True,
             description="EVA user_speech_fidelity: the user simulator's audio against its intended turns, 1-3.",
         ),
-        EvaProfile(
-            key="transcription_accuracy_key_entities",
-            level="turn",
-            shape=PER_TURN,
-            scale="binary",
-            scale_min=0,
-            scale_max=1,
+        _judge(
+            "transcription_accuracy_key_entities",
+            PER_TURN,
+            BINARY,
             rated_role=USER,
             entity_scored=True,
             description=(
@@ -143,13 +137,10 @@ PROFILES: dict[str, EvaProfile] = {
                 " transcribed; passed when every entity the judge did not skip is correct."
             ),
         ),
-        EvaProfile(
-            key="faithfulness",
-            level="conversation",
-            shape=OBJECT,
-            scale="ordinal",
-            scale_min=1,
-            scale_max=3,
+        _judge(
+            "faithfulness",
+            OBJECT,
+            ORDINAL,
             dimension_field="dimensions",
             dimensions=(
                 "fabricating_tool_parameters",
@@ -161,25 +152,19 @@ PROFILES: dict[str, EvaProfile] = {
             flag_field="flagged",
             description="EVA faithfulness: the whole conversation 1-3, with five flagged dimensions.",
         ),
-        EvaProfile(
-            key="conversation_progression",
-            level="conversation",
-            shape=OBJECT,
-            scale="ordinal",
-            scale_min=1,
-            scale_max=3,
+        _judge(
+            "conversation_progression",
+            OBJECT,
+            ORDINAL,
             dimension_field="dimensions",
             dimensions=("unnecessary_tool_calls", "information_loss", "redundant_statements", "question_quality"),
             flag_field="flagged",
             description="EVA conversation_progression: the whole conversation 1-3, with four flagged dimensions.",
         ),
-        EvaProfile(
-            key="user_behavioral_fidelity",
-            level="conversation",
-            shape=OBJECT,
-            scale="binary",
-            scale_min=0,
-            scale_max=1,
+        _judge(
+            "user_behavioral_fidelity",
+            OBJECT,
+            BINARY,
             dimension_field="corruption_analysis",
             dimensions=(
                 "extra_modifications",

@@ -56,6 +56,15 @@ def _explanation(entry: Mapping[str, Any], key: str = "explanation") -> str:
     return value.strip()
 
 
+def _rated(profile: EvaProfile, rating: float, **answer: Any) -> JudgeResult:
+    """A resolved answer at `rating` (with the answer's flags, sub_scores and explanation): on a binary scale
+    1 passes and 0 fails; an ordinal point is its own label."""
+    binary = profile.scale == "binary"
+    passed = rating == 1.0 if binary else None
+    label = ("pass" if passed else "fail") if binary else f"{rating:g}"
+    return JudgeResult(status=RESOLVED, rating=rating, label=label, passed=passed, **answer)
+
+
 def _turn_result(profile: EvaProfile, turn_id: int, entry: Mapping[str, Any]) -> TurnAnswer:
     where = f"turn {turn_id}"
     try:
@@ -109,21 +118,7 @@ def _turn_result(profile: EvaProfile, turn_id: int, entry: Mapping[str, Any]) ->
                 flags.append(mode if mode in known else f"unknown_failure_mode:{mode}")
             if rating == profile.scale_max and flags:
                 flags.append("failure_modes_on_top_rating")
-        passed = rating == 1.0 if profile.scale == "binary" else None
-        label = ("pass" if passed else "fail") if profile.scale == "binary" else f"{rating:g}"
-        sub_scores: dict[str, float] = {}
-        return TurnAnswer(
-            turn_id,
-            JudgeResult(
-                status=RESOLVED,
-                rating=rating,
-                label=label,
-                passed=passed,
-                flags=tuple(flags),
-                sub_scores=sub_scores,
-                explanation=explanation,
-            ),
-        )
+        return TurnAnswer(turn_id, _rated(profile, rating, flags=tuple(flags), sub_scores={}, explanation=explanation))
     except _AnswerProblem as exc:
         return TurnAnswer(turn_id, unresolved(f"{where}: {exc}", code=exc.code))
 
@@ -163,18 +158,10 @@ def _entity_result(profile: EvaProfile, turn_id: int, entry: Mapping[str, Any]) 
             JudgeResult(status=UNRESOLVED, problem=f"{where}: not rated (no entity to check)", explanation=summary),
             not_rated=True,
         )
-    passed = correct == counted
+    rating = 1.0 if correct == counted else 0.0
+    sub_scores = {"entity_accuracy": correct / counted}
     return TurnAnswer(
-        turn_id,
-        JudgeResult(
-            status=RESOLVED,
-            rating=1.0 if passed else 0.0,
-            label="pass" if passed else "fail",
-            passed=passed,
-            flags=tuple(failures),
-            sub_scores={"entity_accuracy": correct / counted},
-            explanation=summary,
-        ),
+        turn_id, _rated(profile, rating, flags=tuple(failures), sub_scores=sub_scores, explanation=summary)
     )
 
 
@@ -271,17 +258,7 @@ def parse_conversation(profile: EvaProfile, raw_text: str) -> JudgeResult:
             flags.extend(f"unknown_dimension:{name}" for name in dims if name not in profile.dimensions)
         if not explanation and details:
             explanation = "\n".join(details)
-        passed = rating == 1.0 if profile.scale == "binary" else None
-        label = ("pass" if passed else "fail") if profile.scale == "binary" else f"{rating:g}"
-        return JudgeResult(
-            status=RESOLVED,
-            rating=rating,
-            label=label,
-            passed=passed,
-            flags=tuple(flags),
-            sub_scores=sub_scores,
-            explanation=explanation,
-        )
+        return _rated(profile, rating, flags=tuple(flags), sub_scores=sub_scores, explanation=explanation)
     except _AnswerProblem as exc:
         return unresolved(str(exc), explanation=explanation, code=exc.code)
 

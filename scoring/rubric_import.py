@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from scoring.errors import TribunalError
+from scoring.records import record_dict
 from scoring.specs import Criterion, JudgeSpec, RenderedPrompt, render, validate_spec
 
 # Exit codes of the kill-criterion gate rules; 1 stays the generic gate failure.
@@ -80,14 +81,7 @@ class KillRule:
     exit_code: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "kind": self.kind,
-            "threshold": self.threshold,
-            "scope": self.scope,
-            "action": self.action,
-            "exit_code": self.exit_code,
-        }
+        return record_dict(self)
 
 
 @dataclass(frozen=True)
@@ -170,31 +164,25 @@ def _exit_code(action: str) -> int:
 
 
 def kill_rule(where: _Where, text: str, path: str) -> KillRule:
-    found = _PASS_RATE_RULE.match(text.strip())
-    if found:
-        return KillRule(
-            text=text.strip(),
-            kind="pass_rate",
-            threshold=float(found.group("pct")) / 100,
-            scope=_scope(where, found.group("where"), path, text),
-            action=found.group("action").strip(),
-            exit_code=_exit_code(found.group("action")),
+    if found := _PASS_RATE_RULE.match(text.strip()):
+        kind, scope = "pass_rate", _scope(where, found.group("where"), path, text)
+        exit_code = _exit_code(found.group("action"))
+    elif found := _VARIANCE_RULE.match(text.strip()):
+        kind, scope, exit_code = "variance", "variance", EXIT_HOLD
+    else:
+        raise where.error(
+            path,
+            text,
+            "a kill criterion reads 'Any required criterion drops below N% pass on <golden set | production ...> → "
+            "action' or 'Judge disagreement >N% on any criterion in <check> → action'",
         )
-    found = _VARIANCE_RULE.match(text.strip())
-    if found:
-        return KillRule(
-            text=text.strip(),
-            kind="variance",
-            threshold=float(found.group("pct")) / 100,
-            scope="variance",
-            action=found.group("action").strip(),
-            exit_code=EXIT_HOLD,
-        )
-    raise where.error(
-        path,
-        text,
-        "a kill criterion reads 'Any required criterion drops below N% pass on <golden set | production ...> → action' "
-        "or 'Judge disagreement >N% on any criterion in <check> → action'",
+    return KillRule(
+        text=text.strip(),
+        kind=kind,
+        threshold=float(found.group("pct")) / 100,
+        scope=scope,
+        action=found.group("action").strip(),
+        exit_code=exit_code,
     )
 
 

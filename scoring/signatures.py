@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scoring.errors import TribunalError
+from scoring.records import record_dict
 
 KINDS = ("substring", "stem", "regex")
 DECLINE_INTENTS = frozenset({"decline", "refusal"})
@@ -198,13 +199,7 @@ class GoldPrecision:
         return precision is not None and self.compared >= min_compared and precision < floor
 
     def as_dict(self) -> dict[str, float | int | None]:
-        return {
-            "agreeing": self.agreeing,
-            "compared": self.compared,
-            "precision": self.precision,
-            "low": self.low,
-            "high": self.high,
-        }
+        return record_dict(self, "agreeing", "compared", "precision", "low", "high")
 
 
 def gold_precision(*, agreeing: int, compared: int) -> GoldPrecision:

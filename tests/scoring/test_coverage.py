@@ -131,12 +131,17 @@ def test_hajek_qa_interval_covers_the_population_accuracy():
 # --- prediction-powered inference ---------------------------------------------------------------------------
 
 
+def simulated_judge(rng: np.random.Generator, true_rate: float, size: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+    """True passes at `true_rate`, and a judge that fails 5% of the passes and passes 30% of the fails."""
+    truth = rng.random(size) < true_rate
+    return truth, truth ^ np.where(truth, rng.random(size) < 0.05, rng.random(size) < 0.3)
+
+
 def test_prediction_powered_interval_covers_the_true_pass_rate():
     rng = np.random.default_rng(21)
     true_rate, draws, hits, narrower = 0.62, 300, 0, 0
     for _ in range(draws):
-        truth = rng.random(2000) < true_rate
-        judge = truth ^ np.where(truth, rng.random(2000) < 0.05, rng.random(2000) < 0.3)
+        truth, judge = simulated_judge(rng, true_rate)
         labelled = rng.random(2000) < 0.08
         result = prediction_powered_rate(list(truth[labelled]), list(judge[labelled]), list(judge[~labelled]))
         hits += covers(result.ppi.low, result.ppi.high, true_rate)
@@ -172,8 +177,7 @@ def test_prediction_powered_interval_covers_on_a_small_sample_near_the_edge():
     rng = np.random.default_rng(8)
     true_rate, draws, hits, hits_clt = 0.95, 300, 0, 0
     for _ in range(draws):
-        truth = rng.random(2000) < true_rate
-        judge = truth ^ np.where(truth, rng.random(2000) < 0.05, rng.random(2000) < 0.3)
+        truth, judge = simulated_judge(rng, true_rate)
         order = rng.permutation(2000)
         labelled, unlabelled = order[:60], order[60:]
         result = prediction_powered_rate(list(truth[labelled]), list(judge[labelled]), list(judge[unlabelled]))

@@ -1,5 +1,3 @@
-from pathlib import Path
-
 import pytest
 
 from scoring.specs import (
@@ -14,10 +12,7 @@ from scoring.specs import (
     spec_to_dict,
     specs_from_yaml_text,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
-JUDGES = ROOT / "judges"
-EVA_FIXTURE = ROOT / "tests" / "fixtures" / "eva_judges.yaml"
+from tests.shipped import EVA_FIXTURE, JUDGES, SHIPPED_SLUGS
 
 TURN_VARIABLES = {
     "conversation_turns": "[turn 1] user: Bonjour",
@@ -36,14 +31,7 @@ def shipped():
 
 
 def test_shipped_judges_cover_every_scale(shipped):
-    assert set(shipped) == {
-        "conciseness",
-        "speakability",
-        "tts_fidelity",
-        "faithfulness",
-        "language_clarity",
-        "turn_rubric",
-    }
+    assert set(shipped) == SHIPPED_SLUGS
     assert shipped["conciseness"].scale == "ordinal"
     assert (shipped["conciseness"].scale_min, shipped["conciseness"].scale_max) == (1.0, 3.0)
     assert shipped["speakability"].scale == "binary"

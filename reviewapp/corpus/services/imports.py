@@ -22,6 +22,7 @@ from reviewapp.corpus.importers.bulk import BATCH_CONVERSATIONS, StreamWriter
 from reviewapp.corpus.importers.limits import length_problem
 from reviewapp.corpus.importers.records import ParsedConversation, RecordError
 from scoring.errors import TribunalError
+from scoring.records import record_dict
 
 
 @dataclass
@@ -41,17 +42,7 @@ class ImportSummary:
         return self.dataset is not None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "dataset": self.dataset,
-            "format": self.format,
-            "conversations": self.conversations,
-            "turns": self.turns,
-            "labels": self.labels,
-            "verdicts": self.verdicts,
-            "skipped": self.skipped,
-            "errors": self.errors,
-            "created": self.created,
-        }
+        return record_dict(self)
 
 
 class ImportFailed(TribunalError, ValueError):

@@ -13,6 +13,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from reviewapp.access import language_allowed, language_q, sees_all_languages
 from reviewapp.judging.services import judges
 from reviewapp.models import Conversation, JudgeVersion, Sweep, Verdict
+from scoring.records import record_dict
 from scoring.rubric import criterion_passes
 
 # --- access and lists --------------------------------------------------------------------------------
@@ -179,21 +180,22 @@ class GateRow:
         return self.pass_rate is not None and self.pass_rate >= self.threshold
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "judge_version": self.judge_version,
-            "criterion": self.criterion,
-            "targets": self.targets,
-            "passed": self.passed,
-            "failed": self.failed,
-            "unresolved": self.unresolved,
-            "not_scored": self.not_scored,
-            "pass_rate": self.pass_rate,
-            "resolved_pass_rate": self.resolved_pass_rate,
-            "threshold": self.threshold,
-            "threshold_source": self.threshold_source,
-            "required": self.required,
-            "ok": self.ok,
-        }
+        return record_dict(
+            self,
+            "judge_version",
+            "criterion",
+            "targets",
+            "passed",
+            "failed",
+            "unresolved",
+            "not_scored",
+            "pass_rate",
+            "resolved_pass_rate",
+            "threshold",
+            "threshold_source",
+            "required",
+            "ok",
+        )
 
 
 @dataclass

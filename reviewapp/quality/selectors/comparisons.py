@@ -19,6 +19,7 @@ from reviewapp.quality.selectors.quality_slice import (
     target_key,
 )
 from scoring import agreement, before_after, classification
+from scoring.records import record_dict
 
 # --- before / after --------------------------------------------------------------------------------
 
@@ -108,7 +109,7 @@ class Split:
             self.down += 1
 
     def as_dict(self) -> dict[str, int]:
-        return {"up": self.up, "down": self.down}
+        return record_dict(self)
 
 
 @dataclass

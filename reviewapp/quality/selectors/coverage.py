@@ -12,6 +12,7 @@ from reviewapp.models import EdgeCase, EdgeCaseTag, Judge, JudgeVersion, Turn, V
 from reviewapp.quality.selectors.leakage import excluded_targets, without_excluded
 from reviewapp.quality.selectors.quality_slice import judge_gold
 from scoring import planner
+from scoring.records import record_dict
 from scoring.specs import Criterion
 
 
@@ -38,13 +39,7 @@ class CoverageCell:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "criterion": self.criterion,
-            "targeted": self.targeted,
-            "turns": self.turns,
-            "scored": self.scored,
-            "passed": self.passed,
-            "pass_rate": self.pass_rate,
-            "interval": list(self.interval) if self.interval else None,
+            **record_dict(self, "criterion", "targeted", "turns", "scored", "passed", "pass_rate", "interval"),
             "evidence": "sufficient" if self.sufficient else planner.INSUFFICIENT,
             "human_labelled": self.labelled,
         }

@@ -13,7 +13,7 @@ comparison, the conversation page's "agrees with gold" marks and the exports all
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import date
 
 from django.db.models import Case, F, IntegerField, Q, Value, When
@@ -23,6 +23,21 @@ from reviewapp.models import GoldLabel, Judge
 from reviewapp.models.review import GOLD_SOURCE_ORDER
 
 TargetKey = tuple[int, int | None]  # (conversation id, turn id or None)
+
+# The columns that picking the winning label and reading it as gold use: the gold reads load no others.
+GOLD_FIELDS = (
+    "id",
+    "judge_id",
+    "conversation_id",
+    "turn_id",
+    "source",
+    "rating",
+    "passed",
+    "label",
+    "failure_modes",
+    "excluded",
+    "metadata",
+)
 _RANK = {str(source): rank for rank, source in enumerate(GOLD_SOURCE_ORDER)}
 
 
@@ -48,17 +63,22 @@ def winning_label(labels: Iterable[GoldLabel]) -> GoldLabel | None:
     return min(included, key=gold_rank) if included else None
 
 
+def winners[K](groups: Mapping[K, Iterable[GoldLabel]]) -> dict[K, GoldLabel]:
+    """Each group's winning label, leaving out the groups whose every label is excluded."""
+    out = {}
+    for key, labels in groups.items():
+        best = winning_label(labels)
+        if best is not None:
+            out[key] = best
+    return out
+
+
 def winning_by_judge(labels: Iterable[GoldLabel]) -> dict[int, GoldLabel]:
     """One target's labels of several judges -> judge id -> the winning label."""
     by_judge: dict[int, list[GoldLabel]] = {}
     for label in labels:
         by_judge.setdefault(label.judge_id, []).append(label)
-    out = {}
-    for judge_id, group in by_judge.items():
-        best = winning_label(group)
-        if best is not None:
-            out[judge_id] = best
-    return out
+    return winners(by_judge)
 
 
 def winning_gold(
@@ -88,23 +108,6 @@ def winning_gold(
     if created_to is not None:
         qs = qs.filter(Q(created_at__date__lte=created_to))
     grouped: dict[TargetKey, list[GoldLabel]] = {}
-    for label in qs.only(
-        "id",
-        "judge_id",
-        "conversation_id",
-        "turn_id",
-        "source",
-        "rating",
-        "passed",
-        "label",
-        "failure_modes",
-        "excluded",
-        "metadata",
-    ):
+    for label in qs.only(*GOLD_FIELDS):
         grouped.setdefault((label.conversation_id, label.turn_id), []).append(label)
-    out = {}
-    for target, labels in grouped.items():
-        best = winning_label(labels)
-        if best is not None:
-            out[target] = best
-    return out
+    return winners(grouped)

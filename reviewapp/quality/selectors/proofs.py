@@ -17,6 +17,7 @@ from reviewapp.models import Judge, ProofRun, Review, Sweep, Turn, Verdict
 from reviewapp.quality.selectors.leakage import TargetKey, excluded_targets
 from reviewapp.quality.selectors.quality_slice import judge_gold, outcome, scale_labels
 from scoring import agreement, before_after, classification, planner
+from scoring.records import record_dict
 
 N_BOOT = 1000
 MOVED_SHOWN = 200
@@ -81,13 +82,7 @@ class Proof:
             "excluded_gold": self.excluded_gold,
             "noise": None
             if self.noise is None
-            else {
-                "n": self.noise.n,
-                "version_moved": self.noise.version_moved,
-                "noise_moved": self.noise.noise_moved,
-                "p_value": self.noise.p_value,
-                "exceeds_noise": self.noise.exceeds_noise,
-            },
+            else record_dict(self.noise, "n", "version_moved", "noise_moved", "p_value", "exceeds_noise"),
             "languages": [
                 {
                     "language": r.language,

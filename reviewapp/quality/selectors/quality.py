@@ -28,7 +28,7 @@ from typing import Any
 
 from reviewapp.models import GoldLabel, Judge, JudgeVersion, ReviewItem, Verdict
 from reviewapp.quality.selectors import leakage
-from reviewapp.quality.selectors.gold import winning_label
+from reviewapp.quality.selectors.gold import GOLD_FIELDS, winners
 from reviewapp.quality.selectors.quality_estimates import (
     PassRate,
     QaEstimate,
@@ -87,18 +87,6 @@ class VersionQuality:
     excluded_gold: int = 0  # gold targets left out: this version was drafted from them (selectors/leakage.py)
 
     @property
-    def targets(self) -> int:
-        return self.scored.targets
-
-    @property
-    def unresolved(self) -> int:
-        return self.scored.unresolved
-
-    @property
-    def pairs(self) -> list[Pair]:
-        return self.scored.pairs
-
-    @property
     def runs_accuracy(self) -> agreement.Spread | None:
         return self.runs.spread(self.slice.unresolved) if self.runs else None
 
@@ -117,7 +105,7 @@ class VersionQuality:
             "slice": self.slice.as_dict(),
             "unresolved_convention": self.slice.unresolved,
             "estimators": ESTIMATORS,
-            "targets": self.targets,
+            "targets": self.scored.targets,
             "unresolved": self.scored.unresolved,
             "failed": self.scored.failed,
             "without_gold": self.scored.without_gold,
@@ -312,26 +300,11 @@ def quality_overview() -> list[tuple[Judge, list[VersionQuality]]]:
     version_judge = {v.pk: v.judge_id for vs in versions_by_judge.values() for v in vs}
 
     grouped: dict[int, dict[TargetKey, list[GoldLabel]]] = defaultdict(lambda: defaultdict(list))
-    for g in GoldLabel.objects.filter(excluded=False).only(
-        "id",
-        "judge_id",
-        "conversation_id",
-        "turn_id",
-        "source",
-        "rating",
-        "passed",
-        "label",
-        "failure_modes",
-        "excluded",
-        "metadata",
-    ):
+    for g in GoldLabel.objects.filter(excluded=False).only(*GOLD_FIELDS):
         grouped[g.judge_id][(g.conversation_id, g.turn_id)].append(g)
     gold: dict[int, dict[TargetKey, Gold]] = defaultdict(dict)
     for judge_id, targets in grouped.items():
-        for target, labels in targets.items():
-            best = winning_label(labels)
-            if best is not None:
-                gold[judge_id][target] = as_gold(judges[judge_id], best)
+        gold[judge_id] = {target: as_gold(judges[judge_id], best) for target, best in winners(targets).items()}
     items: dict[int, dict[TargetKey, dict[str, Any]]] = defaultdict(dict)
     for i in ReviewItem.objects.values(
         "id", "judge_id", "conversation_id", "turn_id", "reasons", "sample_weight", "status", "adjudication__id"

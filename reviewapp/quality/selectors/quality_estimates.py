@@ -11,6 +11,7 @@ from reviewapp.quality.selectors import outcomes
 from reviewapp.quality.selectors.quality_pairs import Observation, TargetVerdicts
 from reviewapp.quality.selectors.quality_slice import Convention, Gold, TargetKey, slice_labels
 from scoring import agreement, classification, estimates
+from scoring.records import plain, record_dict
 
 # --- runs -----------------------------------------------------------------------------------------------
 
@@ -39,11 +40,7 @@ class RunRow:
     def as_dict(self) -> dict[str, Any]:
         return {
             "run": self.run_index,
-            "n": self.n,
-            "resolved": self.resolved,
-            "unresolved": self.unresolved,
-            "failed": self.failed,
-            "right": self.right,
+            **record_dict(self, "n", "resolved", "unresolved", "failed", "right"),
             "accuracy_excluded": agreement.rounded(self.accuracy_excluded),
             "accuracy_wrong": agreement.rounded(self.accuracy_wrong),
         }
@@ -220,15 +217,12 @@ class PassRate:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "language": self.language,
-            "n_judged": self.n_judged,
-            "n_labelled": self.n_labelled,
-            "judge_raw": self.raw.as_dict(),
-            "human_only": self.human.as_dict() if self.human else None,
-            "ppi": self.ppi.as_dict() if self.ppi else None,
+            **record_dict(self, "language", "n_judged", "n_labelled"),
+            "judge_raw": plain(self.raw),
+            "human_only": plain(self.human),
+            "ppi": plain(self.ppi),
             "width_ratio": agreement.rounded(self.width_ratio),
-            "method": self.method,
-            "note": self.note,
+            **record_dict(self, "method", "note"),
         }
 
 

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from reviewapp.models import GoldLabel, Judge, Review
-from reviewapp.quality.selectors.gold import winning_label
+from reviewapp.quality.selectors.gold import winners
 from reviewapp.quality.selectors.quality_slice import TargetKey, language_q, outcome, target_key
 
 # --- reviewers ---------------------------------------------------------------------------------------
@@ -84,9 +84,8 @@ def reviewer_stats(*, reviewer_ids: list[int] | None = None, language: str = "")
     ).only("id", "judge_id", "conversation_id", "turn_id", "source", "rating", "passed", "label", "excluded"):
         grouped[(g.judge_id, (g.conversation_id, g.turn_id))].append(g)
     gold: dict[tuple[int, TargetKey], str] = {}
-    for key, labels in grouped.items():
-        best = winning_label(labels)
-        value = outcome(judges[key[0]], rating=best.rating, passed=best.passed, label=best.label) if best else None
+    for key, best in winners(grouped).items():
+        value = outcome(judges[key[0]], rating=best.rating, passed=best.passed, label=best.label)
         if value is not None:
             gold[key] = value
 

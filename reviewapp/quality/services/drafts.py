@@ -108,16 +108,9 @@ def draft_llm_rewrite(*, parent: JudgeVersion, language: str, proposed: str, cur
         f"## Current guidance ({language})\n{current or '(none)'}\n\n"
         f"## Reviewers' corrections and examples\n{proposed}\n\n## New guidance block ({language})"
     )
-    reply = client.complete(model=model, system=LLM_DRAFT_SYSTEM, user=user, params=LLM_DRAFT_PARAMS)
-    call = call_archive(
-        judge_version=parent,
-        sweep=None,
-        system=LLM_DRAFT_SYSTEM,
-        user=user,
-        model=model,
-        params=LLM_DRAFT_PARAMS,
-        reply=reply,
-    )
+    request = {"model": model, "system": LLM_DRAFT_SYSTEM, "user": user, "params": LLM_DRAFT_PARAMS}
+    reply = client.complete(**request)
+    call = call_archive(judge_version=parent, sweep=None, reply=reply, **request)
     text = "" if reply.error else reply.text.strip()
     return text, call
 

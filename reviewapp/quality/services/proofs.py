@@ -5,6 +5,7 @@ verdicts are the noise baseline (what rerunning the same version moves)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from django.db import transaction
 
@@ -46,27 +47,22 @@ def proof_start(*, version: JudgeVersion, user, dispatch: Callable[[int], None] 
     for dataset_id, languages in sorted(by_dataset.items()):
         dataset = datasets[dataset_id]
         language = next(iter(languages)) if len(languages) == 1 else ""
-        main = sweep_start(
+        start = partial(
+            sweep_start,
             dataset=dataset,
-            judge_versions=[parent, version],
             repeats=1,
             variance_sample=0,
             qa_sample=0,
             language=language,
             user=user,
-            name=f"proof {proof.pk}: {parent.version} vs {version.version} on {dataset.name}",
             dispatch=dispatch,
         )
-        rerun = sweep_start(
-            dataset=dataset,
-            judge_versions=[parent],
-            repeats=1,
-            variance_sample=0,
-            qa_sample=0,
-            language=language,
-            user=user,
-            name=f"proof {proof.pk}: noise rerun of {parent.version} on {dataset.name}",
-            dispatch=dispatch,
+        main = start(
+            judge_versions=[parent, version],
+            name=f"proof {proof.pk}: {parent.version} vs {version.version} on {dataset.name}",
+        )
+        rerun = start(
+            judge_versions=[parent], name=f"proof {proof.pk}: noise rerun of {parent.version} on {dataset.name}"
         )
         proof.main_sweeps.add(main)
         proof.rerun_sweeps.add(rerun)

@@ -1,6 +1,5 @@
 import shutil
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -15,10 +14,7 @@ from reviewapp.judging.services.judges import (
 )
 from reviewapp.models import Conversation, Dataset, Judge, JudgeVersion, Signature, Turn
 from scoring.specs import MissingVariable, load_specs, render, spec_hash
-
-ROOT = Path(__file__).resolve().parents[3]
-JUDGES = ROOT / "judges"
-EVA_FIXTURE = ROOT / "tests" / "fixtures" / "eva_judges.yaml"
+from tests.shipped import EVA_FIXTURE, JUDGES, SHIPPED_SLUGS
 
 pytestmark = pytest.mark.django_db
 
@@ -32,14 +28,7 @@ def load(path) -> str:
 def test_load_judges_creates_each_judge_once(tmp_path):
     first = load(JUDGES)
     assert JudgeVersion.objects.count() == 6
-    assert set(Judge.objects.values_list("slug", flat=True)) == {
-        "conciseness",
-        "speakability",
-        "tts_fidelity",
-        "faithfulness",
-        "language_clarity",
-        "turn_rubric",
-    }
+    assert set(Judge.objects.values_list("slug", flat=True)) == SHIPPED_SLUGS
     assert first.count("created") == 6
     second = load(JUDGES)
     assert second.count("unchanged") == 6

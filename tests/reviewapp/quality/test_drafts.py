@@ -36,6 +36,29 @@ def llm(monkeypatch):
     return client
 
 
+def saved_draft(corpus, lead, *, suffix=""):
+    """Version 1.1 saved from the corrections draft of 1.0, each proposed guidance block ending in `suffix`."""
+    draft = draft_from_corrections(version=corpus.v1)
+    return draft_version_save(
+        parent=corpus.v1,
+        label="1.1",
+        guidance={lang.language: lang.proposed_guidance + suffix for lang in draft.languages},
+        item_ids=draft.item_ids,
+        comment_ids=draft.comment_ids,
+        user=lead,
+    )
+
+
+def copy_verdicts(source, target):
+    """Give `target` the same verdicts as `source`, so both count the same targets."""
+    from reviewapp.models import Verdict
+
+    Verdict.objects.bulk_create(
+        Verdict(**{**v, "id": None, "judge_version_id": target.pk})
+        for v in Verdict.objects.filter(judge_version=source).values()
+    )
+
+
 def test_the_draft_gathers_disagreements_per_language_with_categories_and_quotes(corpus):
     draft = draft_from_corrections(version=corpus.v1)
     by_language = {lang.language: lang for lang in draft.languages}
@@ -76,16 +99,7 @@ def test_examples_cover_each_category_and_balance_labels():
 
 def test_saving_stores_an_immutable_version_with_provenance_and_exclusions(corpus, people):
     lead, _ = people
-    draft = draft_from_corrections(version=corpus.v1)
-    guidance = {lang.language: lang.proposed_guidance + "\nEdited by the lead." for lang in draft.languages}
-    v2 = draft_version_save(
-        parent=corpus.v1,
-        label="1.1",
-        guidance=guidance,
-        item_ids=draft.item_ids,
-        comment_ids=draft.comment_ids,
-        user=lead,
-    )
+    v2 = saved_draft(corpus, lead, suffix="\nEdited by the lead.")
     assert v2.spec["language_guidance"]["fr"].rstrip().endswith("Edited by the lead.")
     assert v2.spec["language_guidance"]["fr-CA"] == corpus.v1.spec["language_guidance"]["fr-CA"]
     provenance = VersionProvenance.objects.get(version=v2)
@@ -99,7 +113,9 @@ def test_saving_stores_an_immutable_version_with_provenance_and_exclusions(corpu
     assert rows["1.1"].parent == corpus.v1 and rows["1.1"].items == 5 and rows["1.0"].parent is None
 
     with pytest.raises(DraftError, match=r"already has a version '1\.1'"):
-        draft_version_save(parent=corpus.v1, label="1.1", guidance=guidance, item_ids=[], comment_ids=[], user=lead)
+        draft_version_save(
+            parent=corpus.v1, label="1.1", guidance=v2.spec["language_guidance"], item_ids=[], comment_ids=[], user=lead
+        )
     unchanged = {"fr": corpus.v1.spec["language_guidance"]["fr"]}
     with pytest.raises(DraftError, match="changes nothing"):
         draft_version_save(parent=corpus.v1, label="1.2", guidance=unchanged, item_ids=[], comment_ids=[], user=lead)
@@ -108,23 +124,8 @@ def test_saving_stores_an_immutable_version_with_provenance_and_exclusions(corpu
 
 def test_planner_figures_of_the_new_version_exclude_its_evidence(corpus, people):
     lead, _ = people
-    draft = draft_from_corrections(version=corpus.v1)
-    guidance = {lang.language: lang.proposed_guidance for lang in draft.languages}
-    v2 = draft_version_save(
-        parent=corpus.v1,
-        label="1.1",
-        guidance=guidance,
-        item_ids=draft.item_ids,
-        comment_ids=draft.comment_ids,
-        user=lead,
-    )
-    # Give v2 the same verdicts as v1 so both plans count the same targets.
-    from reviewapp.models import Verdict
-
-    Verdict.objects.bulk_create(
-        Verdict(**{**v, "id": None, "judge_version_id": v2.pk})
-        for v in Verdict.objects.filter(judge_version=corpus.v1).values()
-    )
+    v2 = saved_draft(corpus, lead)
+    copy_verdicts(corpus.v1, v2)
     old = {c.language: c.cell.labelled for c in plan_cells(version=corpus.v1).cells}
     new = plan_cells(version=v2)
     assert new.excluded == 5
@@ -135,15 +136,7 @@ def test_the_proof_sweeps_both_versions_and_a_rerun_and_beats_noise(
     corpus, people, llm, eager_celery, django_capture_on_commit_callbacks
 ):
     lead, _ = people
-    draft = draft_from_corrections(version=corpus.v1)
-    v2 = draft_version_save(
-        parent=corpus.v1,
-        label="1.1",
-        guidance={lang.language: lang.proposed_guidance for lang in draft.languages},
-        item_ids=draft.item_ids,
-        comment_ids=draft.comment_ids,
-        user=lead,
-    )
+    v2 = saved_draft(corpus, lead)
     with django_capture_on_commit_callbacks(execute=True):
         run = proof_start(version=v2, user=lead, dispatch=sweep_queue)
     assert run.main_sweeps.count() == 1 and run.rerun_sweeps.count() == 1
@@ -261,15 +254,7 @@ def test_draft_reads_do_not_grow_with_the_evidence(corpus, people):
 
 def test_proof_page_full_fragment_forbidden_and_running(client, corpus, people, monkeypatch):
     lead, reviewers = people
-    draft = draft_from_corrections(version=corpus.v1)
-    v2 = draft_version_save(
-        parent=corpus.v1,
-        label="1.1",
-        guidance={lang.language: lang.proposed_guidance for lang in draft.languages},
-        item_ids=draft.item_ids,
-        comment_ids=draft.comment_ids,
-        user=lead,
-    )
+    v2 = saved_draft(corpus, lead)
     monkeypatch.setattr("reviewapp.judging.tasks.sweeps.sweep_dispatch.delay", lambda sweep_id: None)
     run = proof_start(version=v2, user=lead, dispatch=sweep_queue)
     url = reverse("proof_detail", args=[v2.judge.slug, run.pk])
@@ -287,24 +272,12 @@ def test_proof_page_full_fragment_forbidden_and_running(client, corpus, people, 
 
 
 def test_quality_and_compare_pages_leave_the_drafting_evidence_out_of_the_new_version_gold(client, corpus, people):
-    from reviewapp.models import Verdict
     from reviewapp.quality.selectors.comparisons import version_comparison
     from reviewapp.quality.selectors.quality import judge_quality, judge_versions
 
     lead, _ = people
-    draft = draft_from_corrections(version=corpus.v1)
-    v2 = draft_version_save(
-        parent=corpus.v1,
-        label="1.1",
-        guidance={lang.language: lang.proposed_guidance for lang in draft.languages},
-        item_ids=draft.item_ids,
-        comment_ids=draft.comment_ids,
-        user=lead,
-    )
-    Verdict.objects.bulk_create(
-        Verdict(**{**v, "id": None, "judge_version_id": v2.pk})
-        for v in Verdict.objects.filter(judge_version=corpus.v1).values()
-    )
+    v2 = saved_draft(corpus, lead)
+    copy_verdicts(corpus.v1, v2)
     judge = v2.judge
     versions = judge_versions(judge=judge)
     old = judge_quality(judge=judge, version=versions[0], versions=versions, n_boot=0).selected

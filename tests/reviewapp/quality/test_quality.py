@@ -37,7 +37,7 @@ def test_version_metrics_equal_scikit_learn(scored):
     report = quality.judge_quality(judge=judge, n_boot=200).selected
     pairs = [(as_label(g), as_label(j)) for g, j in zip(GOLD, JUDGE, strict=True) if j is not None]
     y_true, y_pred = [g for g, _ in pairs], [j for _, j in pairs]
-    assert report.version == v1 and report.unresolved == 1 and report.overall.n == 11
+    assert report.version == v1 and report.scored.unresolved == 1 and report.overall.n == 11
     assert report.overall.accuracy.value == pytest.approx(accuracy_score(y_true, y_pred))
     assert report.overall.macro_f1.value == pytest.approx(f1_score(y_true, y_pred, average="macro"))
     assert report.overall.kappa.value == pytest.approx(cohen_kappa_score(y_true, y_pred))

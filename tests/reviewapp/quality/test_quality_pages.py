@@ -25,7 +25,7 @@ from reviewapp.models import (
     Verdict,
 )
 from reviewapp.quality.selectors import comparisons, quality, quality_slice
-from tests.factories import HTMX
+from tests.factories import HTMX, VerdictFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -55,17 +55,9 @@ def make_turns(dataset: Dataset, count: int, language: str) -> list[Turn]:
 
 
 def verdicts(version: JudgeVersion, sweep: Sweep, turns: list[Turn], ratings: list[int], run: int = 0) -> None:
+    """Resolved imported verdicts, one rating per turn."""
     Verdict.objects.bulk_create(
-        Verdict(
-            sweep=sweep,
-            judge_version=version,
-            conversation=t.conversation,
-            turn=t,
-            run_index=run,
-            tier=Verdict.Tier.IMPORTED,
-            status=Verdict.Status.RESOLVED,
-            rating=r,
-        )
+        VerdictFactory.build(sweep=sweep, judge_version=version, turn=t, run_index=run, rating=r)
         for t, r in zip(turns, ratings, strict=True)
     )
 

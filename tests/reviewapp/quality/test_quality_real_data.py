@@ -15,6 +15,7 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 
 from reviewapp.corpus.services.imports import dataset_import
 from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, JudgeVersion, ReviewItem, Sweep, Turn, Verdict
+from tests.factories import VerdictFactory
 
 REPO = Path(__file__).resolve().parents[3]
 CONCISENESS = (
@@ -85,17 +86,7 @@ def _other_imports(eva) -> None:
     )
     unrelated = Sweep.objects.create(kind=Sweep.Kind.IMPORT, dataset=other, status="done")
     Verdict.objects.bulk_create(
-        Verdict(
-            sweep=unrelated,
-            judge_version=eva["v1"],
-            conversation=conversation,
-            turn=t,
-            tier=Verdict.Tier.IMPORTED,
-            status=Verdict.Status.RESOLVED,
-            rating=3,
-            passed=True,
-        )
-        for t in turns
+        VerdictFactory.build(sweep=unrelated, judge_version=eva["v1"], turn=t, rating=3, passed=True) for t in turns
     )
 
 
