@@ -27,8 +27,9 @@ from __future__ import annotations
 import json
 from datetime import date
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from reviewapp.management.base import JudgeVersionCommand
 from reviewapp.models import Judge
 from reviewapp.quality.selectors import quality, quality_slice
 from scoring.agreement import DEFAULT_BOOTSTRAP, Estimate
@@ -49,19 +50,14 @@ def _day(value: str) -> date:
         raise CommandError(f"{value!r} is not a date (YYYY-MM-DD).") from None
 
 
-class Command(BaseCommand):
+class Command(JudgeVersionCommand):
     help = (
         "Accuracy (Wilson 95% interval), macro-F1 and Cohen's kappa (conversation bootstrap) of one judge version "
         "against gold, on an explicit slice. JSON keys: see the module docstring and docs/quality.md."
     )
 
-    def create_parser(self, prog_name, subcommand, **kwargs):
-        # --version names a judge version here, not Django's version: let ours replace the built-in flag.
-        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
-
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--judge", required=True, help="Judge slug.")
-        parser.add_argument("--version", default="", help="Version label (default: the latest).")
+        super().add_arguments(parser)
         parser.add_argument("--language", default="", help="Only this language (BCP 47; 'fr' covers 'fr-CA').")
         parser.add_argument(
             "--dataset", action="append", default=[], metavar="NAME", help="Only this dataset (repeatable)."
