@@ -10,10 +10,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from reviewapp import access
 from reviewapp.corpus.importers import FORMATS
-from reviewapp.corpus.services import import_jobs
+from reviewapp.corpus.services.import_jobs import import_job_start
 from reviewapp.corpus.tasks.import_jobs import import_job_queue
 from reviewapp.models import ImportJob
-from reviewapp.rendering import render_page
+from reviewapp.rendering import form_write, render_page
 
 FORMAT_LABELS = {
     "auto": "Detect from the file",
@@ -50,21 +50,8 @@ def import_new(request):
     _check_lead(request.user)
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            job = import_jobs.import_job_start(
-                user=request.user,
-                upload=data["upload"],
-                server_path=data["server_path"],
-                fmt=data["fmt"],
-                dataset_name=data["dataset_name"],
-                language=data["language"],
-                skip_invalid=data["skip_invalid"],
-                dispatch=import_job_queue,
-            )
-        except import_jobs.ImportJobError as exc:
-            form.add_error(None, str(exc))
-        else:
+        job = form_write(form, import_job_start, user=request.user, dispatch=import_job_queue, **form.cleaned_data)
+        if job is not None:
             return redirect("import_detail", job_id=job.pk)
     context = {
         "form": form,

@@ -11,7 +11,7 @@ from reviewapp.judging.services import sweep_scope
 from reviewapp.judging.services import sweeps as sweeps_service
 from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import Sweep
-from reviewapp.rendering import render_page
+from reviewapp.rendering import form_write, render_page
 
 SWEEPS_SHOWN = 200
 
@@ -37,21 +37,20 @@ def sweep_new(request):
     form = SweepForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        try:
-            sweep = sweeps_service.sweep_start(
-                dataset=data["dataset"],
-                judge_versions=list(data["judge_versions"]),
-                repeats=data["repeats"],
-                variance_sample=data["variance_sample"],
-                qa_sample=data["qa_sample"],
-                language=data["language"],
-                user=request.user,
-                scope=data["scope_value"],
-                dispatch=sweep_queue,
-            )
-        except sweeps_service.SweepError as exc:
-            form.add_error(None, str(exc))
-        else:
+        sweep = form_write(
+            form,
+            sweeps_service.sweep_start,
+            dataset=data["dataset"],
+            judge_versions=list(data["judge_versions"]),
+            repeats=data["repeats"],
+            variance_sample=data["variance_sample"],
+            qa_sample=data["qa_sample"],
+            language=data["language"],
+            user=request.user,
+            scope=data["scope_value"],
+            dispatch=sweep_queue,
+        )
+        if sweep is not None:
             return redirect("sweep_detail", sweep_id=sweep.pk)
     return render_page(request, "sweeps/new.html", "", {"form": form})
 
