@@ -10,14 +10,14 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from reviewapp.adjudication.views.disputes import check_lead
 from reviewapp.judging.tasks.sweeps import sweep_queue
-from reviewapp.models import Judge, JudgeVersion, ProofRun
+from reviewapp.models import Judge, JudgeVersion
 from reviewapp.quality.selectors import drafts as selectors
 from reviewapp.quality.selectors import proofs as proof_selectors
 from reviewapp.quality.selectors.quality import judge_versions
 from reviewapp.quality.selectors.versions import pick_version
 from reviewapp.quality.services import drafts as service
 from reviewapp.quality.services import proofs as proof_service
-from reviewapp.rendering import render_page
+from reviewapp.rendering import form_write, found_or_404, render_page
 from reviewapp.triage.selectors.planner import plan_cells
 from scoring.planner import EVIDENCE_FLOOR
 
@@ -93,20 +93,18 @@ def draft_new(request, judge_slug: str):
 
 def _save_draft(request, *, form: DraftForm, parent, draft):
     """The drafted version saved, or None with the service's reason added to the form."""
-    try:
-        return service.draft_version_save(
-            parent=parent,
-            label=form.cleaned_data["label"],
-            guidance=form.guidance(),
-            item_ids=draft.item_ids,
-            comment_ids=draft.comment_ids,
-            user=request.user,
-            evidence=_evidence(draft),
-            note=form.cleaned_data["note"],
-        )
-    except service.DraftError as exc:
-        form.add_error(None, str(exc))
-        return None
+    return form_write(
+        form,
+        service.draft_version_save,
+        parent=parent,
+        label=form.cleaned_data["label"],
+        guidance=form.guidance(),
+        item_ids=draft.item_ids,
+        comment_ids=draft.comment_ids,
+        user=request.user,
+        evidence=_evidence(draft),
+        note=form.cleaned_data["note"],
+    )
 
 
 @require_GET
@@ -155,10 +153,7 @@ def proof_start(request, judge_slug: str, version_id: int):
 def proof_detail(request, judge_slug: str, proof_id: int):
     check_lead(request.user)
     judge = _judge(judge_slug)
-    try:
-        run = proof_selectors.proof_for(proof_id=proof_id)
-    except ProofRun.DoesNotExist:
-        raise Http404("No such proof.") from None
+    run = found_or_404(proof_selectors.proof_for, "No such proof.", proof_id=proof_id)
     if run.version.judge_id != judge.pk:
         raise Http404("No such proof for this judge.")
     proof = proof_selectors.proof_comparison(run=run)
