@@ -6,7 +6,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from reviewapp import access
+from reviewapp import access, listings
 from reviewapp.adjudication.forms.disputes import DecisionForm, SendBackForm, decision_initial
 from reviewapp.adjudication.selectors import disputes as selectors
 from reviewapp.adjudication.services import adjudication as service
@@ -27,19 +27,17 @@ def _item_or_404(item_id: int) -> ReviewItem:
 @login_required
 def dispute_list(request):
     check_lead(request.user)
-    language = request.GET.get("language", "").strip()
-    kind = request.GET.get("kind", "").strip()
-    if kind not in selectors.KIND_LABELS:
-        kind = ""
-    items, total = selectors.awaiting_items(language=language, kind=kind)
+    chosen = listings.query_filters(request, "language", "kind")
+    if chosen["kind"] not in selectors.KIND_LABELS:
+        chosen["kind"] = ""
+    items, total = selectors.awaiting_items(**chosen)
     context = {
         "items": items,
         "total": total,
         "shown": selectors.DISPUTES_SHOWN,
-        "language": language,
-        "kind": kind,
         "kinds": selectors.KINDS,
         "languages": selectors.awaiting_languages(),
+        **chosen,
     }
     return render_page(request, "disputes/list.html", "rows", context)
 

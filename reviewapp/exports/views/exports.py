@@ -14,17 +14,15 @@ from reviewapp.exports.tasks.exports import snapshot_build_queue
 from reviewapp.models import ExportSnapshot, GoldLabel
 from reviewapp.rendering import form_write, render_page
 
-SNAPSHOTS_SHOWN = 200
-
 
 @require_GET
 @login_required
 def snapshot_list(request):
-    judge = request.GET.get("judge", "").strip()
+    chosen = listings.query_filters(request, "judge")
     context = {
-        "snapshots": listings.snapshots_listed(user=request.user, judge_slug=judge, limit=SNAPSHOTS_SHOWN),
-        "judge": judge,
+        "snapshots": listings.snapshots_listed(user=request.user, judge_slug=chosen["judge"]),
         "judges": listings.judge_slugs(),
+        **chosen,
     }
     return render_page(request, "exports/list.html", "rows", context)
 

@@ -13,18 +13,16 @@ from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import Sweep
 from reviewapp.rendering import form_write, render_page
 
-SWEEPS_SHOWN = 200
-
 
 @require_GET
 @login_required
 def sweep_list(request):
-    status = request.GET.get("status", "").strip()
+    chosen = listings.query_filters(request, "status")
     context = {
-        "sweeps": listings.sweeps_listed(user=request.user, status=status, limit=SWEEPS_SHOWN),
-        "status": status,
+        "sweeps": listings.sweeps_listed(user=request.user, **chosen),
         "statuses": Sweep.Status.choices,
         "can_start": access.is_lead(request.user),
+        **chosen,
     }
     return render_page(request, "sweeps/list.html", "rows", context)
 
