@@ -43,6 +43,12 @@ def _estimate(e: Estimate) -> str:
     return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
 
 
+def _figures(name: str, r, *, kappa: bool = True) -> str:
+    """One line of a slice's figures: n, accuracy and macro-F1 (and kappa)."""
+    line = f"  {name:<20} n={r.n:<5} accuracy {_estimate(r.accuracy)}  macro-F1 {_estimate(r.macro_f1)}"
+    return line + (f"  kappa {_estimate(r.kappa)}" if kappa else "")
+
+
 def _day(value: str) -> date:
     try:
         return date.fromisoformat(value)
@@ -131,12 +137,8 @@ class Command(JudgeVersionCommand):
             out(f"  converted {n}: {rule}")
         out(f"  gold sources: {', '.join(f'{k} {v}' for k, v in selected.gold_sources.items()) or 'none'}")
         for name, r in (("all gold", selected.overall), ("disputed items", selected.disputed)):
-            if r is None:
-                continue
-            out(
-                f"  {name:<20} n={r.n:<5} accuracy {_estimate(r.accuracy)}  macro-F1 {_estimate(r.macro_f1)}"
-                f"  kappa {_estimate(r.kappa)}"
-            )
+            if r is not None:
+                out(_figures(name, r))
         for convention, (n, e) in selected.accuracy.items():
             out(f"  accuracy, unresolved {convention:<8} n={n:<5} {_estimate(e)}")
         if selected.qa is not None:
@@ -146,7 +148,7 @@ class Command(JudgeVersionCommand):
                 f"{qa.missing} of {qa.sampled} sampled still need gold"
             )
         for lang, r in selected.by_language.items():
-            out(f"  {lang:<20} n={r.n:<5} accuracy {_estimate(r.accuracy)}  macro-F1 {_estimate(r.macro_f1)}")
+            out(_figures(lang, r, kappa=False))
         for row in selected.pass_rates:
             corrected = f"PPI {_estimate(row.ppi)}" if row.ppi else row.note
             human = f"humans {_estimate(row.human)}  " if row.human else ""
