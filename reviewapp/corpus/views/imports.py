@@ -4,7 +4,6 @@ imports it and the page shows its progress, then what was written or the line-nu
 from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -40,8 +39,7 @@ class ImportForm(forms.Form):
 
 
 def _check_lead(user) -> None:
-    if not access.is_lead(user):
-        raise PermissionDenied("Only leads and admins import data.")
+    access.check_lead(user, "Only leads and admins import data.")
 
 
 @require_http_methods(["GET", "POST"])

@@ -2,7 +2,6 @@
 and replays of it, for leads."""
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_POST
 
@@ -15,8 +14,7 @@ from reviewapp.rendering import found_or_404, render_page
 
 
 def _check_lead(user) -> None:
-    if not access.is_lead(user):
-        raise PermissionDenied("Only leads and admins open the call archive.")
+    access.check_lead(user, "Only leads and admins open the call archive.")
 
 
 def _call_or_404(call_id: int) -> JudgeCall:

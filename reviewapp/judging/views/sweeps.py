@@ -1,5 +1,4 @@
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -30,8 +29,7 @@ def sweep_list(request):
 @require_http_methods(["GET", "POST"])
 @login_required
 def sweep_new(request):
-    if not access.is_lead(request.user):
-        raise PermissionDenied("Only leads and admins start sweeps.")
+    access.check_lead(request.user, "Only leads and admins start sweeps.")
     form = SweepForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
