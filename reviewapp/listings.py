@@ -10,13 +10,22 @@ from reviewapp.exports.selectors import exports as export_selectors
 from reviewapp.judging.selectors import sweeps as sweep_selectors
 from reviewapp.models import ExportSnapshot, Judge, Role, Signature, Sweep, Turn
 
+# A list page shows at most this many rows, newest first.
+ROWS_SHOWN = 200
+
+
+def query_filters(request, *names: str) -> dict[str, str]:
+    """The filters a list page's address asks for, by name: each stripped, "" when absent. The page
+    passes them on to its rows and echoes them back into its filter bar."""
+    return {name: request.GET.get(name, "").strip() for name in names}
+
 
 def judge_slugs() -> list[str]:
     """Every judge's slug, for a judge filter."""
     return list(Judge.objects.order_by("slug").values_list("slug", flat=True))
 
 
-def sweeps_listed(*, user, status: str, limit: int) -> list[Sweep]:
+def sweeps_listed(*, user, status: str, limit: int = ROWS_SHOWN) -> list[Sweep]:
     """The newest `limit` sweeps `user` may see, of one status when it names a known one."""
     sweeps = sweep_selectors.sweeps_visible(user=user)
     if status in Sweep.Status.values:
@@ -24,7 +33,7 @@ def sweeps_listed(*, user, status: str, limit: int) -> list[Sweep]:
     return list(sweeps[:limit])
 
 
-def snapshots_listed(*, user, judge_slug: str, limit: int) -> list[ExportSnapshot]:
+def snapshots_listed(*, user, judge_slug: str, limit: int = ROWS_SHOWN) -> list[ExportSnapshot]:
     """The newest `limit` export snapshots, of one judge when one is named."""
     snapshots = export_selectors.snapshots_visible(user=user)
     if judge_slug:

@@ -1,8 +1,17 @@
-"""How every view answers: the full page, or the named Django 6 partial when htmx swaps a fragment."""
+"""How every view answers: the full page, or the named Django 6 partial when htmx swaps a fragment; a
+form's write, its refusal shown on the form; a 404 when the address names nothing."""
 
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 from django_htmx.http import HttpResponseClientRedirect
+
+from scoring.errors import TribunalError
 
 
 def wants_fragment(request) -> bool:
@@ -29,3 +38,21 @@ def form_success(request, url: str):
     if request.htmx:
         return HttpResponseClientRedirect(url)
     return redirect(url)
+
+
+def form_write[T](form, write: Callable[..., T], /, **arguments) -> T | None:
+    """`write(**arguments)`: the service a valid form calls. When the service refuses (a TribunalError),
+    its reason becomes the form's error and the answer is None, so the view shows the form again."""
+    try:
+        return write(**arguments)
+    except TribunalError as exc:
+        form.add_error(None, str(exc))
+        return None
+
+
+def found_or_404[T](find: Callable[..., T], missing: str, /, **lookup) -> T:
+    """`find(**lookup)`, a selector that gets the one object an address names, or a 404 saying `missing`."""
+    try:
+        return find(**lookup)
+    except ObjectDoesNotExist:
+        raise Http404(missing) from None

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from reviewapp import access
+from reviewapp import access, listings
 from reviewapp.adjudication.forms.disputes import DecisionForm, SendBackForm, decision_initial
 from reviewapp.adjudication.selectors import disputes as selectors
 from reviewapp.adjudication.services import adjudication as service
 from reviewapp.judging.tasks.signatures import signatures_recheck_queue
 from reviewapp.models import ReviewItem
-from reviewapp.rendering import render_page
+from reviewapp.rendering import form_write, found_or_404, render_page
 from reviewapp.triage.selectors import progress
 
 # Leads and admins only: these pages decide gold and show every reviewer's work.
@@ -21,29 +20,24 @@ check_lead = access.check_lead
 
 
 def _item_or_404(item_id: int) -> ReviewItem:
-    try:
-        return selectors.item_for_dispute(item_id=item_id)
-    except ReviewItem.DoesNotExist:
-        raise Http404("No such review item.") from None
+    return found_or_404(selectors.item_for_dispute, "No such review item.", item_id=item_id)
 
 
 @require_GET
 @login_required
 def dispute_list(request):
     check_lead(request.user)
-    language = request.GET.get("language", "").strip()
-    kind = request.GET.get("kind", "").strip()
-    if kind not in selectors.KIND_LABELS:
-        kind = ""
-    items, total = selectors.awaiting_items(language=language, kind=kind)
+    chosen = listings.query_filters(request, "language", "kind")
+    if chosen["kind"] not in selectors.KIND_LABELS:
+        chosen["kind"] = ""
+    items, total = selectors.awaiting_items(**chosen)
     context = {
         "items": items,
         "total": total,
         "shown": selectors.DISPUTES_SHOWN,
-        "language": language,
-        "kind": kind,
         "kinds": selectors.KINDS,
         "languages": selectors.awaiting_languages(),
+        **chosen,
     }
     return render_page(request, "disputes/list.html", "rows", context)
 
@@ -83,19 +77,18 @@ def dispute_decide(request, item_id: int):
     item = _item_or_404(item_id)
     form = DecisionForm(request.POST, judge=item.judge)
     if form.is_valid():
-        try:
-            service.adjudication_decide(
-                item=item,
-                lead=request.user,
-                rationale=form.cleaned_data["rationale"],
-                categories=form.cleaned_data["categories"],
-                failure_modes=form.cleaned_data.get("judge_modes") or (),
-                **form.decision(),
-                after_gold=signatures_recheck_queue,
-            )
-        except service.AdjudicationError as exc:
-            form.add_error(None, str(exc))
-        else:
+        decided = form_write(
+            form,
+            service.adjudication_decide,
+            item=item,
+            lead=request.user,
+            rationale=form.cleaned_data["rationale"],
+            categories=form.cleaned_data["categories"],
+            failure_modes=form.cleaned_data.get("judge_modes") or (),
+            **form.decision(),
+            after_gold=signatures_recheck_queue,
+        )
+        if decided is not None:
             return redirect("dispute_detail", item_id=item.pk)
     return render_page(request, "disputes/detail.html", "dispute", _detail_context(item, decision=form), status=400)
 
@@ -107,12 +100,8 @@ def dispute_send_back(request, item_id: int):
     item = _item_or_404(item_id)
     form = SendBackForm(request.POST)
     if form.is_valid():
-        try:
-            service.item_send_back(
-                item=item, lead=request.user, note=form.cleaned_data["note"], to=form.cleaned_data["to"] or "original"
-            )
-        except service.AdjudicationError as exc:
-            form.add_error(None, str(exc))
-        else:
+        note, to = form.cleaned_data["note"], form.cleaned_data["to"] or "original"
+        sent = form_write(form, service.item_send_back, item=item, lead=request.user, note=note, to=to)
+        if sent is not None:
             return redirect("dispute_detail", item_id=item.pk)
     return render_page(request, "disputes/detail.html", "dispute", _detail_context(item, send_back=form), status=400)

@@ -8,8 +8,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from reviewapp import access
 from reviewapp.corpus.selectors import corpus
 from reviewapp.corpus.services import datasets as dataset_service
+from reviewapp.corpus.services.datasets import dataset_settings_update
 from reviewapp.models import Dataset
-from reviewapp.rendering import form_success, render_page
+from reviewapp.rendering import form_success, form_write, render_page
 
 CONVERSATIONS_PER_PAGE = 50
 
@@ -68,16 +69,8 @@ def dataset_settings(request, dataset_id: int):
     initial = {"blind_review": dataset.blind_review, "reviews_required": dataset.reviews_required}
     form = DatasetSettingsForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
-        try:
-            dataset_service.dataset_settings_update(
-                actor=request.user,
-                dataset=dataset,
-                blind_review=form.cleaned_data["blind_review"],
-                reviews_required=form.cleaned_data["reviews_required"],
-            )
-        except dataset_service.DatasetError as exc:
-            form.add_error(None, str(exc))
-        else:
+        saved = form_write(form, dataset_settings_update, actor=request.user, dataset=dataset, **form.cleaned_data)
+        if saved is not None:
             return form_success(request, reverse("dataset_detail", args=[dataset.pk]) + "?saved=1")
     status = 400 if request.method == "POST" else 200
     return render_page(request, "datasets/settings.html", "form", {"dataset": dataset, "form": form}, status=status)

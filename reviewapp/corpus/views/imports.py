@@ -4,16 +4,15 @@ imports it and the page shows its progress, then what was written or the line-nu
 from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
 from reviewapp import access
 from reviewapp.corpus.importers import FORMATS
-from reviewapp.corpus.services import import_jobs
+from reviewapp.corpus.services.import_jobs import import_job_start
 from reviewapp.corpus.tasks.import_jobs import import_job_queue
 from reviewapp.models import ImportJob
-from reviewapp.rendering import render_page
+from reviewapp.rendering import form_write, render_page
 
 FORMAT_LABELS = {
     "auto": "Detect from the file",
@@ -40,8 +39,7 @@ class ImportForm(forms.Form):
 
 
 def _check_lead(user) -> None:
-    if not access.is_lead(user):
-        raise PermissionDenied("Only leads and admins import data.")
+    access.check_lead(user, "Only leads and admins import data.")
 
 
 @require_http_methods(["GET", "POST"])
@@ -50,21 +48,8 @@ def import_new(request):
     _check_lead(request.user)
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            job = import_jobs.import_job_start(
-                user=request.user,
-                upload=data["upload"],
-                server_path=data["server_path"],
-                fmt=data["fmt"],
-                dataset_name=data["dataset_name"],
-                language=data["language"],
-                skip_invalid=data["skip_invalid"],
-                dispatch=import_job_queue,
-            )
-        except import_jobs.ImportJobError as exc:
-            form.add_error(None, str(exc))
-        else:
+        job = form_write(form, import_job_start, user=request.user, dispatch=import_job_queue, **form.cleaned_data)
+        if job is not None:
             return redirect("import_detail", job_id=job.pk)
     context = {
         "form": form,

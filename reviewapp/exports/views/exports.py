@@ -12,19 +12,17 @@ from reviewapp.exports.selectors import exports as export_selectors
 from reviewapp.exports.services import exports as exports_service
 from reviewapp.exports.tasks.exports import snapshot_build_queue
 from reviewapp.models import ExportSnapshot, GoldLabel
-from reviewapp.rendering import render_page
-
-SNAPSHOTS_SHOWN = 200
+from reviewapp.rendering import form_write, render_page
 
 
 @require_GET
 @login_required
 def snapshot_list(request):
-    judge = request.GET.get("judge", "").strip()
+    chosen = listings.query_filters(request, "judge")
     context = {
-        "snapshots": listings.snapshots_listed(user=request.user, judge_slug=judge, limit=SNAPSHOTS_SHOWN),
-        "judge": judge,
+        "snapshots": listings.snapshots_listed(user=request.user, judge_slug=chosen["judge"]),
         "judges": listings.judge_slugs(),
+        **chosen,
     }
     return render_page(request, "exports/list.html", "rows", context)
 
@@ -36,22 +34,21 @@ def snapshot_new(request):
     form = ExportForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        try:
-            snapshot = exports_service.snapshot_create(
-                judge=data["judge"],
-                fmt=data["format"],
-                name=data["name"],
-                languages=data["languages"],
-                dataset_ids=[dataset.pk for dataset in data["datasets"]],
-                gold_sources=data["gold_sources"],
-                date_from=data["date_from"],
-                date_to=data["date_to"],
-                user=request.user,
-                build=snapshot_build_queue,
-            )
-        except exports_service.ExportError as exc:
-            form.add_error(None, str(exc))
-        else:
+        snapshot = form_write(
+            form,
+            exports_service.snapshot_create,
+            judge=data["judge"],
+            fmt=data["format"],
+            name=data["name"],
+            languages=data["languages"],
+            dataset_ids=[dataset.pk for dataset in data["datasets"]],
+            gold_sources=data["gold_sources"],
+            date_from=data["date_from"],
+            date_to=data["date_to"],
+            user=request.user,
+            build=snapshot_build_queue,
+        )
+        if snapshot is not None:
             return redirect("snapshot_detail", snapshot_id=snapshot.pk)
     return render_page(request, "exports/new.html", "", {"form": form, "sources": GoldLabel.Source})
 

@@ -2,8 +2,6 @@
 and replays of it, for leads."""
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_POST
 
@@ -12,19 +10,15 @@ from reviewapp.judging.selectors import calls as call_selectors
 from reviewapp.judging.services import replays as replays_service
 from reviewapp.judging.tasks.replays import call_replay_queue
 from reviewapp.models import CallReplay, JudgeCall
-from reviewapp.rendering import render_page
+from reviewapp.rendering import found_or_404, render_page
 
 
 def _check_lead(user) -> None:
-    if not access.is_lead(user):
-        raise PermissionDenied("Only leads and admins open the call archive.")
+    access.check_lead(user, "Only leads and admins open the call archive.")
 
 
 def _call_or_404(call_id: int) -> JudgeCall:
-    try:
-        return call_selectors.call_archive(call_id=call_id)
-    except JudgeCall.DoesNotExist:
-        raise Http404("No such archived call.") from None
+    return found_or_404(call_selectors.call_archive, "No such archived call.", call_id=call_id)
 
 
 @require_GET

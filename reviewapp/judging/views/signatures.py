@@ -1,27 +1,26 @@
 """Tier-1 signature pages, for leads: the list with precision on gold, create, edit, switch off, history."""
 
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect
 
 from reviewapp import access, listings
 from reviewapp.judging.forms.signatures import SignatureActiveForm, SignatureEditForm, SignatureForm
 from reviewapp.judging.selectors import signatures as signature_selectors
 from reviewapp.judging.services.signature_checks import signature_check_all
-from reviewapp.judging.services.signatures import SignatureError, signature_create, signature_update
+from reviewapp.judging.services.signatures import signature_create, signature_update
 from reviewapp.models import Signature
-from reviewapp.rendering import render_page
+from reviewapp.rendering import form_success, form_write, render_page
 
 
 def check_lead(user) -> None:
     access.check_lead(user, "Signatures are managed by leads.")
 
 
-def _done(request, url: str):
-    """After a successful form: a real navigation, for htmx too (the URL bar shows the new page)."""
-    return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
+def _done(request, signature: Signature):
+    """After a successful form: the signature's page, a real navigation for htmx too (see form_success)."""
+    return form_success(request, reverse("signature_detail", args=[signature.pk]))
 
 
 def _form_status(request) -> int:
@@ -54,26 +53,9 @@ def signature_new(request):
     check_lead(request.user)
     form = SignatureForm(request.POST or None, initial={"judge": request.GET.get("judge", "")})
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            signature = signature_create(
-                judge=data["judge"],
-                language=data["language"],
-                intent=data["intent"],
-                kind=data["kind"],
-                pattern=data["pattern"],
-                evidence=data["evidence"],
-                negation_guards=data["negation_guards"],
-                label=data.get("label", ""),
-                rating=data.get("rating"),
-                passed=data.get("passed"),
-                criterion=data.get("criterion", ""),
-                created_by=request.user,
-            )
-        except SignatureError as exc:
-            form.add_error(None, str(exc))
-        else:
-            return _done(request, reverse("signature_detail", args=[signature.pk]))
+        signature = form_write(form, signature_create, created_by=request.user, **form.cleaned_data)
+        if signature is not None:
+            return _done(request, signature)
     return render_page(request, "signatures/create.html", "form", {"form": form}, status=_form_status(request))
 
 
@@ -107,24 +89,9 @@ def signature_edit(request, signature_id: int):
     signature = _signature_for_lead(request, signature_id)
     form = SignatureEditForm.for_signature(signature, request.POST or None)
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            signature_update(
-                signature=signature,
-                kind=data["kind"],
-                pattern=data["pattern"],
-                negation_guards=data["negation_guards"],
-                label=data.get("label", ""),
-                rating=data.get("rating"),
-                passed=data.get("passed"),
-                new_evidence=data["new_evidence"],
-                actor=request.user,
-                note=data.get("note", ""),
-            )
-        except SignatureError as exc:
-            form.add_error(None, str(exc))
-        else:
-            return _done(request, reverse("signature_detail", args=[signature.pk]))
+        saved = form_write(form, signature_update, signature=signature, actor=request.user, **form.cleaned_data)
+        if saved is not None:
+            return _done(request, signature)
     context = {"signature": signature, "form": form}
     return render_page(request, "signatures/edit.html", "form", context, status=_form_status(request))
 
@@ -136,19 +103,9 @@ def signature_active(request, signature_id: int):
     signature = _signature_for_lead(request, signature_id)
     form = SignatureActiveForm(request.POST)
     if form.is_valid():
-        data = form.cleaned_data
-        try:
-            signature_update(
-                signature=signature,
-                active=data["active"],
-                new_evidence=data["new_evidence"],
-                actor=request.user,
-                note=data.get("note", ""),
-            )
-        except SignatureError as exc:
-            form.add_error(None, str(exc))
-        else:
-            return _done(request, reverse("signature_detail", args=[signature.pk]))
+        saved = form_write(form, signature_update, signature=signature, actor=request.user, **form.cleaned_data)
+        if saved is not None:
+            return _done(request, signature)
     signature.refresh_from_db()
     context = _detail_context(signature, form)
     return render_page(request, "signatures/detail.html", "switch", context, status=_form_status(request))

@@ -1,5 +1,4 @@
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -11,20 +10,18 @@ from reviewapp.judging.services import sweep_scope
 from reviewapp.judging.services import sweeps as sweeps_service
 from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import Sweep
-from reviewapp.rendering import render_page
-
-SWEEPS_SHOWN = 200
+from reviewapp.rendering import form_write, render_page
 
 
 @require_GET
 @login_required
 def sweep_list(request):
-    status = request.GET.get("status", "").strip()
+    chosen = listings.query_filters(request, "status")
     context = {
-        "sweeps": listings.sweeps_listed(user=request.user, status=status, limit=SWEEPS_SHOWN),
-        "status": status,
+        "sweeps": listings.sweeps_listed(user=request.user, **chosen),
         "statuses": Sweep.Status.choices,
         "can_start": access.is_lead(request.user),
+        **chosen,
     }
     return render_page(request, "sweeps/list.html", "rows", context)
 
@@ -32,26 +29,24 @@ def sweep_list(request):
 @require_http_methods(["GET", "POST"])
 @login_required
 def sweep_new(request):
-    if not access.is_lead(request.user):
-        raise PermissionDenied("Only leads and admins start sweeps.")
+    access.check_lead(request.user, "Only leads and admins start sweeps.")
     form = SweepForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        try:
-            sweep = sweeps_service.sweep_start(
-                dataset=data["dataset"],
-                judge_versions=list(data["judge_versions"]),
-                repeats=data["repeats"],
-                variance_sample=data["variance_sample"],
-                qa_sample=data["qa_sample"],
-                language=data["language"],
-                user=request.user,
-                scope=data["scope_value"],
-                dispatch=sweep_queue,
-            )
-        except sweeps_service.SweepError as exc:
-            form.add_error(None, str(exc))
-        else:
+        sweep = form_write(
+            form,
+            sweeps_service.sweep_start,
+            dataset=data["dataset"],
+            judge_versions=list(data["judge_versions"]),
+            repeats=data["repeats"],
+            variance_sample=data["variance_sample"],
+            qa_sample=data["qa_sample"],
+            language=data["language"],
+            user=request.user,
+            scope=data["scope_value"],
+            dispatch=sweep_queue,
+        )
+        if sweep is not None:
             return redirect("sweep_detail", sweep_id=sweep.pk)
     return render_page(request, "sweeps/new.html", "", {"form": form})
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 import sys
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from reviewapp.judging.services import sweeps as sweeps_service
 from reviewapp.judging.services.calls import call_archive
-from reviewapp.judging.services.judges import JudgeLookupError, judge_version_for, judge_version_spec
+from reviewapp.judging.services.judges import judge_version_spec
+from reviewapp.management.base import JudgeVersionCommand
 from scoring.parsing import parse_answer
 from scoring.rubric_import import golden_cases, golden_check, golden_verdict_matches
 
@@ -52,26 +53,17 @@ def golden_llm_problems(version, spec, case, prompt, client) -> list[str]:
     return []
 
 
-class Command(BaseCommand):
+class Command(JudgeVersionCommand):
     help = "Render each golden example of a rubric judge into its prompt and check it; exit 1 on a failure."
 
-    def create_parser(self, prog_name, subcommand, **kwargs):
-        # --version names a judge version here, not Django's version: ours replaces the built-in flag.
-        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
-
     def add_arguments(self, parser):
-        parser.add_argument("--judge", required=True)
-        parser.add_argument("--version", default="")
+        super().add_arguments(parser)
         parser.add_argument(
             "--llm", action="store_true", help="Also send each example to the LLM and check its answer."
         )
 
     def handle(self, *args, **options):
-        ref = options["judge"] + (f"@{options['version']}" if options["version"] else "")
-        try:
-            version = judge_version_for(ref)
-        except JudgeLookupError as exc:
-            raise CommandError(str(exc)) from exc
+        version = self.judge_version(options)
         spec = judge_version_spec(version)
         cases = golden_cases(spec)
         if not cases:

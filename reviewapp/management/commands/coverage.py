@@ -7,36 +7,26 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from reviewapp.judging.services.judges import JudgeLookupError, judge_version_for
+from reviewapp.management.base import JudgeVersionCommand
 from reviewapp.models import Judge
 from reviewapp.quality.selectors.coverage import coverage_matrix
 from scoring.planner import INSUFFICIENT
 
 
-class Command(BaseCommand):
+class Command(JudgeVersionCommand):
     help = "Print each edge case x criterion: turns, pass rate with its Wilson interval, human-labelled turns."
 
-    def create_parser(self, prog_name, subcommand, **kwargs):
-        # --version names a judge version here, not Django's version: ours replaces the built-in flag.
-        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
-
     def add_arguments(self, parser):
-        parser.add_argument("--judge", required=True)
-        parser.add_argument("--version", default="")
+        super().add_arguments(parser)
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **options):
         judge = Judge.objects.filter(slug=options["judge"]).first()
         if judge is None:
             raise CommandError(f"No judge {options['judge']!r}.")
-        version = None
-        if options["version"]:
-            try:
-                version = judge_version_for(f"{judge.slug}@{options['version']}")
-            except JudgeLookupError as exc:
-                raise CommandError(str(exc)) from exc
+        version = self.judge_version(options) if options["version"] else None
         matrix = coverage_matrix(judge=judge, version=version)
         if options["json"]:
             self.stdout.write(json.dumps(matrix.as_dict(), indent=2, ensure_ascii=False))

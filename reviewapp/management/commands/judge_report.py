@@ -27,8 +27,9 @@ from __future__ import annotations
 import json
 from datetime import date
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from reviewapp.management.base import JudgeVersionCommand
 from reviewapp.models import Judge
 from reviewapp.quality.selectors import quality, quality_slice
 from scoring.agreement import DEFAULT_BOOTSTRAP, Estimate
@@ -42,6 +43,12 @@ def _estimate(e: Estimate) -> str:
     return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
 
 
+def _figures(name: str, r, *, kappa: bool = True) -> str:
+    """One line of a slice's figures: n, accuracy and macro-F1 (and kappa)."""
+    line = f"  {name:<20} n={r.n:<5} accuracy {_estimate(r.accuracy)}  macro-F1 {_estimate(r.macro_f1)}"
+    return line + (f"  kappa {_estimate(r.kappa)}" if kappa else "")
+
+
 def _day(value: str) -> date:
     try:
         return date.fromisoformat(value)
@@ -49,19 +56,14 @@ def _day(value: str) -> date:
         raise CommandError(f"{value!r} is not a date (YYYY-MM-DD).") from None
 
 
-class Command(BaseCommand):
+class Command(JudgeVersionCommand):
     help = (
         "Accuracy (Wilson 95% interval), macro-F1 and Cohen's kappa (conversation bootstrap) of one judge version "
         "against gold, on an explicit slice. JSON keys: see the module docstring and docs/quality.md."
     )
 
-    def create_parser(self, prog_name, subcommand, **kwargs):
-        # --version names a judge version here, not Django's version: let ours replace the built-in flag.
-        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
-
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--judge", required=True, help="Judge slug.")
-        parser.add_argument("--version", default="", help="Version label (default: the latest).")
+        super().add_arguments(parser)
         parser.add_argument("--language", default="", help="Only this language (BCP 47; 'fr' covers 'fr-CA').")
         parser.add_argument(
             "--dataset", action="append", default=[], metavar="NAME", help="Only this dataset (repeatable)."
@@ -135,12 +137,8 @@ class Command(BaseCommand):
             out(f"  converted {n}: {rule}")
         out(f"  gold sources: {', '.join(f'{k} {v}' for k, v in selected.gold_sources.items()) or 'none'}")
         for name, r in (("all gold", selected.overall), ("disputed items", selected.disputed)):
-            if r is None:
-                continue
-            out(
-                f"  {name:<20} n={r.n:<5} accuracy {_estimate(r.accuracy)}  macro-F1 {_estimate(r.macro_f1)}"
-                f"  kappa {_estimate(r.kappa)}"
-            )
+            if r is not None:
+                out(_figures(name, r))
         for convention, (n, e) in selected.accuracy.items():
             out(f"  accuracy, unresolved {convention:<8} n={n:<5} {_estimate(e)}")
         if selected.qa is not None:
@@ -150,7 +148,7 @@ class Command(BaseCommand):
                 f"{qa.missing} of {qa.sampled} sampled still need gold"
             )
         for lang, r in selected.by_language.items():
-            out(f"  {lang:<20} n={r.n:<5} accuracy {_estimate(r.accuracy)}  macro-F1 {_estimate(r.macro_f1)}")
+            out(_figures(lang, r, kappa=False))
         for row in selected.pass_rates:
             corrected = f"PPI {_estimate(row.ppi)}" if row.ppi else row.note
             human = f"humans {_estimate(row.human)}  " if row.human else ""

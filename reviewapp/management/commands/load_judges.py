@@ -20,21 +20,18 @@ nothing is stored and the command names the judge, the version and both hashes.
 
 import dataclasses
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from reviewapp.judging.services.judges import JudgeLevelConflict, JudgeSpecConflict, judge_version_ensure
 from reviewapp.judging.services.rubrics import rubric_judge_store
+from reviewapp.management.base import VersionFlagCommand
 from scoring.rubric_import import RubricImportError, looks_like_rubric_file, rubric_from_file
 from scoring.specs import SpecError, load_specs, spec_hash
 
 
-class Command(BaseCommand):
+class Command(VersionFlagCommand):
     help = "Load judge specs (Tribunal or EVA-style YAML, a file or a directory) as immutable judge versions."
-
-    def create_parser(self, prog_name, subcommand, **kwargs):
-        # --version names the judge versions here, not Django's version: let ours replace the built-in flag.
-        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
 
     def add_arguments(self, parser):
         parser.add_argument("path", nargs="?", default="judges", help="A YAML file or a directory of them.")

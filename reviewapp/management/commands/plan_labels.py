@@ -10,24 +10,19 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
-from reviewapp.judging.services.judges import JudgeLookupError, judge_version_for
+from reviewapp.management.base import JudgeVersionCommand
 from reviewapp.triage.selectors.planner import DEFAULT_BUDGET, plan_cells
 from reviewapp.triage.services.label_plan import label_plan_apply
 from scoring.planner import EVIDENCE_FLOOR, INSUFFICIENT
 
 
-class Command(BaseCommand):
+class Command(JudgeVersionCommand):
     help = "Print the label planner's cells for a judge version (and optionally apply them to the queue)."
 
-    def create_parser(self, prog_name, subcommand, **kwargs):
-        # --version names a judge version here, not Django's version: ours replaces the built-in flag.
-        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
-
     def add_arguments(self, parser):
-        parser.add_argument("--judge", required=True)
-        parser.add_argument("--version", default="")
+        super().add_arguments(parser)
         parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET)
         parser.add_argument("--json", action="store_true")
         parser.add_argument("--apply", action="store_true", help="Set the allocation as the queue's priority term.")
@@ -35,11 +30,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if options["budget"] < 0:
             raise CommandError("--budget is zero or more labels.")
-        ref = options["judge"] + (f"@{options['version']}" if options["version"] else "")
-        try:
-            version = judge_version_for(ref, runnable=False)
-        except JudgeLookupError as exc:
-            raise CommandError(str(exc)) from exc
+        version = self.judge_version(options, runnable=False)
         plan = plan_cells(version=version, budget=options["budget"])
         if options["apply"]:
             label_plan_apply(version=version, budget=max(1, options["budget"]))

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
-from reviewapp.adjudication.views.disputes import check_lead
-from reviewapp.models import Dataset, Judge
+from reviewapp.models import Dataset
 from reviewapp.quality import charts
 from reviewapp.quality.forms.quality import CompareFilterForm
 from reviewapp.quality.selectors import comparisons
 from reviewapp.quality.selectors import quality as selectors
 from reviewapp.quality.selectors.versions import compare_pair
+from reviewapp.quality.views.judges import judge_for_lead
 from reviewapp.rendering import render_page
 
 PAGE_BOOTSTRAP = 1000
@@ -21,8 +20,7 @@ PAGE_BOOTSTRAP = 1000
 @require_GET
 @login_required
 def compare_versions(request, judge_slug: str):
-    check_lead(request.user)
-    judge = get_object_or_404(Judge, slug=judge_slug)
+    judge = judge_for_lead(request, judge_slug)
     versions = selectors.judge_versions(judge=judge)
     a, b = compare_pair(versions, a_value=request.GET.get("a", "").strip(), b_value=request.GET.get("b", "").strip())
     form = CompareFilterForm(request.GET, datasets=list(Dataset.objects.order_by("name")))

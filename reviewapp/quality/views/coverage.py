@@ -8,12 +8,12 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from reviewapp import access
-from reviewapp.adjudication.views.disputes import check_lead
 from reviewapp.corpus.views.conversations import conversation_or_404
-from reviewapp.models import EdgeCase, Judge
+from reviewapp.models import EdgeCase
 from reviewapp.quality.selectors import edge_cases as tag_selectors
 from reviewapp.quality.selectors.coverage import coverage_matrix
 from reviewapp.quality.services import edge_cases as service
+from reviewapp.quality.views.judges import judge_for_lead
 from reviewapp.rendering import render_page
 
 
@@ -24,16 +24,14 @@ class RuleForm(forms.Form):
 @require_GET
 @login_required
 def coverage_page(request, judge_slug: str):
-    check_lead(request.user)
-    judge = get_object_or_404(Judge, slug=judge_slug)
+    judge = judge_for_lead(request, judge_slug)
     return render_page(request, "coverage/index.html", "matrix", {"judge": judge, "m": coverage_matrix(judge=judge)})
 
 
 @require_POST
 @login_required
 def edge_case_rule(request, judge_slug: str, case_id: int):
-    check_lead(request.user)
-    judge = get_object_or_404(Judge, slug=judge_slug)
+    judge = judge_for_lead(request, judge_slug)
     case = get_object_or_404(EdgeCase, pk=case_id, judge=judge)
     form = RuleForm(request.POST)
     error = ""
@@ -68,7 +66,7 @@ def conversation_edge_cases(request, conversation_id: int):
     form = TagForm(request.POST or None)
     status = 200
     if request.method == "POST":
-        check_lead(request.user)
+        access.check_lead(request.user)
         if form.is_valid():
             case = form.cleaned_data["edge_case"]
             if form.cleaned_data["action"] == "untag":

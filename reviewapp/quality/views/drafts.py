@@ -8,16 +8,16 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from reviewapp.adjudication.views.disputes import check_lead
 from reviewapp.judging.tasks.sweeps import sweep_queue
-from reviewapp.models import Judge, JudgeVersion, ProofRun
+from reviewapp.models import JudgeVersion
 from reviewapp.quality.selectors import drafts as selectors
 from reviewapp.quality.selectors import proofs as proof_selectors
 from reviewapp.quality.selectors.quality import judge_versions
 from reviewapp.quality.selectors.versions import pick_version
 from reviewapp.quality.services import drafts as service
 from reviewapp.quality.services import proofs as proof_service
-from reviewapp.rendering import render_page
+from reviewapp.quality.views.judges import judge_for_lead
+from reviewapp.rendering import form_write, found_or_404, render_page
 from reviewapp.triage.selectors.planner import plan_cells
 from scoring.planner import EVIDENCE_FLOOR
 
@@ -44,10 +44,6 @@ class DraftForm(forms.Form):
         return {lang: self.cleaned_data.get(f"guidance_{lang}", "") for lang in self.languages}
 
 
-def _judge(judge_slug: str) -> Judge:
-    return get_object_or_404(Judge, slug=judge_slug)
-
-
 def _evidence(draft: selectors.Draft) -> dict:
     return {
         lang.language: {
@@ -63,8 +59,7 @@ def _evidence(draft: selectors.Draft) -> dict:
 @login_required
 def draft_new(request, judge_slug: str):
     """'New version from corrections': the evidence per language, the drafted guidance as a diff, an editor."""
-    check_lead(request.user)
-    judge = _judge(judge_slug)
+    judge = judge_for_lead(request, judge_slug)
     parent = pick_version(judge_versions(judge=judge), (request.POST or request.GET).get("version", "").strip())
     if parent is None:
         raise Http404("This judge has no version yet.")
@@ -93,72 +88,64 @@ def draft_new(request, judge_slug: str):
 
 def _save_draft(request, *, form: DraftForm, parent, draft):
     """The drafted version saved, or None with the service's reason added to the form."""
-    try:
-        return service.draft_version_save(
-            parent=parent,
-            label=form.cleaned_data["label"],
-            guidance=form.guidance(),
-            item_ids=draft.item_ids,
-            comment_ids=draft.comment_ids,
-            user=request.user,
-            evidence=_evidence(draft),
-            note=form.cleaned_data["note"],
-        )
-    except service.DraftError as exc:
-        form.add_error(None, str(exc))
-        return None
+    return form_write(
+        form,
+        service.draft_version_save,
+        parent=parent,
+        label=form.cleaned_data["label"],
+        guidance=form.guidance(),
+        item_ids=draft.item_ids,
+        comment_ids=draft.comment_ids,
+        user=request.user,
+        evidence=_evidence(draft),
+        note=form.cleaned_data["note"],
+    )
 
 
 @require_GET
 @login_required
 def version_list(request, judge_slug: str):
-    check_lead(request.user)
-    judge = _judge(judge_slug)
+    judge = judge_for_lead(request, judge_slug)
     return render_page(
         request, "drafts/versions.html", "versions", {"judge": judge, "rows": selectors.version_lineage(judge=judge)}
     )
 
 
-def _version(judge: Judge, version_id: int) -> JudgeVersion:
+def _version_for_lead(request, judge_slug: str, version_id: int) -> JudgeVersion:
+    judge = judge_for_lead(request, judge_slug)
     return get_object_or_404(JudgeVersion.objects.select_related("judge"), pk=version_id, judge=judge)
+
+
+def _version_page(request, version: JudgeVersion, *, status: int = 200, **extra):
+    """A drafted version with its lineage and its label plan (and, after a refused proof, why)."""
+    detail = selectors.version_detail(version=version)
+    context = {"judge": version.judge, "d": detail, "plan": plan_cells(version=version), **extra}
+    return render_page(request, "drafts/version.html", "detail", context, status=status)
 
 
 @require_GET
 @login_required
 def draft_version(request, judge_slug: str, version_id: int):
-    check_lead(request.user)
-    judge = _judge(judge_slug)
-    version = _version(judge, version_id)
-    detail = selectors.version_detail(version=version)
-    context = {"judge": judge, "d": detail, "plan": plan_cells(version=version)}
-    return render_page(request, "drafts/version.html", "detail", context)
+    return _version_page(request, _version_for_lead(request, judge_slug, version_id))
 
 
 @require_POST
 @login_required
 def proof_start(request, judge_slug: str, version_id: int):
     """One click: sweep both versions and rerun the old one on the held-out gold, then open the proof."""
-    check_lead(request.user)
-    judge = _judge(judge_slug)
-    version = _version(judge, version_id)
+    version = _version_for_lead(request, judge_slug, version_id)
     try:
         proof = proof_service.proof_start(version=version, user=request.user, dispatch=sweep_queue)
     except (proof_service.ProofError, ValueError) as exc:
-        detail = selectors.version_detail(version=version)
-        context = {"judge": judge, "d": detail, "plan": plan_cells(version=version), "proof_error": str(exc)}
-        return render_page(request, "drafts/version.html", "detail", context, status=400)
-    return redirect("proof_detail", judge.slug, proof.pk)
+        return _version_page(request, version, status=400, proof_error=str(exc))
+    return redirect("proof_detail", version.judge.slug, proof.pk)
 
 
 @require_GET
 @login_required
 def proof_detail(request, judge_slug: str, proof_id: int):
-    check_lead(request.user)
-    judge = _judge(judge_slug)
-    try:
-        run = proof_selectors.proof_for(proof_id=proof_id)
-    except ProofRun.DoesNotExist:
-        raise Http404("No such proof.") from None
+    judge = judge_for_lead(request, judge_slug)
+    run = found_or_404(proof_selectors.proof_for, "No such proof.", proof_id=proof_id)
     if run.version.judge_id != judge.pk:
         raise Http404("No such proof for this judge.")
     proof = proof_selectors.proof_comparison(run=run)

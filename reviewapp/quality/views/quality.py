@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
-from reviewapp.adjudication.views.disputes import check_lead
-from reviewapp.models import Dataset, Judge, JudgeVersion
+from reviewapp import access
+from reviewapp.models import Dataset, JudgeVersion
 from reviewapp.quality import charts
 from reviewapp.quality.forms.quality import QualityFilterForm
 from reviewapp.quality.selectors import quality as selectors
 from reviewapp.quality.selectors import quality_slice
 from reviewapp.quality.selectors.versions import pick_version
+from reviewapp.quality.views.judges import judge_for_lead
 from reviewapp.rendering import render_page
 
 PAGE_BOOTSTRAP = 1000
@@ -22,7 +22,7 @@ PAGE_BOOTSTRAP = 1000
 @login_required
 def quality_index(request):
     """Each judge's versions with n, accuracy, macro-F1 and kappa against gold (no intervals: see the judge page)."""
-    check_lead(request.user)
+    access.check_lead(request.user)
     rows = [{"judge": judge, "trend": trend} for judge, trend in selectors.quality_overview()]
     return render_page(request, "quality/index.html", "judges", {"rows": rows})
 
@@ -35,8 +35,7 @@ def _version_param(request, versions: list[JudgeVersion]) -> None:
 @require_GET
 @login_required
 def quality_judge(request, judge_slug: str):
-    check_lead(request.user)
-    judge = get_object_or_404(Judge, slug=judge_slug)
+    judge = judge_for_lead(request, judge_slug)
     versions = selectors.judge_versions(judge=judge)
     _version_param(request, versions)
     form = QualityFilterForm(request.GET or None, versions=versions, datasets=list(Dataset.objects.order_by("name")))

@@ -1,6 +1,5 @@
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -8,7 +7,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from reviewapp import access
 from reviewapp.judging.tasks.signatures import signatures_recheck_queue
 from reviewapp.models import Category, ReviewItem
-from reviewapp.rendering import render_page
+from reviewapp.rendering import found_or_404, render_page
 from reviewapp.review.selectors import review_screen as review_screen_selectors
 from reviewapp.review.selectors import verdict_shapes
 from reviewapp.review.services import review_grain, reviews
@@ -20,10 +19,7 @@ TEMPLATE = "review/item.html"
 
 
 def item_or_404(request, item_id: int) -> ReviewItem:
-    try:
-        item = review_screen_selectors.item_for_review(item_id=item_id)
-    except ReviewItem.DoesNotExist:
-        raise Http404("No such review item.") from None
+    item = found_or_404(review_screen_selectors.item_for_review, "No such review item.", item_id=item_id)
     return access.item_for_reviewer(request.user, item)
 
 
