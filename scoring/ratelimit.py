@@ -16,7 +16,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from scoring.errors import TribunalError
 
@@ -111,12 +111,16 @@ return {0, now}
 """
 
 
-class RedisRateLimiter:
-    """GCRA in Redis: every process using the same key shares one rate.
+class RedisGcraBucket:
+    """A GCRA bucket in Redis under `ratelimit:<model>`, shared by every process using the key.
 
-    `key` is the model name or a full key; it is stored under `ratelimit:<model>`. acquire() sleeps
-    until a slot is free and raises RateLimitTimeout once it has waited max_wait_s in total.
+    The base of both Redis limiters (RedisRateLimiter here, RedisSlotReservoir in ratelimit_slots):
+    the same key, rate and burst make the same bucket, so the two can share one budget. A subclass
+    names its Lua script in `lua`; it is called with the key and the interval and tolerance in
+    microseconds.
     """
+
+    lua: str
 
     def __init__(
         self,
@@ -138,12 +142,26 @@ class RedisRateLimiter:
         self.max_wait_s = max_wait_s
         self._interval_us = max(1, round(1_000_000 / per_second))
         self._tolerance_us = self._interval_us * (burst - 1)
-        self._script = client.register_script(_GCRA_LUA)
+        self._script = client.register_script(self.lua)
         self._sleep = sleep
 
     @classmethod
-    def for_model(cls, client: Any, model: str, *, per_second: float, **options: Any) -> RedisRateLimiter:
+    def for_model(cls, client: Any, model: str, *, per_second: float, **options: Any) -> Self:
         return cls(client, key=f"{KEY_PREFIX}{model}", per_second=per_second, **options)
+
+    def reset(self) -> None:
+        """Forget the bucket's state (tests, or after changing the rate)."""
+        self.client.delete(self.key)
+
+
+class RedisRateLimiter(RedisGcraBucket):
+    """GCRA in Redis: every process using the same key shares one rate.
+
+    `key` is the model name or a full key; it is stored under `ratelimit:<model>`. acquire() sleeps
+    until a slot is free and raises RateLimitTimeout once it has waited max_wait_s in total.
+    """
+
+    lua = _GCRA_LUA
 
     def _try(self) -> tuple[float, float]:
         wait_us, now_us = self._script(keys=[self.key], args=[self._interval_us, self._tolerance_us])
@@ -171,10 +189,6 @@ class RedisRateLimiter:
                 )
             # A little jitter so workers woken for the same slot do not all ask at the same instant.
             self._sleep(wait + random.uniform(0, min(0.01, self._interval_us / 4_000_000)))
-
-    def reset(self) -> None:
-        """Forget the bucket's state (tests, or after changing the rate)."""
-        self.client.delete(self.key)
 
 
 class ModelRateLimits:

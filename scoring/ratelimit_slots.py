@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from scoring.ratelimit import KEY_PREFIX, RateLimitTimeout, _check_rate
+from scoring.ratelimit import RateLimitTimeout, RedisGcraBucket
 
 # KEYS[1]: the bucket key. ARGV: emission interval, burst tolerance and max wait (microseconds), and
 # how many slots to reserve. Returns {count, first, now}: `count` slots were taken, the first may go at
@@ -52,8 +52,10 @@ return {count, string.format('%.0f', first), string.format('%.0f', now)}
 """
 
 
-class RedisSlotReservoir:
+class RedisSlotReservoir(RedisGcraBucket):
     """GCRA in Redis, shared by every process on the key, with slots reserved a batch at a time."""
+
+    lua = _RESERVE_LUA
 
     def __init__(
         self,
@@ -68,28 +70,14 @@ class RedisSlotReservoir:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        _check_rate(per_second, burst)
-        if not key:
-            raise ValueError("a rate limit key (the model name) is required")
-        self.client = client
-        self.key = key if key.startswith(KEY_PREFIX) else f"{KEY_PREFIX}{key}"
-        self.per_second = per_second
-        self.max_wait_s = max_wait_s
+        super().__init__(client, key=key, per_second=per_second, burst=burst, max_wait_s=max_wait_s, sleep=sleep)
         self.interval_s = 1.0 / per_second
         # Enough slots per round trip to cover `horizon_s` of the rate (1 at low rates: exact sharing).
         self.batch = max(1, min(max_batch, int(per_second * horizon_s)))
-        self._interval_us = max(1, round(1_000_000 / per_second))
-        self._tolerance_us = self._interval_us * (burst - 1)
-        self._script = client.register_script(_RESERVE_LUA)
         self._slots: deque[float] = deque()  # when each reserved slot may go, on this process's clock
         self._lock = threading.Lock()
         self._clock = clock
-        self._sleep = sleep
         self.round_trips = 0
-
-    @classmethod
-    def for_model(cls, client: Any, model: str, *, per_second: float, **options: Any) -> RedisSlotReservoir:
-        return cls(client, key=f"{KEY_PREFIX}{model}", per_second=per_second, **options)
 
     def _reserve(self) -> None:
         """Take the next batch of slots from Redis (called under the lock)."""
@@ -122,4 +110,4 @@ class RedisSlotReservoir:
         """Forget the bucket's state and this process's reserved slots (tests, or after changing the rate)."""
         with self._lock:
             self._slots.clear()
-        self.client.delete(self.key)
+        super().reset()
