@@ -88,11 +88,10 @@ class LocalRateLimiter:
             self._sleep(wait)
 
 
-# KEYS[1]: the bucket key. ARGV[1]: emission interval in microseconds. ARGV[2]: burst tolerance in
-# microseconds. Returns {wait, now}: wait 0 when the request may go now (the slot is taken), else the
-# microseconds to wait before asking again (nothing is taken); now is Redis' clock in microseconds,
-# the single clock for all workers.
-_GCRA_LUA = """
+# How every bucket script starts. KEYS[1]: the bucket key. ARGV[1]: emission interval in
+# microseconds. ARGV[2]: burst tolerance in microseconds. `now` is Redis' clock in microseconds, the
+# single clock for all workers; `tat` the bucket's theoretical arrival time, never before now.
+_GCRA_LUA_HEAD = """
 local now_parts = redis.call('TIME')
 local now = tonumber(now_parts[1]) * 1000000 + tonumber(now_parts[2])
 local interval = tonumber(ARGV[1])
@@ -101,6 +100,11 @@ local tat = tonumber(redis.call('GET', KEYS[1]))
 if tat == nil or tat < now then
   tat = now
 end
+"""
+
+# The rest of RedisRateLimiter's script. Returns {wait, now}: wait 0 when the request may go now (the
+# slot is taken), else the microseconds to wait before asking again (nothing is taken).
+_GCRA_LUA = """
 local allowed_at = tat - tolerance
 if now < allowed_at then
   return {math.ceil(allowed_at - now), now}
@@ -116,11 +120,11 @@ class RedisGcraBucket:
 
     The base of both Redis limiters (RedisRateLimiter here, RedisSlotReservoir in ratelimit_slots):
     the same key, rate and burst make the same bucket, so the two can share one budget. A subclass
-    names its Lua script in `lua`; it is called with the key and the interval and tolerance in
-    microseconds.
+    gives the rest of its Lua script in `lua`; the script is called with the key, then the interval and
+    tolerance in microseconds and the subclass's own arguments.
     """
 
-    lua: str
+    lua: str  # the script after _GCRA_LUA_HEAD, which reads the clock, the rate and the bucket
 
     def __init__(
         self,
@@ -142,7 +146,7 @@ class RedisGcraBucket:
         self.max_wait_s = max_wait_s
         self._interval_us = max(1, round(1_000_000 / per_second))
         self._tolerance_us = self._interval_us * (burst - 1)
-        self._script = client.register_script(self.lua)
+        self._script = client.register_script(_GCRA_LUA_HEAD + self.lua)
         self._sleep = sleep
 
     @classmethod

@@ -24,21 +24,13 @@ from typing import Any
 
 from scoring.ratelimit import RateLimitTimeout, RedisGcraBucket
 
-# KEYS[1]: the bucket key. ARGV: emission interval, burst tolerance and max wait (microseconds), and
-# how many slots to reserve. Returns {count, first, now}: `count` slots were taken, the first may go at
-# `first` and each next one an interval later (Redis clock, microseconds); count 0 when the first
-# slot is more than the max wait away (nothing is taken).
+# The rest of RedisSlotReservoir's script. ARGV[3] and ARGV[4]: the max wait (microseconds) and how
+# many slots to reserve. Returns {count, first, now}: `count` slots were taken, the first may go at
+# `first` and each next one an interval later (Redis clock, microseconds); count 0 when the first slot
+# is more than the max wait away (nothing is taken).
 _RESERVE_LUA = """
-local now_parts = redis.call('TIME')
-local now = tonumber(now_parts[1]) * 1000000 + tonumber(now_parts[2])
-local interval = tonumber(ARGV[1])
-local tolerance = tonumber(ARGV[2])
 local max_wait = tonumber(ARGV[3])
 local count = tonumber(ARGV[4])
-local tat = tonumber(redis.call('GET', KEYS[1]))
-if tat == nil or tat < now then
-  tat = now
-end
 local first = tat - tolerance
 if first < now then
   first = now
