@@ -107,20 +107,56 @@ def call_archive(
     """Archive one LLM call (successful or not) with its prompts stored once by hash."""
     with transaction.atomic():
         prompts = prompt_texts_store(texts=[text for text in (system, user) if text] or [user])
-        return JudgeCall.objects.create(
+        call = judge_call_row(
             judge_version=judge_version,
             sweep=sweep,
-            system_prompt=prompts.get(system) if system else None,
-            user_prompt=prompts[user],
+            prompts=prompts,
+            system=system,
+            user=user,
             model=model,
-            params=dict(params or {}),
-            **received_fields(reply),
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            latency_ms=max(0, reply.latency_ms),
-            attempts=max(1, reply.attempts),
-            error=reply.error,
+            params=params,
+            reply=reply,
         )
+        call.save()
+        return call
+
+
+def judge_call_row(
+    *,
+    judge_version: JudgeVersion,
+    sweep: Sweep | None,
+    prompts: Mapping[str, PromptText],
+    system: str,
+    user: str,
+    model: str,
+    params: Mapping[str, Any] | None,
+    reply: LLMReply,
+    audio: Mapping[str, Any] | None = None,
+) -> JudgeCall:
+    """The JudgeCall of one answered call, not saved yet; `prompts` holds its prompt rows by text
+    (prompt_texts_store's answer). `audio` is what the archive keeps of the audio sent, if any."""
+    return JudgeCall(
+        judge_version=judge_version,
+        sweep=sweep,
+        system_prompt=prompts.get(system) if system else None,
+        user_prompt=prompts[user],
+        model=model,
+        params=dict(params or {}),
+        **received_fields(reply),
+        **reply_usage_fields(reply),
+        audio=dict(audio or {}),
+    )
+
+
+def reply_usage_fields(reply: LLMReply) -> dict[str, Any]:
+    """What an archived call and a replay keep of a reply besides its text: tokens, latency, attempts, error."""
+    return {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "latency_ms": max(0, reply.latency_ms),
+        "attempts": max(1, reply.attempts),
+        "error": reply.error,
+    }
 
 
 def call_replay(*, call: JudgeCall, client: LLMClient, model: str | None = None) -> tuple[JudgeCall, LLMReply]:
