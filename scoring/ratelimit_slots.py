@@ -53,19 +53,16 @@ class RedisSlotReservoir(RedisGcraBucket):
         self,
         client: Any,
         *,
-        key: str,
-        per_second: float,
-        burst: int = 1,
-        max_wait_s: float = 120.0,
         horizon_s: float = 0.05,
         max_batch: int = 32,
         clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        **bucket: Any,
     ) -> None:
-        super().__init__(client, key=key, per_second=per_second, burst=burst, max_wait_s=max_wait_s, sleep=sleep)
-        self.interval_s = 1.0 / per_second
+        """`bucket`: RedisGcraBucket's key, per_second, burst, max_wait_s and sleep."""
+        super().__init__(client, **bucket)
+        self.interval_s = 1.0 / self.per_second
         # Enough slots per round trip to cover `horizon_s` of the rate (1 at low rates: exact sharing).
-        self.batch = max(1, min(max_batch, int(per_second * horizon_s)))
+        self.batch = max(1, min(max_batch, int(self.per_second * horizon_s)))
         self._slots: deque[float] = deque()  # when each reserved slot may go, on this process's clock
         self._lock = threading.Lock()
         self._clock = clock

@@ -107,45 +107,26 @@ def call_archive(
     """Archive one LLM call (successful or not) with its prompts stored once by hash."""
     with transaction.atomic():
         prompts = prompt_texts_store(texts=[text for text in (system, user) if text] or [user])
-        call = judge_call_row(
+        return JudgeCall.objects.create(
             judge_version=judge_version,
             sweep=sweep,
-            prompts=prompts,
-            system=system,
-            user=user,
             model=model,
-            params=params,
-            reply=reply,
+            params=dict(params or {}),
+            **answered_call_fields(prompts=prompts, system=system, user=user, reply=reply),
         )
-        call.save()
-        return call
 
 
-def judge_call_row(
-    *,
-    judge_version: JudgeVersion,
-    sweep: Sweep | None,
-    prompts: Mapping[str, PromptText],
-    system: str,
-    user: str,
-    model: str,
-    params: Mapping[str, Any] | None,
-    reply: LLMReply,
-    audio: Mapping[str, Any] | None = None,
-) -> JudgeCall:
-    """The JudgeCall of one answered call, not saved yet; `prompts` holds its prompt rows by text
-    (prompt_texts_store's answer). `audio` is what the archive keeps of the audio sent, if any."""
-    return JudgeCall(
-        judge_version=judge_version,
-        sweep=sweep,
-        system_prompt=prompts.get(system) if system else None,
-        user_prompt=prompts[user],
-        model=model,
-        params=dict(params or {}),
+def answered_call_fields(
+    *, prompts: Mapping[str, PromptText], system: str, user: str, reply: LLMReply
+) -> dict[str, Any]:
+    """The JudgeCall fields of one answered call: its prompt rows, taken from `prompts` (what
+    prompt_texts_store gave for its texts), what came back, and the reply's usage."""
+    return {
+        "system_prompt": prompts.get(system) if system else None,
+        "user_prompt": prompts[user],
         **received_fields(reply),
         **reply_usage_fields(reply),
-        audio=dict(audio or {}),
-    )
+    }
 
 
 def reply_usage_fields(reply: LLMReply) -> dict[str, Any]:

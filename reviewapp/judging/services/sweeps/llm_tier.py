@@ -278,22 +278,18 @@ class _Archive:
                     continue
                 clip = clips.get(target.id)
                 turn_id = target.turn.pk if target.turn else None
-                audio = (
-                    judge_audio.archived_audio(clip, conversation_id=target.conversation.pk, turn_id=turn_id)
-                    if clip is not None
-                    else None
-                )
                 calls.append(
-                    calls_service.judge_call_row(
+                    JudgeCall(
                         judge_version=jv,
                         sweep=sweep,
-                        prompts=prompts,
-                        system=prompt.system,
-                        user=prompt.user,
                         model=self.model,
                         params=self.sent_params,
-                        reply=reply,
-                        audio=audio,
+                        **calls_service.answered_call_fields(
+                            prompts=prompts, system=prompt.system, user=prompt.user, reply=reply
+                        ),
+                        audio=judge_audio.archived_audio(clip, conversation_id=target.conversation.pk, turn_id=turn_id)
+                        if clip is not None
+                        else {},
                     )
                 )
             JudgeCall.objects.bulk_create([c for c in calls if c is not None])
