@@ -50,18 +50,10 @@ def variables_for(
 ) -> dict[str, Any]:
     turns = turns_by_conversation.get(target.conversation.pk, [])
     if spec.eva_profile:
-        return _eva_values(spec, judge_inputs.eva_record(target.conversation, turns, extra=extra))
+        return judge_inputs.eva_prompt_values(spec, judge_inputs.eva_record(target.conversation, turns, extra=extra))
     if target.turn is None:
         return judge_inputs.variables_for_conversation(target.conversation, turns)
     return judge_inputs.variables_for_turn(target.turn, context_turns=turns)
-
-
-def _eva_values(spec: JudgeSpec, record) -> dict[str, Any]:
-    """The prompt variables of an EVA judge for one record; MissingVariable names the first it lacks."""
-    values, missing = judge_inputs.eva_prompt_variables(spec, record)
-    if missing:
-        raise MissingVariable(missing[0], judge=spec.key, template="user", available=tuple(sorted(values)))
-    return values
 
 
 def _unrendered(sweep: Sweep, jv: JudgeVersion, target: Target, exc: Exception) -> Verdict:
@@ -182,7 +174,7 @@ def _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra
         record = judge_inputs.eva_record(conversation, turns_by_conversation.get(conversation_id, []), extra=extra)
         eva_turn_of = {e.source_id: e.turn_id for e in record.entries}
         try:
-            prompt = render(spec, _eva_values(spec, record), language=conversation.language)
+            prompt = render(spec, judge_inputs.eva_prompt_values(spec, record), language=conversation.language)
         except (MissingVariable, KeyError, ValueError, IndexError) as exc:
             buffer.extend(_unrendered(sweep, jv, target, exc) for target in group if 0 in llm_runs[target.id])
             outcome.errors.append(f"render conversation {conversation_id}: {exc}")
