@@ -2,6 +2,7 @@
 
 import pytest
 
+from reviewapp.models import Judge
 from scoring.llm import LLMClient
 from tests.llm_server import run_llm_server
 
@@ -19,3 +20,9 @@ def endpoint(monkeypatch):
         server.client = client
         yield server
         client.close()
+
+
+@pytest.fixture
+def judge():
+    """A binary judge, the one the signature tests write their rules for (a module may name its own)."""
+    return Judge.objects.create(slug="task_completion", scale="binary")
