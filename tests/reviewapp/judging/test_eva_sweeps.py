@@ -275,9 +275,10 @@ def test_key_entity_gold_is_imported_under_the_judge_name_and_the_judge_gets_exp
     assert all(v.sub_scores.keys() == {"entity_accuracy"} for v in resolved)
 
 
-def test_replay_of_a_per_turn_call_shows_each_turn_archived_and_new(
-    conciseness_set, endpoint, run_sweep, django_user_model
-):
+@pytest.fixture
+def commented(conciseness_set, django_user_model):
+    """EVA's conciseness judge loaded, and a comment on every agent turn of the set's first conversation:
+    (version, conversation, its agent turns)."""
     load(JUDGE_YAML, "eva-997ae97")
     version = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
     conversation = GoldLabel.objects.first().conversation
@@ -285,6 +286,11 @@ def test_replay_of_a_per_turn_call_shows_each_turn_archived_and_new(
     agent_turns = list(conversation.turns.filter(role="agent").order_by("position"))
     for turn in agent_turns:
         Comment.objects.create(turn=turn, author=author, body="look")
+    return version, conversation, agent_turns
+
+
+def test_replay_of_a_per_turn_call_shows_each_turn_archived_and_new(commented, endpoint, run_sweep):
+    version, conversation, agent_turns = commented
     run_sweep(dataset=conversation.dataset, judge_versions=[version], scope=sweep_scope.scope_parse("commented"))
     call = JudgeCall.objects.get()
     archived = {e["turn_id"]: e["rating"] for e in json.loads(call.raw_response)}
@@ -382,9 +388,7 @@ def test_faithfulness_over_an_eva_run_takes_the_agent_config_and_the_dataset_dat
     assert eva_variables.format_transcript_with_tools(context["conversation_trace"]) in prompt
 
 
-def test_a_turn_the_judge_did_not_rate_is_left_out_of_the_gate_and_the_queue(
-    conciseness_set, monkeypatch, run_sweep, django_user_model
-):
+def test_a_turn_the_judge_did_not_rate_is_left_out_of_the_gate_and_the_queue(commented, monkeypatch, run_sweep):
     from reviewapp.judging.selectors import sweeps as sweep_selectors
     from reviewapp.models import ReviewItem
 
@@ -393,13 +397,7 @@ def test_a_turn_the_judge_did_not_rate_is_left_out_of_the_gate_and_the_queue(
         turn_ids = [int(t) for t in re.findall(r"^Turn (\d+):", prompt, re.MULTILINE)]
         return json.dumps([{"turn_id": t, "rating": None if t == 1 else 3, "failure_modes": []} for t in turn_ids])
 
-    load(JUDGE_YAML, "eva-997ae97")
-    version = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
-    conversation = GoldLabel.objects.first().conversation
-    author = django_user_model.objects.create_user("reviewer")
-    agent_turns = list(conversation.turns.filter(role="agent").order_by("position"))
-    for turn in agent_turns:
-        Comment.objects.create(turn=turn, author=author, body="look")
+    version, conversation, agent_turns = commented
     with run_llm_server(responder=answer) as server:
         client = LLMClient(base_url=server.base_url, api_key="test", timeout_s=10, max_attempts=1)
         monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: client)
