@@ -104,18 +104,10 @@ def wav_segment(handle: BinaryIO, *, start_ms: int | None, end_ms: int | None) -
             if last <= first:
                 raise AudioError(f"the segment ends ({end_ms} ms) before it starts ({start_ms} ms)")
             reader.setpos(first)
-            data = reader.readframes(last - first)
-            out = io.BytesIO()
-            with wave.open(out, "wb") as writer:
-                writer.setnchannels(reader.getnchannels())
-                writer.setsampwidth(reader.getsampwidth())
-                writer.setframerate(rate)
-                writer.writeframes(data)
+            data = _wav_file(reader.readframes(last - first), like=reader)
     except (wave.Error, EOFError) as exc:
         raise AudioError(f"not a PCM WAV file the server can read ({exc})") from exc
-    return AudioClip(
-        data=out.getvalue(), start_ms=start_ms, end_ms=end_ms, duration_ms=round((last - first) * 1000 / rate)
-    )
+    return AudioClip(data=data, start_ms=start_ms, end_ms=end_ms, duration_ms=round((last - first) * 1000 / rate))
 
 
 def wav_join(handle: BinaryIO, spans: list[tuple[int, int]], *, pause_ms: int = JOIN_PAUSE_MS) -> AudioClip:
@@ -138,23 +130,29 @@ def wav_join(handle: BinaryIO, spans: list[tuple[int, int]], *, pause_ms: int = 
                     raise AudioError(f"the stretch {start_ms}-{end_ms} ms is not inside the audio")
                 reader.setpos(first)
                 pieces.append(reader.readframes(last - first))
+            joined = silence.join(pieces)
+            data = _wav_file(joined, like=reader)
     except (wave.Error, EOFError) as exc:
         raise AudioError(f"not a PCM WAV file the server can read ({exc})") from exc
-    data = silence.join(pieces)
-    out = io.BytesIO()
-    with wave.open(out, "wb") as writer:
-        writer.setnchannels(channels)
-        writer.setsampwidth(width)
-        writer.setframerate(rate)
-        writer.writeframes(data)
-    frames = len(data) // (width * channels)
+    frames = len(joined) // (width * channels)
     return AudioClip(
-        data=out.getvalue(),
+        data=data,
         start_ms=None,
         end_ms=None,
         duration_ms=round(frames * 1000 / rate),
         spans=tuple((int(a), int(b)) for a, b in spans),
     )
+
+
+def _wav_file(frames: bytes, *, like: wave.Wave_read) -> bytes:
+    """`frames` as a complete WAV with the channels, sample width and rate of the file `like` reads."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as writer:
+        writer.setnchannels(like.getnchannels())
+        writer.setsampwidth(like.getsampwidth())
+        writer.setframerate(like.getframerate())
+        writer.writeframes(frames)
+    return out.getvalue()
 
 
 def input_audio_part(clip: AudioClip) -> dict[str, object]:

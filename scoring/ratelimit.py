@@ -16,7 +16,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from scoring.errors import TribunalError
 
@@ -88,11 +88,10 @@ class LocalRateLimiter:
             self._sleep(wait)
 
 
-# KEYS[1]: the bucket key. ARGV[1]: emission interval in microseconds. ARGV[2]: burst tolerance in
-# microseconds. Returns {wait, now}: wait 0 when the request may go now (the slot is taken), else the
-# microseconds to wait before asking again (nothing is taken); now is Redis' clock in microseconds,
-# the single clock for all workers.
-_GCRA_LUA = """
+# How every bucket script starts. KEYS[1]: the bucket key. ARGV[1]: emission interval in
+# microseconds. ARGV[2]: burst tolerance in microseconds. `now` is Redis' clock in microseconds, the
+# single clock for all workers; `tat` the bucket's theoretical arrival time, never before now.
+_GCRA_LUA_HEAD = """
 local now_parts = redis.call('TIME')
 local now = tonumber(now_parts[1]) * 1000000 + tonumber(now_parts[2])
 local interval = tonumber(ARGV[1])
@@ -101,6 +100,11 @@ local tat = tonumber(redis.call('GET', KEYS[1]))
 if tat == nil or tat < now then
   tat = now
 end
+"""
+
+# The rest of RedisRateLimiter's script. Returns {wait, now}: wait 0 when the request may go now (the
+# slot is taken), else the microseconds to wait before asking again (nothing is taken).
+_GCRA_LUA = """
 local allowed_at = tat - tolerance
 if now < allowed_at then
   return {math.ceil(allowed_at - now), now}
@@ -111,12 +115,16 @@ return {0, now}
 """
 
 
-class RedisRateLimiter:
-    """GCRA in Redis: every process using the same key shares one rate.
+class RedisGcraBucket:
+    """A GCRA bucket in Redis under `ratelimit:<model>`, shared by every process using the key.
 
-    `key` is the model name or a full key; it is stored under `ratelimit:<model>`. acquire() sleeps
-    until a slot is free and raises RateLimitTimeout once it has waited max_wait_s in total.
+    The base of both Redis limiters (RedisRateLimiter here, RedisSlotReservoir in ratelimit_slots):
+    the same key, rate and burst make the same bucket, so the two can share one budget. A subclass
+    gives the rest of its Lua script in `lua`; the script is called with the key, then the interval and
+    tolerance in microseconds and the subclass's own arguments.
     """
+
+    lua: str  # the script after _GCRA_LUA_HEAD, which reads the clock, the rate and the bucket
 
     def __init__(
         self,
@@ -138,12 +146,26 @@ class RedisRateLimiter:
         self.max_wait_s = max_wait_s
         self._interval_us = max(1, round(1_000_000 / per_second))
         self._tolerance_us = self._interval_us * (burst - 1)
-        self._script = client.register_script(_GCRA_LUA)
+        self._script = client.register_script(_GCRA_LUA_HEAD + self.lua)
         self._sleep = sleep
 
     @classmethod
-    def for_model(cls, client: Any, model: str, *, per_second: float, **options: Any) -> RedisRateLimiter:
+    def for_model(cls, client: Any, model: str, *, per_second: float, **options: Any) -> Self:
         return cls(client, key=f"{KEY_PREFIX}{model}", per_second=per_second, **options)
+
+    def reset(self) -> None:
+        """Forget the bucket's state (tests, or after changing the rate)."""
+        self.client.delete(self.key)
+
+
+class RedisRateLimiter(RedisGcraBucket):
+    """GCRA in Redis: every process using the same key shares one rate.
+
+    `key` is the model name or a full key; it is stored under `ratelimit:<model>`. acquire() sleeps
+    until a slot is free and raises RateLimitTimeout once it has waited max_wait_s in total.
+    """
+
+    lua = _GCRA_LUA
 
     def _try(self) -> tuple[float, float]:
         wait_us, now_us = self._script(keys=[self.key], args=[self._interval_us, self._tolerance_us])
@@ -171,10 +193,6 @@ class RedisRateLimiter:
                 )
             # A little jitter so workers woken for the same slot do not all ask at the same instant.
             self._sleep(wait + random.uniform(0, min(0.01, self._interval_us / 4_000_000)))
-
-    def reset(self) -> None:
-        """Forget the bucket's state (tests, or after changing the rate)."""
-        self.client.delete(self.key)
 
 
 class ModelRateLimits:

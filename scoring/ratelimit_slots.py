@@ -22,23 +22,15 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from scoring.ratelimit import KEY_PREFIX, RateLimitTimeout, _check_rate
+from scoring.ratelimit import RateLimitTimeout, RedisGcraBucket
 
-# KEYS[1]: the bucket key. ARGV: emission interval, burst tolerance and max wait (microseconds), and
-# how many slots to reserve. Returns {count, first, now}: `count` slots were taken, the first may go at
-# `first` and each next one an interval later (Redis clock, microseconds); count 0 when the first
-# slot is more than the max wait away (nothing is taken).
+# The rest of RedisSlotReservoir's script. ARGV[3] and ARGV[4]: the max wait (microseconds) and how
+# many slots to reserve. Returns {count, first, now}: `count` slots were taken, the first may go at
+# `first` and each next one an interval later (Redis clock, microseconds); count 0 when the first slot
+# is more than the max wait away (nothing is taken).
 _RESERVE_LUA = """
-local now_parts = redis.call('TIME')
-local now = tonumber(now_parts[1]) * 1000000 + tonumber(now_parts[2])
-local interval = tonumber(ARGV[1])
-local tolerance = tonumber(ARGV[2])
 local max_wait = tonumber(ARGV[3])
 local count = tonumber(ARGV[4])
-local tat = tonumber(redis.call('GET', KEYS[1]))
-if tat == nil or tat < now then
-  tat = now
-end
 local first = tat - tolerance
 if first < now then
   first = now
@@ -52,44 +44,29 @@ return {count, string.format('%.0f', first), string.format('%.0f', now)}
 """
 
 
-class RedisSlotReservoir:
+class RedisSlotReservoir(RedisGcraBucket):
     """GCRA in Redis, shared by every process on the key, with slots reserved a batch at a time."""
+
+    lua = _RESERVE_LUA
 
     def __init__(
         self,
         client: Any,
         *,
-        key: str,
-        per_second: float,
-        burst: int = 1,
-        max_wait_s: float = 120.0,
         horizon_s: float = 0.05,
         max_batch: int = 32,
         clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        **bucket: Any,
     ) -> None:
-        _check_rate(per_second, burst)
-        if not key:
-            raise ValueError("a rate limit key (the model name) is required")
-        self.client = client
-        self.key = key if key.startswith(KEY_PREFIX) else f"{KEY_PREFIX}{key}"
-        self.per_second = per_second
-        self.max_wait_s = max_wait_s
-        self.interval_s = 1.0 / per_second
+        """`bucket`: RedisGcraBucket's key, per_second, burst, max_wait_s and sleep."""
+        super().__init__(client, **bucket)
+        self.interval_s = 1.0 / self.per_second
         # Enough slots per round trip to cover `horizon_s` of the rate (1 at low rates: exact sharing).
-        self.batch = max(1, min(max_batch, int(per_second * horizon_s)))
-        self._interval_us = max(1, round(1_000_000 / per_second))
-        self._tolerance_us = self._interval_us * (burst - 1)
-        self._script = client.register_script(_RESERVE_LUA)
+        self.batch = max(1, min(max_batch, int(self.per_second * horizon_s)))
         self._slots: deque[float] = deque()  # when each reserved slot may go, on this process's clock
         self._lock = threading.Lock()
         self._clock = clock
-        self._sleep = sleep
         self.round_trips = 0
-
-    @classmethod
-    def for_model(cls, client: Any, model: str, *, per_second: float, **options: Any) -> RedisSlotReservoir:
-        return cls(client, key=f"{KEY_PREFIX}{model}", per_second=per_second, **options)
 
     def _reserve(self) -> None:
         """Take the next batch of slots from Redis (called under the lock)."""
@@ -122,4 +99,4 @@ class RedisSlotReservoir:
         """Forget the bucket's state and this process's reserved slots (tests, or after changing the rate)."""
         with self._lock:
             self._slots.clear()
-        self.client.delete(self.key)
+        super().reset()

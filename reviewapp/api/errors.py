@@ -7,9 +7,10 @@ and a bad field is a 400 whose message names the field.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponseNotAllowed, JsonResponse
@@ -25,6 +26,15 @@ SCHEMA_HINT = "see docs/api/openapi.yaml"
 
 class ApiError(TribunalError, HttpError):
     """An answer other than 2xx, with a message for the person reading the CI log."""
+
+
+@contextlib.contextmanager
+def answer_errors(status: int, *errors: type[Exception]) -> Iterator[None]:
+    """Any of `errors` raised in the block is answered as an ApiError with `status` and its message."""
+    try:
+        yield
+    except errors as exc:
+        raise ApiError(status, str(exc)) from exc
 
 
 def error(status: int, message: str) -> JsonResponse:

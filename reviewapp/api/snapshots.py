@@ -6,21 +6,20 @@ from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, HttpRequest
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from ninja import Router
 
 from reviewapp.api import schemas
 from reviewapp.api.auth import TokenAuth
 from reviewapp.api.errors import ApiError
 from reviewapp.api.languages import snapshot_in_token_languages
+from reviewapp.api.router import ApiRouter
 from reviewapp.exports.selectors import exports as export_selectors
 from reviewapp.exports.services import exports as exports_service
 from reviewapp.models import ExportSnapshot
 from reviewapp.people.services.api_tokens import READ_SNAPSHOTS
 
-router = Router(tags=["snapshots"])
+router = ApiRouter(tags=["snapshots"])
 
 SNAPSHOTS_LISTED = 200
-ERRORS = schemas.ERRORS
 SnapshotStatus = Literal["pending", "running", "done", "failed"]
 # FileResponse names the type from the file's extension: text/csv for CSV, octet-stream for the others.
 FILE_CONTENT = {"schema": {"type": "string", "format": "binary"}}
@@ -62,9 +61,7 @@ def snapshot_json(request: HttpRequest, snapshot: ExportSnapshot) -> dict:
 @router.get(
     "/snapshots",
     auth=TokenAuth(READ_SNAPSHOTS),
-    response={200: schemas.SnapshotList, **ERRORS},
-    url_name="api_snapshot_list",
-    operation_id="snapshotList",
+    response={200: schemas.SnapshotList},
     summary="Export snapshots, newest first (scope read-snapshots; leads and admins)",
 )
 def snapshot_list(request: HttpRequest, name: str = "", status: SnapshotStatus | None = None):
@@ -80,9 +77,7 @@ def snapshot_list(request: HttpRequest, name: str = "", status: SnapshotStatus |
 @router.get(
     "/snapshots/{snapshot_id}/download",
     auth=TokenAuth(READ_SNAPSHOTS),
-    response={409: schemas.Error, **ERRORS},
-    url_name="api_snapshot_download",
-    operation_id="snapshotDownload",
+    response={409: schemas.Error},
     summary="The snapshot's file (scope read-snapshots; leads and admins)",
     openapi_extra=DOWNLOAD_OPENAPI,
 )

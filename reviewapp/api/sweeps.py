@@ -4,13 +4,14 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from ninja import Query, Router, Status
+from ninja import Query, Status
 
 from reviewapp import access
 from reviewapp.api import schemas
 from reviewapp.api.auth import TokenAuth
-from reviewapp.api.errors import ApiError
+from reviewapp.api.errors import ApiError, answer_errors
 from reviewapp.api.languages import check_token_languages
+from reviewapp.api.router import ApiRouter
 from reviewapp.judging.selectors import sweeps as sweep_selectors
 from reviewapp.judging.services import judges as judges_service
 from reviewapp.judging.services import sweep_scope
@@ -21,9 +22,7 @@ from reviewapp.models import Sweep as SweepRow
 from reviewapp.people.services.api_tokens import READ_SWEEPS, RUN_SWEEPS
 from scoring.specs import SpecError
 
-router = Router(tags=["sweeps"])
-
-ERRORS = schemas.ERRORS
+router = ApiRouter(tags=["sweeps"])
 
 
 def sweep_json(request: HttpRequest, sweep: SweepRow) -> dict:
@@ -81,10 +80,8 @@ def _dataset(ref: str | int) -> Dataset:
 
 
 def _judge_versions(refs: list[str]) -> list[JudgeVersion]:
-    try:
+    with answer_errors(400, judges_service.JudgeLookupError):
         return [judges_service.judge_version_for(ref) for ref in refs]
-    except judges_service.JudgeLookupError as exc:
-        raise ApiError(400, str(exc)) from exc
 
 
 def _check_start_language(request: HttpRequest, language: str) -> None:
@@ -97,18 +94,14 @@ def _check_start_language(request: HttpRequest, language: str) -> None:
 
 
 def _scope(payload: schemas.SweepRequest):
-    try:
+    with answer_errors(400, sweep_scope.ScopeError):
         return sweep_scope.scope_parse(payload.scope or "", category=payload.category or "")
-    except sweep_scope.ScopeError as exc:
-        raise ApiError(400, str(exc)) from exc
 
 
 @router.post(
     "/sweeps",
     auth=TokenAuth(RUN_SWEEPS),
-    response={201: schemas.Sweep, **ERRORS},
-    url_name="api_sweep_create",
-    operation_id="sweepCreate",
+    response={201: schemas.Sweep},
     summary="Start a sweep (scope run-sweeps; leads and admins)",
     openapi_extra={"responses": {201: {"headers": {"Location": {"schema": {"type": "string"}}}}}},
 )
@@ -120,7 +113,7 @@ def sweep_create(request: HttpRequest, payload: schemas.SweepRequest, response: 
     judge_versions = _judge_versions(payload.judges)
     language = payload.language or ""
     _check_start_language(request, language)
-    try:
+    with answer_errors(400, sweeps_service.SweepError):
         sweep = sweeps_service.sweep_start(
             dataset=dataset,
             judge_versions=judge_versions,
@@ -133,8 +126,6 @@ def sweep_create(request: HttpRequest, payload: schemas.SweepRequest, response: 
             scope=_scope(payload),
             dispatch=sweep_queue,
         )
-    except sweeps_service.SweepError as exc:
-        raise ApiError(400, str(exc)) from exc
     response["Location"] = reverse("api_sweep_detail", args=[sweep.pk])
     return Status(201, sweep_json(request, _sweep_for(request, sweep.pk)))
 
@@ -142,9 +133,7 @@ def sweep_create(request: HttpRequest, payload: schemas.SweepRequest, response: 
 @router.get(
     "/sweeps/{sweep_id}",
     auth=TokenAuth(READ_SWEEPS),
-    response={200: schemas.Sweep, **ERRORS},
-    url_name="api_sweep_detail",
-    operation_id="sweepDetail",
+    response={200: schemas.Sweep},
     summary="A sweep's status and counts (scope read-sweeps or run-sweeps)",
 )
 def sweep_detail(request: HttpRequest, sweep_id: int):
@@ -154,9 +143,7 @@ def sweep_detail(request: HttpRequest, sweep_id: int):
 @router.get(
     "/sweeps/{sweep_id}/gate",
     auth=TokenAuth(READ_SWEEPS),
-    response={200: schemas.GateReport, 409: schemas.Error, **ERRORS},
-    url_name="api_sweep_gate",
-    operation_id="sweepGate",
+    response={200: schemas.GateReport, 409: schemas.Error},
     summary="The gate report (the same as `manage.py gate --json`; scope read-sweeps or run-sweeps)",
 )
 def sweep_gate(
@@ -169,10 +156,8 @@ def sweep_gate(
     repeatable, and overrides the spec. A sweep whose judge versions have no spec (an import of verdicts) is a 409.
     """
     sweep = _sweep_for(request, sweep_id)
-    try:
+    with answer_errors(400, ValueError):
         overrides = dict(sweep_selectors.parse_threshold(text) for text in threshold or ())
-    except ValueError as exc:
-        raise ApiError(400, str(exc)) from exc
     try:
         report = sweep_selectors.gate_report(sweep=sweep, overrides=overrides)
     except (SpecError, ValueError, KeyError, TypeError) as exc:

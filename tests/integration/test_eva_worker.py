@@ -6,8 +6,6 @@ HTTP to tests/llm_server.py, which answers EVA's prompt as EVA's judges do: one 
 the endpoint gave it, and judge_report scores the version against the 479 gold labels.
 """
 
-import json
-import re
 from io import StringIO
 from pathlib import Path
 
@@ -19,12 +17,16 @@ from sklearn.metrics import accuracy_score
 from reviewapp.corpus.services.imports import dataset_import
 from reviewapp.judging.services.sweeps import sweep_start
 from reviewapp.judging.tasks.sweeps import sweep_queue
-from reviewapp.models import JudgeCall, JudgeVersion, Sweep, Turn, Verdict
+from reviewapp.models import JudgeCall, JudgeVersion, Sweep, Verdict
+from tests.reviewapp.judging.eva_support import (
+    CONCISENESS_SET,
+    conciseness_report,
+    gold_and_predicted,
+    ratings_given,
+    ratings_stored,
+)
 
 REPO = Path(__file__).resolve().parents[2]
-CONCISENESS_SET = (
-    REPO / ".." / "shared" / "data" / "eva" / "docs" / "metrics" / "judge_validation_datasets" / "conciseness.jsonl"
-)
 JUDGE_YAML = REPO / "tests" / "fixtures" / "eva" / "judge.yaml"
 
 
@@ -54,40 +56,10 @@ def test_eva_conciseness_over_its_validation_set_on_a_worker(eva_worker, wait_un
     assert {(v.status, v.turn.role) for v in verdicts} == {("resolved", "agent")}
     assert JudgeCall.objects.filter(sweep=sweep).count() == 100 == len(server.requests)
 
-    given: dict[tuple[str, int], int] = {}
-    for request, text in server.responses:
-        prompt = request["messages"][-1]["content"]
-        first_user = re.search(r"^Turn 1:\n  user: (.*)$", prompt, re.MULTILINE).group(1)
-        for entry in json.loads(text):
-            if entry["rating"] is not None:
-                given[(first_user, entry["turn_id"])] = entry["rating"]
-    first_user_of = dict(Turn.objects.filter(position=1, role="user").values_list("conversation_id", "text"))
-    # Agent turn 2k answers the user turn 2k-1 that opens EVA's turn k.
-    stored = {(first_user_of[v.conversation_id], v.turn.position // 2): v.rating for v in verdicts}
-    assert stored == given
+    given = ratings_given(server.responses)
+    assert ratings_stored(verdicts) == given
 
-    records = [json.loads(line) for line in CONCISENESS_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
-    gold, predicted = [], []
-    for record in records:
-        first = next(t["content"] for t in record["conv_turns"] if t["role"] == "user")
-        for turn in record["conv_turns"]:
-            if "expected_rating" in turn:
-                gold.append(str(turn["expected_rating"]))
-                predicted.append(str(given[(first, turn["position"] // 2)]))
-    out = StringIO()
-    call_command(
-        "judge_report",
-        "--judge",
-        "conciseness",
-        "--version",
-        "eva-997ae97",
-        "--dataset",
-        "eva-conciseness",
-        "--json",
-        "--bootstrap",
-        "0",
-        stdout=out,
-    )
-    report = json.loads(out.getvalue())
+    gold, predicted = gold_and_predicted(given)
+    report = conciseness_report()
     assert report["n"] == 479
     assert report["accuracy"]["value"] == pytest.approx(accuracy_score(gold, predicted), abs=1e-4)

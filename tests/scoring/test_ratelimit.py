@@ -16,21 +16,7 @@ from scoring.ratelimit import (
     RateLimitTimeout,
     RedisRateLimiter,
 )
-
-
-class FakeClock:
-    """A clock that only moves when the limiter sleeps: spacing is checked exactly, without waiting."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
+from tests.fake_clock import FakeClock
 
 
 def test_local_limiter_spaces_requests_by_the_interval():

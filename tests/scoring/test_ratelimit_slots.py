@@ -6,19 +6,7 @@ import pytest
 
 from scoring.ratelimit import RateLimitTimeout
 from scoring.ratelimit_slots import RedisSlotReservoir
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
+from tests.fake_clock import FakeClock
 
 
 class ScriptedRedis:

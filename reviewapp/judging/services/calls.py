@@ -110,17 +110,34 @@ def call_archive(
         return JudgeCall.objects.create(
             judge_version=judge_version,
             sweep=sweep,
-            system_prompt=prompts.get(system) if system else None,
-            user_prompt=prompts[user],
             model=model,
             params=dict(params or {}),
-            **received_fields(reply),
-            prompt_tokens=reply.prompt_tokens,
-            completion_tokens=reply.completion_tokens,
-            latency_ms=max(0, reply.latency_ms),
-            attempts=max(1, reply.attempts),
-            error=reply.error,
+            **answered_call_fields(prompts=prompts, system=system, user=user, reply=reply),
         )
+
+
+def answered_call_fields(
+    *, prompts: Mapping[str, PromptText], system: str, user: str, reply: LLMReply
+) -> dict[str, Any]:
+    """The JudgeCall fields of one answered call: its prompt rows, taken from `prompts` (what
+    prompt_texts_store gave for its texts), what came back, and the reply's usage."""
+    return {
+        "system_prompt": prompts.get(system) if system else None,
+        "user_prompt": prompts[user],
+        **received_fields(reply),
+        **reply_usage_fields(reply),
+    }
+
+
+def reply_usage_fields(reply: LLMReply) -> dict[str, Any]:
+    """What an archived call and a replay keep of a reply besides its text: tokens, latency, attempts, error."""
+    return {
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "latency_ms": max(0, reply.latency_ms),
+        "attempts": max(1, reply.attempts),
+        "error": reply.error,
+    }
 
 
 def call_replay(*, call: JudgeCall, client: LLMClient, model: str | None = None) -> tuple[JudgeCall, LLMReply]:

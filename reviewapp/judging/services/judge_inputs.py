@@ -238,9 +238,7 @@ def render_target_prompts(spec: JudgeSpec, conversation: Any, turns: Sequence[An
     """Every prompt ``spec`` sends for one conversation: one per agent turn, or one in all (EVA's judges:
     one per conversation, per-turn judges included)."""
     if spec.eva_profile:
-        values, missing = eva_prompt_variables(spec, eva_record(conversation, turns))
-        if missing:
-            raise MissingVariable(missing[0], judge=spec.key, template="user", available=tuple(sorted(values)))
+        values = eva_prompt_values(spec, eva_record(conversation, turns))
         return [_as_dict("conversation", render(spec, values, language=conversation.language))]
     if spec.level == "conversation":
         prompt = render(spec, variables_for_conversation(conversation, turns), language=conversation.language)
@@ -360,3 +358,11 @@ def eva_prompt_variables(spec: JudgeSpec, record: eva.EvaRecord) -> tuple[dict[s
         if name not in spec.shared_variables and name != "language_guidance"
     ]
     return eva_variables.build_variables(spec.eva_profile or spec.slug, list(dict.fromkeys(names)), record)
+
+
+def eva_prompt_values(spec: JudgeSpec, record: eva.EvaRecord) -> dict[str, Any]:
+    """An EVA judge's variables over one record; MissingVariable names the first one it lacks."""
+    values, missing = eva_prompt_variables(spec, record)
+    if missing:
+        raise MissingVariable(missing[0], judge=spec.key, template="user", available=tuple(sorted(values)))
+    return values

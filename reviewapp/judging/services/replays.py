@@ -56,11 +56,7 @@ def call_replay_run(*, replay_id: int, client=None) -> CallReplay:
             fields.update(
                 status=CallReplay.Status.DONE if reply.ok else CallReplay.Status.FAILED,
                 raw_response=reply.text,
-                prompt_tokens=reply.prompt_tokens,
-                completion_tokens=reply.completion_tokens,
-                latency_ms=max(0, reply.latency_ms),
-                attempts=max(1, reply.attempts),
-                error=reply.error,
+                **calls_service.reply_usage_fields(reply),
             )
     with transaction.atomic():
         # Written only while still pending, so a redelivered task cannot overwrite a finished replay.

@@ -16,20 +16,10 @@ from reviewapp.models import Dataset, JudgeCall, ReviewItem, Verdict
 from reviewapp.triage.services.queue_items import dataset_triage
 from scoring.llm import LLMClient, LLMReply
 from tests.factories import dataset_of_calls, store_judge
-from tests.llm_server import HTML_BODY, HUGE_ANSWER_BYTES, run_llm_server
+from tests.llm_server import HTML_BODY, HUGE_ANSWER_BYTES
 
 pytestmark = pytest.mark.django_db
 R = ReviewItem.Reason
-
-
-@pytest.fixture
-def http_llm(monkeypatch):
-    """The sweep's LLM client is the real LLMClient talking HTTP to the local test server."""
-    with run_llm_server() as server:
-        client = LLMClient(base_url=server.base_url, api_key="test", timeout_s=20.0, max_attempts=1)
-        monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: client)
-        yield server
-        client.close()
 
 
 def _sweep(run_sweep, behaviours: list[str]):
@@ -51,7 +41,7 @@ EXPECTED = {
 }
 
 
-def test_bad_answers_end_unresolved_with_their_raw_text_and_code(http_llm, run_sweep):
+def test_bad_answers_end_unresolved_with_their_raw_text_and_code(endpoint, run_sweep):
     verdicts = _sweep(run_sweep, [*EXPECTED, "good"])
 
     for behaviour, (status, code, raw, reasons) in EXPECTED.items():
@@ -67,7 +57,7 @@ def test_bad_answers_end_unresolved_with_their_raw_text_and_code(http_llm, run_s
     assert not ReviewItem.objects.filter(turn=good.turn).exists()
 
 
-def test_a_non_json_200_body_is_archived_as_received(http_llm, run_sweep):
+def test_a_non_json_200_body_is_archived_as_received(endpoint, run_sweep):
     verdict = _sweep(run_sweep, ["html_200"])["html_200"]
 
     assert verdict.status == Verdict.Status.ERROR
@@ -80,8 +70,8 @@ def test_a_non_json_200_body_is_archived_as_received(http_llm, run_sweep):
     assert verdict.raw_text == HTML_BODY
 
 
-def test_an_error_status_body_is_archived(http_llm, judge_version_for_calls):
-    client = LLMClient(base_url=http_llm.base_url, api_key="test", timeout_s=5.0, max_attempts=1)
+def test_an_error_status_body_is_archived(endpoint, judge_version_for_calls):
+    client = LLMClient(base_url=endpoint.base_url, api_key="test", timeout_s=5.0, max_attempts=1)
     try:
         reply = client.complete(model="m", system="", user="rate [[llm:always_500]]")
     finally:
@@ -99,7 +89,7 @@ def judge_version_for_calls():
     return store_judge("conciseness")
 
 
-def test_a_5mb_answer_is_capped_in_the_archive_and_stored_once(http_llm, run_sweep, settings):
+def test_a_5mb_answer_is_capped_in_the_archive_and_stored_once(endpoint, run_sweep, settings):
     settings.JUDGE_CALL_BODY_CAP_BYTES = 256 * 1024
     settings.VERDICT_RAW_TEXT_MAX_CHARS = 4000
     verdict = _sweep(run_sweep, ["huge"])["huge"]
@@ -117,7 +107,7 @@ def test_a_5mb_answer_is_capped_in_the_archive_and_stored_once(http_llm, run_swe
     assert (verdict.status, verdict.problem_code) == ("unresolved", "bad_json")
 
 
-def test_a_page_with_a_5mb_answer_stays_small_and_folds_it(http_llm, run_sweep, make_user, client):
+def test_a_page_with_a_5mb_answer_stays_small_and_folds_it(endpoint, run_sweep, make_user, client):
     verdict = _sweep(run_sweep, ["huge"])["huge"]
     client.force_login(make_user("lead-a", role="lead"))
 

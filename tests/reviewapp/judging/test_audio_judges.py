@@ -9,21 +9,11 @@ import pytest
 from django.core.files.base import ContentFile
 
 from reviewapp.models import Conversation, JudgeCall, Turn, Verdict
-from scoring.llm import LLMClient
 from tests.factories import dataset_of_calls, store_judge
 from tests.llm_server import run_llm_server
 from tests.reviewapp.corpus.audio_support import RATE, frames, read_frames, wav_bytes
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def endpoint(monkeypatch):
-    with run_llm_server() as server:
-        client = LLMClient(base_url=server.base_url, api_key="test", max_attempts=1)
-        monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: client)
-        yield server
-        client.close()
 
 
 @pytest.fixture

@@ -10,23 +10,10 @@ from django.utils.html import escape
 
 from reviewapp.judging.services.replays import ReplayError, call_replay_request, call_replay_run
 from reviewapp.models import CallReplay, Conversation, JudgeCall, Role, Turn, Verdict
-from scoring.llm import LLMClient
 from tests.factories import HTMX, dataset_of_calls, store_judge
-from tests.llm_server import run_llm_server
 from tests.reviewapp.corpus.audio_support import wav_bytes
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def endpoint(monkeypatch):
-    with run_llm_server() as server:
-        client = LLMClient(base_url=server.base_url, api_key="test", max_attempts=1)
-        monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: client)
-        monkeypatch.setattr("reviewapp.judging.services.calls.llm_client_from_settings", lambda **kw: client)
-        server.client = client
-        yield server
-        client.close()
 
 
 @pytest.fixture

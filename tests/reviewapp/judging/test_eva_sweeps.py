@@ -20,12 +20,17 @@ from reviewapp.models import Comment, GoldLabel, Judge, JudgeCall, JudgeVersion,
 from scoring import eva, eva_variables
 from scoring.llm import LLMClient
 from tests.llm_server import run_llm_server
+from tests.reviewapp.judging.eva_support import (
+    CONCISENESS_SET,
+    conciseness_report,
+    eva_turn_of_agent_position,
+    gold_and_predicted,
+    ratings_given,
+    ratings_stored,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "tests" / "fixtures" / "eva"
-CONCISENESS_SET = (
-    REPO / ".." / "shared" / "data" / "eva" / "docs" / "metrics" / "judge_validation_datasets" / "conciseness.jsonl"
-)
 JUDGE_YAML = FIXTURES / "judge.yaml"
 JUDGE_YAML_OLD = FIXTURES / "judge.dcb3750b.yaml"
 
@@ -39,23 +44,10 @@ def load(path, label):
 
 
 @pytest.fixture
-def endpoint(monkeypatch):
-    with run_llm_server() as server:
-        client = LLMClient(base_url=server.base_url, api_key="test", timeout_s=10, max_attempts=1)
-        monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: client)
-        yield server
-
-
-@pytest.fixture
 def conciseness_set():
     summary = dataset_import(path=CONCISENESS_SET, fmt="eva-validation", dataset_name="eva-conciseness")
     assert summary.labels == 479
     return summary
-
-
-def eva_turn_of_agent_position(position: int) -> int:
-    # The set alternates user (odd positions) and agent (even): user 2k-1 opens EVA turn k, agent 2k answers it.
-    return position // 2
 
 
 def test_conciseness_sweep_stores_one_turn_verdict_per_gold_turn_with_the_rating_the_endpoint_gave(
@@ -79,45 +71,13 @@ def test_conciseness_sweep_stores_one_turn_verdict_per_gold_turn_with_the_rating
     assert len(verdicts) == 479
     assert {(v.status, v.tier, v.turn.role) for v in verdicts} == {("resolved", "llm", "agent")}
 
-    given: dict[tuple[str, int], int] = {}
-    for request, text in endpoint.responses:
-        prompt = request["messages"][-1]["content"]
-        first_user = re.search(r"^Turn 1:\n  user: (.*)$", prompt, re.MULTILINE).group(1)
-        for entry in json.loads(text):
-            if entry["rating"] is not None:
-                given[(first_user, entry["turn_id"])] = entry["rating"]
-    first_user_of = dict(Turn.objects.filter(position=1, role="user").values_list("conversation_id", "text"))
-    stored = {
-        (first_user_of[v.conversation_id], eva_turn_of_agent_position(v.turn.position)): v.rating for v in verdicts
-    }
-    assert stored == given
+    given = ratings_given(endpoint.responses)
+    assert ratings_stored(verdicts) == given
     # Every verdict of a conversation points at its one archived call.
     assert len({v.call_id for v in verdicts}) == 100
 
-    records = [json.loads(line) for line in CONCISENESS_SET.read_text(encoding="utf-8").splitlines() if line.strip()]
-    gold, predicted = [], []
-    for record in records:
-        first = next(t["content"] for t in record["conv_turns"] if t["role"] == "user")
-        for turn in record["conv_turns"]:
-            if "expected_rating" in turn:
-                gold.append(str(turn["expected_rating"]))
-                predicted.append(str(given[(first, eva_turn_of_agent_position(turn["position"]))]))
-
-    out = StringIO()
-    call_command(
-        "judge_report",
-        "--judge",
-        "conciseness",
-        "--version",
-        "eva-997ae97",
-        "--dataset",
-        "eva-conciseness",
-        "--json",
-        "--bootstrap",
-        "0",
-        stdout=out,
-    )
-    report = json.loads(out.getvalue())
+    gold, predicted = gold_and_predicted(given)
+    report = conciseness_report()
     assert report["n"] == 479
     assert report["accuracy"]["value"] == pytest.approx(accuracy_score(gold, predicted), abs=1e-4)
     assert report["macro_f1"]["value"] == pytest.approx(
@@ -186,8 +146,10 @@ def test_an_ordinal_judge_with_no_known_scale_cannot_be_swept(conciseness_set, r
         call_command("sweep", "--dataset", dataset.name, "--judge", version.judge.slug, "--eager")
 
 
-def test_a_tribunal_spec_without_bounds_takes_them_from_its_judge():
-    judge = Judge.objects.create(slug="bounded", scale="ordinal", scale_min=1, scale_max=5)
+@pytest.fixture
+def unbounded_version():
+    """Version v1 of a turn judge scaled 1..5 whose spec gives no bounds of its own."""
+    judge = Judge.objects.create(slug="bounded", level="turn", scale="ordinal", scale_min=1, scale_max=5)
     spec = {
         "slug": "bounded",
         "version": "v1",
@@ -197,16 +159,17 @@ def test_a_tribunal_spec_without_bounds_takes_them_from_its_judge():
         "scale_max": None,
         "user_template": "Rate {turn_text}",
     }
-    version = JudgeVersion.objects.create(judge=judge, version="v1", spec=spec, spec_hash="2" * 64)
+    return JudgeVersion.objects.create(judge=judge, version="v1", spec=spec, spec_hash="2" * 64)
 
-    runnable = judges_service.runnable_spec(version)
+
+def test_a_tribunal_spec_without_bounds_takes_them_from_its_judge(unbounded_version):
+    runnable = judges_service.runnable_spec(unbounded_version)
 
     assert (runnable.scale_min, runnable.scale_max) == (1.0, 5.0)
-    judge.scale_min = judge.scale_max = None
-    judge.save()
-    version.refresh_from_db()
+    Judge.objects.filter(pk=unbounded_version.judge_id).update(scale_min=None, scale_max=None)
+    unbounded_version.refresh_from_db()
     with pytest.raises(judges_service.JudgeNotRunnable, match="no scale: add one"):
-        judges_service.runnable_spec(version)
+        judges_service.runnable_spec(unbounded_version)
 
 
 def faithfulness_dataset():
@@ -312,9 +275,10 @@ def test_key_entity_gold_is_imported_under_the_judge_name_and_the_judge_gets_exp
     assert all(v.sub_scores.keys() == {"entity_accuracy"} for v in resolved)
 
 
-def test_replay_of_a_per_turn_call_shows_each_turn_archived_and_new(
-    conciseness_set, endpoint, run_sweep, django_user_model
-):
+@pytest.fixture
+def commented(conciseness_set, django_user_model):
+    """EVA's conciseness judge loaded, and a comment on every agent turn of the set's first conversation:
+    (version, conversation, its agent turns)."""
     load(JUDGE_YAML, "eva-997ae97")
     version = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
     conversation = GoldLabel.objects.first().conversation
@@ -322,6 +286,11 @@ def test_replay_of_a_per_turn_call_shows_each_turn_archived_and_new(
     agent_turns = list(conversation.turns.filter(role="agent").order_by("position"))
     for turn in agent_turns:
         Comment.objects.create(turn=turn, author=author, body="look")
+    return version, conversation, agent_turns
+
+
+def test_replay_of_a_per_turn_call_shows_each_turn_archived_and_new(commented, endpoint, run_sweep):
+    version, conversation, agent_turns = commented
     run_sweep(dataset=conversation.dataset, judge_versions=[version], scope=sweep_scope.scope_parse("commented"))
     call = JudgeCall.objects.get()
     archived = {e["turn_id"]: e["rating"] for e in json.loads(call.raw_response)}
@@ -419,9 +388,7 @@ def test_faithfulness_over_an_eva_run_takes_the_agent_config_and_the_dataset_dat
     assert eva_variables.format_transcript_with_tools(context["conversation_trace"]) in prompt
 
 
-def test_a_turn_the_judge_did_not_rate_is_left_out_of_the_gate_and_the_queue(
-    conciseness_set, monkeypatch, run_sweep, django_user_model
-):
+def test_a_turn_the_judge_did_not_rate_is_left_out_of_the_gate_and_the_queue(commented, monkeypatch, run_sweep):
     from reviewapp.judging.selectors import sweeps as sweep_selectors
     from reviewapp.models import ReviewItem
 
@@ -430,13 +397,7 @@ def test_a_turn_the_judge_did_not_rate_is_left_out_of_the_gate_and_the_queue(
         turn_ids = [int(t) for t in re.findall(r"^Turn (\d+):", prompt, re.MULTILINE)]
         return json.dumps([{"turn_id": t, "rating": None if t == 1 else 3, "failure_modes": []} for t in turn_ids])
 
-    load(JUDGE_YAML, "eva-997ae97")
-    version = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
-    conversation = GoldLabel.objects.first().conversation
-    author = django_user_model.objects.create_user("reviewer")
-    agent_turns = list(conversation.turns.filter(role="agent").order_by("position"))
-    for turn in agent_turns:
-        Comment.objects.create(turn=turn, author=author, body="look")
+    version, conversation, agent_turns = commented
     with run_llm_server(responder=answer) as server:
         client = LLMClient(base_url=server.base_url, api_key="test", timeout_s=10, max_attempts=1)
         monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: client)
@@ -457,26 +418,15 @@ def test_a_turn_the_judge_did_not_rate_is_left_out_of_the_gate_and_the_queue(
 
 
 def test_a_tribunal_judge_without_bounds_in_its_spec_never_stores_an_answer_outside_its_judges_scale(
-    monkeypatch, run_sweep
+    monkeypatch, run_sweep, unbounded_version
 ):
     from tests.factories import dataset_of_calls
     from tests.fake_llms import ScriptedLLM
 
     monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: ScriptedLLM())
-    judge = Judge.objects.create(slug="bounded", level="turn", scale="ordinal", scale_min=1, scale_max=5)
-    spec = {
-        "slug": "bounded",
-        "version": "v1",
-        "level": "turn",
-        "scale": "ordinal",
-        "scale_min": None,
-        "scale_max": None,
-        "user_template": "Rate {turn_text}",
-    }
-    version = JudgeVersion.objects.create(judge=judge, version="v1", spec=spec, spec_hash="3" * 64)
     dataset = dataset_of_calls("bounds", {"c1": ("en", ["Fine [[r=4]]"]), "c2": ("en", ["Far out [[oob]]"])})
 
-    sweep = run_sweep(dataset=dataset, judge_versions=[version], qa_sample=0)
+    sweep = run_sweep(dataset=dataset, judge_versions=[unbounded_version], qa_sample=0)
 
     verdicts = {v.turn.text: v for v in Verdict.objects.filter(sweep=sweep).select_related("turn")}
     assert (verdicts["Fine [[r=4]]"].status, verdicts["Fine [[r=4]]"].rating) == ("resolved", 4.0)

@@ -217,33 +217,26 @@ def test_the_sweep_command_takes_its_repeats_from_the_rubric_variance_check(
 ):
     _gold_set(turns=3)
     monkeypatch.setattr("reviewapp.judging.tasks.sweeps.sweep_dispatch.delay", lambda sweep_id: None)
-    with django_capture_on_commit_callbacks(execute=True):
-        call_command(
-            "sweep",
-            "--dataset",
-            "orders-validation",
-            "--judge",
-            "order-status",
-            "--no-wait",
-            stdout=StringIO(),
-            stderr=StringIO(),
-        )
-    sweep = Sweep.objects.get()
-    assert (sweep.repeats, sweep.variance_sample_rate) == (2, 0.1)
-    assert sweep.params["variance_threshold"] == 0.15
-    with django_capture_on_commit_callbacks(execute=True):
-        call_command(
-            "sweep",
-            "--dataset",
-            "orders-validation",
-            "--judge",
-            "order-status",
-            "--repeats",
-            "1",
-            "--no-wait",
-            stdout=StringIO(),
-            stderr=StringIO(),
-        )
+
+    def sweep(*options):
+        with django_capture_on_commit_callbacks(execute=True):
+            call_command(
+                "sweep",
+                "--dataset",
+                "orders-validation",
+                "--judge",
+                "order-status",
+                *options,
+                "--no-wait",
+                stdout=StringIO(),
+                stderr=StringIO(),
+            )
+
+    sweep()
+    started = Sweep.objects.get()
+    assert (started.repeats, started.variance_sample_rate) == (2, 0.1)
+    assert started.params["variance_threshold"] == 0.15
+    sweep("--repeats", "1")
     assert Sweep.objects.order_by("-pk").first().repeats == 1
 
 

@@ -222,15 +222,15 @@ def test_a_suspended_signature_is_reinstated_unchanged_once_the_gold_is_correcte
     assert signature.versions.order_by("-version").first().change == "reinstated"
 
 
-def test_new_gold_from_an_adjudication_queues_a_recheck_of_that_judge(
-    speak, french, make_user, django_capture_on_commit_callbacks, eager_celery
-):
-    from reviewapp.adjudication.services.adjudication import adjudication_decide
+@pytest.fixture
+def contradicted(speak, french):
+    """A greeting signature that says fail, eight gold labels that contradict it (not rechecked yet), and
+    its evidence turn awaiting adjudication: (signature, item)."""
     from reviewapp.models import ReviewItem
 
     _, turns = french
-    signature = greeting(speak, turns[:1])  # says fail
-    add_gold(speak.judge, turns[1:], passed=True)  # 8 contradictions, not rechecked yet
+    signature = greeting(speak, turns[:1])
+    add_gold(speak.judge, turns[1:], passed=True)
     item = ReviewItem.objects.create(
         conversation=turns[0].conversation,
         turn=turns[0],
@@ -239,6 +239,15 @@ def test_new_gold_from_an_adjudication_queues_a_recheck_of_that_judge(
         language="fr",
         status=ReviewItem.Status.AWAITING_ADJUDICATION,
     )
+    return signature, item
+
+
+def test_new_gold_from_an_adjudication_queues_a_recheck_of_that_judge(
+    contradicted, make_user, django_capture_on_commit_callbacks, eager_celery
+):
+    from reviewapp.adjudication.services.adjudication import adjudication_decide
+
+    signature, item = contradicted
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         adjudication_decide(
             item=item,
@@ -253,29 +262,19 @@ def test_new_gold_from_an_adjudication_queues_a_recheck_of_that_judge(
 
 
 def test_without_a_dispatch_new_gold_queues_nothing_and_the_next_sweep_rechecks(
-    speak, french, make_user, django_capture_on_commit_callbacks, eager_celery
+    speak, contradicted, make_user, django_capture_on_commit_callbacks, eager_celery
 ):
     from reviewapp.adjudication.services.adjudication import adjudication_decide
     from reviewapp.judging.services.signature_checks import signatures_for_sweep
-    from reviewapp.models import ReviewItem, Sweep
+    from reviewapp.models import Sweep
 
-    dataset, turns = french
-    signature = greeting(speak, turns[:1])  # says fail
-    add_gold(speak.judge, turns[1:], passed=True)  # 8 contradictions, not rechecked yet
-    item = ReviewItem.objects.create(
-        conversation=turns[0].conversation,
-        turn=turns[0],
-        judge=speak.judge,
-        dataset=dataset,
-        language="fr",
-        status=ReviewItem.Status.AWAITING_ADJUDICATION,
-    )
+    signature, item = contradicted
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         adjudication_decide(item=item, lead=make_user("lea", role="lead"), passed=True, rationale="greetings pass")
     assert callbacks == []
     signature.refresh_from_db()
     assert signature.suspended_at is None
-    sweep = Sweep.objects.create(dataset=dataset, name="next")
+    sweep = Sweep.objects.create(dataset=item.dataset, name="next")
     assert signatures_for_sweep(sweep=sweep, judges=[speak.judge]) == []
     signature.refresh_from_db()
     assert signature.suspended_at is not None

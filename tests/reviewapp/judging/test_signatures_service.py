@@ -5,16 +5,11 @@ from django.core.management.base import CommandError
 from reviewapp.judging.forms.signatures import SignatureAdminForm
 from reviewapp.judging.services.signature_checks import signature_check_all
 from reviewapp.judging.services.signatures import SignatureError, signature_create, signature_update
-from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, Signature, Turn
+from reviewapp.models import Conversation, Dataset, GoldLabel, Signature, Turn
 
 pytestmark = pytest.mark.django_db
 
 GUARDS = ["would not say no", "not say no to"]
-
-
-@pytest.fixture
-def judge():
-    return Judge.objects.create(slug="task_completion", scale="binary")
 
 
 @pytest.fixture

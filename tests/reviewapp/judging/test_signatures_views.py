@@ -2,15 +2,10 @@ import pytest
 from django.urls import reverse
 
 from reviewapp.judging.services.signatures import signature_create
-from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, Signature, Turn
+from reviewapp.models import Conversation, Dataset, GoldLabel, Signature, Turn
 from tests.factories import HTMX
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def judge():
-    return Judge.objects.create(slug="task_completion", scale="binary")
 
 
 @pytest.fixture
@@ -123,22 +118,27 @@ def test_anonymous_is_sent_to_login(client):
     assert reverse("login") in response["Location"]
 
 
+# The rule's fields as both the create and the edit form take them.
+RULE_FIELDS = {
+    "kind": "stem",
+    "pattern": "no",
+    "negation_guards": "would not say no\nnot say no to",
+    "label": "refusal",
+    "rating": "",
+    "passed": "false",
+}
+
+
 def form_data(judge, turn, **overrides):
-    data = {
+    return {
         "judge": judge.slug,
         "language": "en",
         "criterion": "",
         "intent": "decline",
-        "kind": "stem",
-        "pattern": "no",
-        "negation_guards": "would not say no\nnot say no to",
-        "label": "refusal",
-        "rating": "",
-        "passed": "false",
+        **RULE_FIELDS,
         "evidence": str(turn.pk),
+        **overrides,
     }
-    data.update(overrides)
-    return data
 
 
 def test_create_page_renders_the_form(lead_client, judge):
@@ -207,18 +207,7 @@ def test_edit_page_full_and_fragment_and_forbidden(lead_client, reviewer_client,
 
 
 def edit_data(**overrides):
-    data = {
-        "kind": "stem",
-        "pattern": "no",
-        "negation_guards": "would not say no\nnot say no to",
-        "label": "refusal",
-        "rating": "",
-        "passed": "false",
-        "new_evidence": "",
-        "note": "",
-    }
-    data.update(overrides)
-    return data
+    return {**RULE_FIELDS, "new_evidence": "", "note": "", **overrides}
 
 
 def test_an_edit_is_a_new_version_in_the_history_with_an_audit_event(lead_client, signature):

@@ -79,6 +79,19 @@ def test_a_running_sweep_polls_every_two_seconds(client, make_user, fr_sweep):
     assert f'hx-get="{reverse("sweep_detail", args=[fr_sweep.pk])}"' in fragment
 
 
+def start_form(dataset, judge, **fields):
+    """The start form's fields: one judge version over `dataset`, once, in every language."""
+    return {
+        "dataset": dataset.pk,
+        "judge_versions": [judge.pk],
+        "repeats": 1,
+        "variance_sample": 0.1,
+        "qa_sample": 0,
+        "language": "",
+        **fields,
+    }
+
+
 def test_only_leads_start_sweeps(
     client, make_user, judge, scripted_llm, eager_celery, django_capture_on_commit_callbacks
 ):
@@ -91,17 +104,7 @@ def test_only_leads_start_sweeps(
     form = client.get(reverse("sweep_new")).content.decode()
     assert "conciseness@1.0" in form
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(
-            reverse("sweep_new"),
-            {
-                "dataset": dataset.pk,
-                "judge_versions": [judge.pk],
-                "repeats": 1,
-                "variance_sample": 0.1,
-                "qa_sample": 0,
-                "language": "",
-            },
-        )
+        response = client.post(reverse("sweep_new"), start_form(dataset, judge))
     sweep = Sweep.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("sweep_detail", args=[sweep.pk])
     sweep.refresh_from_db()
@@ -112,17 +115,7 @@ def test_only_leads_start_sweeps(
 def test_the_start_form_reports_invalid_input(client, make_user, judge):
     dataset = dataset_of_calls("empty-ja", {"a": ("en", ["Hello"])})
     client.force_login(make_user("lea", role="lead"))
-    response = client.post(
-        reverse("sweep_new"),
-        {
-            "dataset": dataset.pk,
-            "judge_versions": [judge.pk],
-            "repeats": 1,
-            "variance_sample": 0.1,
-            "qa_sample": 0,
-            "language": "ja",
-        },
-    )
+    response = client.post(reverse("sweep_new"), start_form(dataset, judge, language="ja"))
     assert response.status_code == 200
     assert "has no target" in response.content.decode()
     assert not Sweep.objects.exists()

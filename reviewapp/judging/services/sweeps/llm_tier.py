@@ -50,14 +50,16 @@ def variables_for(
 ) -> dict[str, Any]:
     turns = turns_by_conversation.get(target.conversation.pk, [])
     if spec.eva_profile:
-        record = judge_inputs.eva_record(target.conversation, turns, extra=extra)
-        values, missing = judge_inputs.eva_prompt_variables(spec, record)
-        if missing:
-            raise MissingVariable(missing[0], judge=spec.key, template="user", available=tuple(sorted(values)))
-        return values
+        return judge_inputs.eva_prompt_values(spec, judge_inputs.eva_record(target.conversation, turns, extra=extra))
     if target.turn is None:
         return judge_inputs.variables_for_conversation(target.conversation, turns)
     return judge_inputs.variables_for_turn(target.turn, context_turns=turns)
+
+
+def _unrendered(sweep: Sweep, jv: JudgeVersion, target: Target, exc: Exception) -> Verdict:
+    return unsent_verdict(
+        sweep, jv, target, Verdict.Status.ERROR, f"Prompt could not be rendered: {type(exc).__name__}: {exc}"
+    )
 
 
 def llm_tier_run(
@@ -103,24 +105,15 @@ def llm_tier_run(
             prompt = render(spec, variables_for(spec, target, turns_by_conversation, extra), language=target.language)
         except (MissingVariable, KeyError, ValueError, IndexError) as exc:
             if 0 in runs:
-                buffer.append(
-                    unsent_verdict(
-                        sweep,
-                        jv,
-                        target,
-                        Verdict.Status.ERROR,
-                        f"Prompt could not be rendered: {type(exc).__name__}: {exc}",
-                    )
-                )
+                buffer.append(_unrendered(sweep, jv, target, exc))
             outcome.errors.append(f"render {target_id}: {exc}")
             continue
         jobs.extend((target, run, prompt) for run in runs)
     outcome.llm_verdicts += write_verdicts(buffer)
 
     def call(prompt, clip=None):
-        if clip is not None:
-            return client.complete(model=model, system=prompt.system, user=prompt.user, params=call_params, audio=clip)
-        return client.complete(model=model, system=prompt.system, user=prompt.user, params=call_params)
+        audio = {"audio": clip} if clip is not None else {}
+        return client.complete(model=model, system=prompt.system, user=prompt.user, params=call_params, **audio)
 
     archive = _Archive(sweep=sweep, jv=jv, spec=spec, model=model, sent_params=sent_params, clips=clips)
     answered: list[tuple[Target, int, Any, Any]] = []
@@ -181,22 +174,9 @@ def _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra
         record = judge_inputs.eva_record(conversation, turns_by_conversation.get(conversation_id, []), extra=extra)
         eva_turn_of = {e.source_id: e.turn_id for e in record.entries}
         try:
-            values, missing = judge_inputs.eva_prompt_variables(spec, record)
-            if missing:
-                raise MissingVariable(missing[0], judge=spec.key, template="user", available=tuple(sorted(values)))
-            prompt = render(spec, values, language=conversation.language)
+            prompt = render(spec, judge_inputs.eva_prompt_values(spec, record), language=conversation.language)
         except (MissingVariable, KeyError, ValueError, IndexError) as exc:
-            for target in group:
-                if 0 in llm_runs[target.id]:
-                    buffer.append(
-                        unsent_verdict(
-                            sweep,
-                            jv,
-                            target,
-                            Verdict.Status.ERROR,
-                            f"Prompt could not be rendered: {type(exc).__name__}: {exc}",
-                        )
-                    )
+            buffer.extend(_unrendered(sweep, jv, target, exc) for target in group if 0 in llm_runs[target.id])
             outcome.errors.append(f"render conversation {conversation_id}: {exc}")
             continue
         if spec.needs_audio:
@@ -289,25 +269,17 @@ class _Archive:
                     calls.append(None)
                     continue
                 clip = clips.get(target.id)
+                turn_id = target.turn.pk if target.turn else None
                 calls.append(
                     JudgeCall(
                         judge_version=jv,
                         sweep=sweep,
-                        system_prompt=prompts.get(prompt.system) if prompt.system else None,
-                        user_prompt=prompts[prompt.user],
                         model=self.model,
                         params=self.sent_params,
-                        **calls_service.received_fields(reply),
-                        prompt_tokens=reply.prompt_tokens,
-                        completion_tokens=reply.completion_tokens,
-                        latency_ms=max(0, reply.latency_ms),
-                        attempts=max(1, reply.attempts),
-                        error=reply.error,
-                        audio=judge_audio.archived_audio(
-                            clip,
-                            conversation_id=target.conversation.pk,
-                            turn_id=target.turn.pk if target.turn else None,
-                        )
+                        **calls_service.answered_call_fields(
+                            prompts=prompts, system=prompt.system, user=prompt.user, reply=reply
+                        ),
+                        audio=judge_audio.archived_audio(clip, conversation_id=target.conversation.pk, turn_id=turn_id)
                         if clip is not None
                         else {},
                     )

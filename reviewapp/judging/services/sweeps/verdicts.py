@@ -184,35 +184,24 @@ def verdicts_from_reply(sweep, jv, spec, target, run, reply, judge_call) -> list
 
 
 def _verdict_from_reply(sweep, jv, spec, target, run, reply, judge_call) -> Verdict:
+    return new_verdict(sweep, jv, target, run, tier=Verdict.Tier.LLM, **_reply_fields(spec, reply, judge_call))
+
+
+def _reply_fields(spec, reply, judge_call) -> dict[str, Any]:
     if isinstance(reply, Exception):
-        return new_verdict(
-            sweep,
-            jv,
-            target,
-            run,
-            tier=Verdict.Tier.LLM,
-            status=Verdict.Status.ERROR,
-            explanation=f"LLM call raised {type(reply).__name__}: {reply}",
-        )
+        return {"status": Verdict.Status.ERROR, "explanation": f"LLM call raised {type(reply).__name__}: {reply}"}
     if reply.error:
-        return new_verdict(
-            sweep,
-            jv,
-            target,
-            run,
-            tier=Verdict.Tier.LLM,
-            status=Verdict.Status.ERROR,
-            explanation=f"LLM call failed after {reply.attempts} attempt(s): {reply.error}",
-            raw_text=calls_service.verdict_raw_text(reply.text or reply.body, archived=judge_call is not None),
-            call=judge_call,
-        )
+        return {
+            "status": Verdict.Status.ERROR,
+            "explanation": f"LLM call failed after {reply.attempts} attempt(s): {reply.error}",
+            "raw_text": calls_service.verdict_raw_text(reply.text or reply.body, archived=judge_call is not None),
+            "call": judge_call,
+        }
     profile = eva.profile_for(spec.eva_profile) if spec.eva_profile else None
     result = (
         eva_answers.parse_conversation(profile, reply.text) if profile is not None else parse_answer(spec, reply.text)
     )
-    return new_verdict(
-        sweep, jv, target, run, tier=Verdict.Tier.LLM, call=judge_call, **verdict_fields_from_result(result, reply.text)
-    )
+    return {"call": judge_call, **verdict_fields_from_result(result, reply.text)}
 
 
 # --- finishing -----------------------------------------------------------------------------------
