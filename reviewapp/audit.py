@@ -7,6 +7,7 @@ event and the change are committed (or rolled back) together.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from django.db import models
@@ -52,3 +53,12 @@ def audit_records(*, actor: Any, events: Iterable[AuditChange]) -> list[AuditEve
     return AuditEvent.objects.bulk_create(
         _event(actor=actor, action=action, obj=obj, before=before, after=after) for action, obj, before, after in events
     )
+
+
+def model_state(obj: models.Model, *names: str) -> dict[str, Any]:
+    """`obj`'s fields `names` as an audit trail's before or after: a foreign key as its id, a time in ISO 8601."""
+    state = {}
+    for name in names:
+        value = obj.serializable_value(name)
+        state[name] = value.isoformat() if isinstance(value, datetime) else value
+    return state
