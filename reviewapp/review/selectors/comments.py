@@ -4,19 +4,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 from django.utils.http import urlencode
 
 from reviewapp.access import comments_visible_to, dataset_visible_q
 from reviewapp.models import Category, Comment, Dataset
+from reviewapp.triage.selectors.queue_filters import ListFilters
+
+# Where each filter of the comments list looks.
+COMMENT_LOOKUPS = {
+    "language": "turn__conversation__language__iexact",
+    "category": "categories__slug",
+    "judge": "judge__slug",
+    "dataset": "turn__conversation__dataset_id",
+    "flagged": "flagged_for_lead",
+}
 
 
 @dataclass(frozen=True)
-class CommentFilters:
-    language: str = ""
+class CommentFilters(ListFilters):
     category: str = ""
-    judge: str = ""
-    dataset: int | None = None
     flagged: bool = False
 
     @classmethod
@@ -31,29 +38,12 @@ class CommentFilters:
         )
 
     def as_query_string(self) -> str:
-        pairs = {
-            "language": self.language,
-            "category": self.category,
-            "judge": self.judge,
-            "dataset": self.dataset or "",
-            "flagged": "1" if self.flagged else "",
-        }
-        return urlencode({k: v for k, v in pairs.items() if v})
+        return urlencode(self.as_query())
 
 
 def comments_visible(*, user, filters: CommentFilters) -> QuerySet[Comment]:
     """Comments on turns in `user`'s languages, newest first, with what each row shows joined in."""
-    q = comments_visible_to(user)
-    if filters.language:
-        q &= Q(turn__conversation__language__iexact=filters.language)
-    if filters.category:
-        q &= Q(categories__slug=filters.category)
-    if filters.judge:
-        q &= Q(judge__slug=filters.judge)
-    if filters.dataset:
-        q &= Q(turn__conversation__dataset_id=filters.dataset)
-    if filters.flagged:
-        q &= Q(flagged_for_lead=True)
+    q = comments_visible_to(user) & filters.where(COMMENT_LOOKUPS)
     return (
         Comment.objects.filter(q)
         .select_related("author", "judge", "parent", "turn__conversation__dataset")
