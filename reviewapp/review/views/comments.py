@@ -1,3 +1,5 @@
+from functools import partial
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -14,6 +16,7 @@ from reviewapp.review.selectors import comments as comment_selectors
 from reviewapp.review.selectors import review_screen
 from reviewapp.review.selectors.comments import active_categories
 from reviewapp.review.services import comments as comments_services
+from reviewapp.review.views.posting import posted_form
 from reviewapp.triage.services import claims
 
 COMMENTS_PER_PAGE = 50
@@ -49,11 +52,11 @@ def render_thread(request, turn: Turn, *, form=None, error: str = "", status: in
 def turn_comments(request, turn_id: int):
     """A turn's comment threads (GET) and a new comment or reply (POST); htmx swaps the thread."""
     turn = turn_or_404(request, turn_id)
-    if request.method == "GET":
-        return render_thread(request, turn)
-    form = CommentForm(request.POST)
-    if not form.is_valid():
-        return render_thread(request, turn, form=form, error="A comment needs some text.", status=400)
+    form, shown = posted_form(
+        request, CommentForm, partial(render_thread, request, turn), invalid="A comment needs some text."
+    )
+    if shown is not None:
+        return shown
     data = form.cleaned_data
     parent = Comment.objects.filter(pk=data["parent"], turn=turn).first() if data["parent"] else None
     try:

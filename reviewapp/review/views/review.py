@@ -1,3 +1,5 @@
+from functools import partial
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404
@@ -12,6 +14,7 @@ from reviewapp.rendering import render_page
 from reviewapp.review.selectors import review_screen as review_screen_selectors
 from reviewapp.review.selectors import verdict_shapes
 from reviewapp.review.services import review_grain, reviews
+from reviewapp.review.views.posting import posted_form
 from reviewapp.triage.selectors import queue_filters
 from reviewapp.triage.services import claims
 from reviewapp.triage.views.queue import next_item_redirect, remembered_filters
@@ -66,11 +69,10 @@ def render_screen(request, item: ReviewItem, *, form=None, error: str = "", frag
 def review_item(request, item_id: int):
     """The turn review screen (GET); POST submits the label and moves on to the next item."""
     item = item_or_404(request, item_id)
-    if request.method == "GET":
-        return render_screen(request, item)
-    form = ReviewForm(request.POST)
-    if not form.is_valid():
-        return render_screen(request, item, form=form, error="Check the form: some values are not valid.", status=400)
+    invalid = "Check the form: some values are not valid."
+    form, shown = posted_form(request, ReviewForm, partial(render_screen, request, item), invalid=invalid)
+    if shown is not None:
+        return shown
     data = form.cleaned_data
     try:
         grain = review_grain.grain_from_form(grain=verdict_shapes.review_grain(judge=item.judge), data=request.POST)
