@@ -159,7 +159,7 @@ def review_submit(
             item.status = _outcome(item, reviews, verdicts)
             item.claimed_by, item.lease_expires_at = None, None
             if item.status == Status.CLOSED:
-                _unanimous_gold(item, reviews, after_gold)
+                _unanimous_gold(item, reviews, after_gold, categories=categories if not others else None)
         else:
             item.status = Status.IN_REVIEW
         item.updated_at = now
@@ -208,9 +208,19 @@ def _outcome(item: ReviewItem, reviews: list[Review], verdicts: list[Verdict]) -
     return Status.CLOSED
 
 
-def _unanimous_gold(item: ReviewItem, reviews: list[Review], after_gold: Callable[[int], object] | None) -> None:
+def _unanimous_gold(
+    item: ReviewItem,
+    reviews: list[Review],
+    after_gold: Callable[[int], object] | None,
+    *,
+    categories: Sequence[Category] | None = None,
+) -> None:
+    """The item's unanimous gold label; its failure modes are the reviews' categories (`categories`
+    when the caller holds them all, as for a single review, else read)."""
     first = reviews[0]
-    modes = sorted(set(Category.objects.filter(reviews__in=[r.pk for r in reviews]).values_list("slug", flat=True)))
+    if categories is None:
+        categories = Category.objects.filter(reviews__in=[r.pk for r in reviews]).only("slug")
+    modes = sorted({c.slug for c in categories})
     target = {
         "judge_id": item.judge_id,
         "conversation_id": item.conversation_id,

@@ -24,7 +24,7 @@ TEMPLATE = "review/item.html"
 
 def item_or_404(request, item_id: int) -> ReviewItem:
     try:
-        item = review_screen_selectors.item_for_review(item_id=item_id)
+        item = review_screen_selectors.item_for_review(item_id=item_id, user=request.user)
     except ReviewItem.DoesNotExist:
         raise Http404("No such review item.") from None
     return access.item_for_reviewer(request.user, item)
@@ -59,7 +59,7 @@ def render_screen(request, item: ReviewItem, *, form=None, error: str = "", frag
         "can_label": screen.held_by_me
         and (screen.my_review is None or screen.my_review.revision_requested)
         and item.status in queue_filters.ACTIVE,
-        "grain": verdict_shapes.review_grain(judge=item.judge),
+        "grain": verdict_shapes.annotated_grain(item),
     }
     return render_page(request, TEMPLATE, fragment, context, status=status)
 
@@ -75,7 +75,7 @@ def review_item(request, item_id: int):
         return shown
     data = form.cleaned_data
     try:
-        grain = review_grain.grain_from_form(grain=verdict_shapes.review_grain(judge=item.judge), data=request.POST)
+        grain = review_grain.grain_from_form(grain=verdict_shapes.annotated_grain(item), data=request.POST)
     except review_grain.GrainError as exc:
         return render_screen(request, item, form=form, error=f"Check the form: {exc}", status=400)
     try:
