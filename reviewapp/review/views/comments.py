@@ -3,9 +3,9 @@ from functools import partial
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from reviewapp import access
@@ -18,8 +18,6 @@ from reviewapp.review.selectors.comments import active_categories
 from reviewapp.review.services import comments as comments_services
 from reviewapp.review.views.posting import posted_form
 from reviewapp.triage.services import claims
-
-COMMENTS_PER_PAGE = 50
 
 
 def turn_or_404(request, turn_id: int) -> Turn:
@@ -92,10 +90,12 @@ def comment_flag(request, comment_id: int):
 @login_required
 def comment_list(request):
     filters = comment_selectors.CommentFilters.from_query(request.GET)
-    comments = comment_selectors.comments_visible(user=request.user, filters=filters)
-    page = Paginator(comments, COMMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    after = comment_selectors.comment_cursor(request.GET.get("after", ""))
+    page = comment_selectors.comment_page(user=request.user, filters=filters, after=after)
+    next_query = urlencode({**filters.as_query(), "after": page.next_after}) if page.next_after else ""
     context = {
         "page": page,
+        "next_query": next_query,
         "filters": filters,
         "languages": corpus.visible_languages(user=request.user),
         "categories": list(Category.objects.order_by("name")),

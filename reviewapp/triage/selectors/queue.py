@@ -35,6 +35,7 @@ from reviewapp.triage.selectors.queue_filters import (
     QueueFilters,
     Reason,
     item_language_q,
+    keyset_q,
 )
 
 __all__ = ["QueuePage", "queue_page", "top_items"]
@@ -211,7 +212,7 @@ def after_q(after: tuple[int, int] | None) -> Q:
     if after is None:
         return Q()
     priority, item_id = after
-    return Q(priority__lt=priority) | Q(priority=priority, id__gt=item_id)
+    return keyset_q(("priority", priority, True), ("id", item_id, False))
 
 
 def top_items(

@@ -72,6 +72,16 @@ class QueueFilters(ListFilters):
         return q
 
 
+def keyset_q(*keys: tuple[str, Any, bool]) -> Q:
+    """The rows after the row whose sort keys are `keys` (field, its value there, descending?), in the
+    order of those fields: a keyset, never an OFFSET. The last key must be unique (the id)."""
+    q, same = Q(), Q()
+    for name, value, descending in keys:
+        q |= same & Q(**{f"{name}__{'lt' if descending else 'gt'}": value})
+        same &= Q(**{name: value})
+    return q
+
+
 def reason_q(reason: str) -> Q:
     # `reasons` is a JSON list of reason codes; the quoted code matches one whole element on any database.
     return Q(reasons__icontains=f'"{reason}"')
