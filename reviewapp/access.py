@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, Q
+from django.db.models.lookups import IsNull
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from reviewapp.models import Comment, Conversation, Dataset, Profile, Review, ReviewItem, Role, Turn
@@ -234,16 +235,24 @@ def blindfold(user, conversation: Conversation) -> Blindfold:
     return Blindfold(hidden=hidden - revealed, revealed=revealed) if hidden - revealed else OPEN_EYES
 
 
+def target_labelled(user) -> Exists:
+    """Whether `user` has labelled the target (turn or conversation) of the review item of the outer
+    query: `can_see_judgements`' question, asked inside the query that reads the item."""
+    same_target = Q(item__turn_id=OuterRef("turn_id")) | Q(IsNull(OuterRef("turn_id"), True), item__turn__isnull=True)
+    return Exists(Review.objects.filter(same_target, reviewer=user, item__conversation_id=OuterRef("conversation_id")))
+
+
 def can_see_judgements(user, target: ReviewItem | Turn | Conversation) -> bool:
     """May `user` see the verdicts, gold and other people's labels and comments of `target`?"""
     if is_lead(user):
         return True
     if isinstance(target, ReviewItem):
-        if Review.objects.filter(
-            item__conversation_id=target.conversation_id, item__turn_id=target.turn_id, reviewer=user
-        ).exists():
-            return True
-        return not item_is_blind(target)
+        labelled = getattr(target, "labelled_by", {}).get(user.pk)  # when read with the item: target_labelled
+        if labelled is None:
+            labelled = Review.objects.filter(
+                item__conversation_id=target.conversation_id, item__turn_id=target.turn_id, reviewer=user
+            ).exists()
+        return labelled or not item_is_blind(target)
     if isinstance(target, Turn):
         return blindfold(user, target.conversation).shows(target.pk)
     return blindfold(user, target).shows(None)

@@ -121,7 +121,7 @@ LOGIN_URL = "login"
 # (axes.AccessAttempt, visible in Django admin); `manage.py axes_reset_username USER` lifts a lock.
 AUTHENTICATION_BACKENDS = [
     "reviewapp.people.auth_backends.LoginThrottleBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "reviewapp.people.auth_backends.ProfileModelBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("TRIBUNAL_LOGIN_FAILURE_LIMIT", default=30)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("TRIBUNAL_LOGIN_COOLOFF_MINUTES", default=15))

@@ -14,7 +14,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from reviewapp import access
-from reviewapp.audit import audit_record
+from reviewapp.audit import audit_record, model_state
 from reviewapp.judging.services.signature_checks import signatures_after_gold
 from reviewapp.models import Adjudication, Category, GoldLabel, Judge, Review, ReviewItem
 from scoring.errors import TribunalError
@@ -26,33 +26,14 @@ class AdjudicationError(TribunalError):
     """The decision cannot be made: wrong role, wrong item state, or an invalid label."""
 
 
-def _item_state(item: ReviewItem) -> dict[str, Any]:
-    return {
-        "status": item.status,
-        "lead_note": item.lead_note,
-        "claimed_by": item.claimed_by_id,
-    }
+# What the audit trail keeps of an item, a decision and its gold label.
+ITEM_AUDITED = ("status", "lead_note", "claimed_by")
+GOLD_AUDITED = ("source", "rating", "label", "passed", "failure_modes")
 
 
 def _adjudication_state(adjudication: Adjudication, categories: Iterable[str]) -> dict[str, Any]:
-    return {
-        "rating": adjudication.rating,
-        "label": adjudication.label,
-        "passed": adjudication.passed,
-        "categories": sorted(categories),
-        "rationale": adjudication.rationale,
-        "lead": adjudication.lead_id,
-    }
-
-
-def _gold_state(gold: GoldLabel) -> dict[str, Any]:
-    return {
-        "source": gold.source,
-        "rating": gold.rating,
-        "label": gold.label,
-        "passed": gold.passed,
-        "failure_modes": list(gold.failure_modes),
-    }
+    state = model_state(adjudication, "rating", "label", "passed", "rationale", "lead")
+    return {**state, "categories": sorted(categories)}
 
 
 def _check_lead(user) -> None:
@@ -123,7 +104,7 @@ def adjudication_decide(
     gold = GoldLabel.objects.filter(
         judge=item.judge, conversation=item.conversation, turn=item.turn, source=GoldLabel.Source.ADJUDICATED
     ).first()
-    gold_before = _gold_state(gold) if gold else None
+    gold_before = model_state(gold, *GOLD_AUDITED) if gold else None
     gold = gold or GoldLabel(
         judge=item.judge, conversation=item.conversation, turn=item.turn, source=GoldLabel.Source.ADJUDICATED
     )
@@ -133,22 +114,24 @@ def adjudication_decide(
     gold.metadata = {**gold.metadata, "adjudication_id": adjudication.pk, "item_id": item.pk, "lead": lead.pk}
     gold.save()
     signatures_after_gold(judge_id=item.judge_id, dispatch=after_gold)
-    if gold_before != _gold_state(gold):
+    if gold_before != model_state(gold, *GOLD_AUDITED):
         audit_record(
             actor=lead,
             action="gold.adjudicated",
             obj=gold,
             before=gold_before,
-            after={**_gold_state(gold), "item": item.pk},
+            after={**model_state(gold, *GOLD_AUDITED), "item": item.pk},
         )
 
-    item_before = _item_state(item)
+    item_before = model_state(item, *ITEM_AUDITED)
     item.status = Status.CLOSED
     item.claimed_by = None
     item.lease_expires_at = None
     item.save(update_fields=["status", "claimed_by", "lease_expires_at", "updated_at"])
-    if item_before != _item_state(item):
-        audit_record(actor=lead, action="item.close", obj=item, before=item_before, after=_item_state(item))
+    if item_before != model_state(item, *ITEM_AUDITED):
+        audit_record(
+            actor=lead, action="item.close", obj=item, before=item_before, after=model_state(item, *ITEM_AUDITED)
+        )
     return adjudication
 
 
@@ -178,7 +161,7 @@ def item_send_back(*, item: ReviewItem, lead, note: str, to: str = "original") -
     if not note:
         raise AdjudicationError("Say what reviewers should look at again.")
     takers = item_takers(items=[item])[item.pk]
-    before = {**_item_state(item), "reviews_required": item.reviews_required}
+    before = {**model_state(item, *ITEM_AUDITED), "reviews_required": item.reviews_required}
     if to == "original":
         if not takers.original:
             raise AdjudicationError(
@@ -200,6 +183,6 @@ def item_send_back(*, item: ReviewItem, lead, note: str, to: str = "original") -
     item.lease_expires_at = None
     item.save(update_fields=["status", "lead_note", "claimed_by", "lease_expires_at", "reviews_required", "updated_at"])
     who = takers.original if to == "original" else takers.anyone
-    after = {**_item_state(item), "reviews_required": item.reviews_required, "to": to, "takers": who}
+    after = {**model_state(item, *ITEM_AUDITED), "reviews_required": item.reviews_required, "to": to, "takers": who}
     audit_record(actor=lead, action="item.send_back", obj=item, before=before, after=after)
     return item

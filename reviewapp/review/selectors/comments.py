@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 from django.utils.http import urlencode
 
 from reviewapp.access import comments_visible_to, dataset_visible_q
 from reviewapp.models import Category, Comment, Dataset
+from reviewapp.triage.selectors.queue_filters import ListFilters, keyset_q
+
+# Where each filter of the comments list looks.
+COMMENT_LOOKUPS = {
+    "language": "turn__conversation__language__iexact",
+    "category": "categories__slug",
+    "judge": "judge__slug",
+    "dataset": "turn__conversation__dataset_id",
+    "flagged": "flagged_for_lead",
+}
 
 
 @dataclass(frozen=True)
-class CommentFilters:
-    language: str = ""
+class CommentFilters(ListFilters):
     category: str = ""
-    judge: str = ""
-    dataset: int | None = None
     flagged: bool = False
 
     @classmethod
@@ -31,34 +40,57 @@ class CommentFilters:
         )
 
     def as_query_string(self) -> str:
-        pairs = {
-            "language": self.language,
-            "category": self.category,
-            "judge": self.judge,
-            "dataset": self.dataset or "",
-            "flagged": "1" if self.flagged else "",
-        }
-        return urlencode({k: v for k, v in pairs.items() if v})
+        return urlencode(self.as_query())
 
 
 def comments_visible(*, user, filters: CommentFilters) -> QuerySet[Comment]:
     """Comments on turns in `user`'s languages, newest first, with what each row shows joined in."""
-    q = comments_visible_to(user)
-    if filters.language:
-        q &= Q(turn__conversation__language__iexact=filters.language)
-    if filters.category:
-        q &= Q(categories__slug=filters.category)
-    if filters.judge:
-        q &= Q(judge__slug=filters.judge)
-    if filters.dataset:
-        q &= Q(turn__conversation__dataset_id=filters.dataset)
-    if filters.flagged:
-        q &= Q(flagged_for_lead=True)
+    q = comments_visible_to(user) & filters.where(COMMENT_LOOKUPS)
     return (
         Comment.objects.filter(q)
         .select_related("author", "judge", "parent", "turn__conversation__dataset")
         .prefetch_related("categories")
         .order_by("-created_at", "-pk")
+    )
+
+
+COMMENTS_PER_PAGE = 50
+# "after this comment": the last row of the previous page, as its time (microseconds since 1970):id.
+CURSOR = re.compile(r"[0-9]{1,17}:[0-9]{1,10}")
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+MICROSECOND = timedelta(microseconds=1)
+
+
+@dataclass
+class CommentPage:
+    comments: list[Comment]
+    total: int
+    # Keyset pagination: this page starts after the comment `after` (created_at, id); `next_after` starts the next.
+    after: tuple[datetime, int] | None = None
+    next_after: str = ""
+
+
+def comment_cursor(value: str) -> tuple[datetime, int] | None:
+    """The (created_at, id) of a `next_after` cursor; None for anything else."""
+    if not CURSOR.fullmatch(value):
+        return None
+    micros, pk = value.split(":")
+    return EPOCH + int(micros) * MICROSECOND, int(pk)
+
+
+def comment_page(*, user, filters: CommentFilters, after: tuple[datetime, int] | None = None) -> CommentPage:
+    """A page of `comments_visible`, the first or the one after the comment `after`, and how many there
+    are: two queries (and one for the page's categories), never an OFFSET."""
+    comments = comments_visible(user=user, filters=filters)
+    shown = comments.filter(keyset_q(("created_at", after[0], True), ("pk", after[1], True))) if after else comments
+    rows = list(shown[: COMMENTS_PER_PAGE + 1])
+    more, rows = len(rows) > COMMENTS_PER_PAGE, rows[:COMMENTS_PER_PAGE]
+    last = rows[-1] if more else None
+    return CommentPage(
+        comments=rows,
+        total=comments.count(),
+        after=after,
+        next_after=f"{(last.created_at - EPOCH) // MICROSECOND}:{last.pk}" if last else "",
     )
 
 

@@ -12,6 +12,7 @@ from django.utils import timezone
 from reviewapp import access
 from reviewapp.corpus.selectors import corpus
 from reviewapp.models import Category, Comment, Judge, Review, ReviewItem, Turn, Verdict
+from reviewapp.review.selectors import verdict_shapes
 from reviewapp.review.selectors.comments import active_categories
 
 # Turns shown around the turn under review.
@@ -20,11 +21,14 @@ CONTEXT_TURNS = 4
 # --- the review screen --------------------------------------------------------------------------
 
 
-def item_for_review(*, item_id: int) -> ReviewItem:
-    """Raises ReviewItem.DoesNotExist."""
-    return ReviewItem.objects.select_related("judge", "dataset", "conversation__dataset", "turn", "claimed_by").get(
-        pk=item_id
-    )
+def item_for_review(*, item_id: int, user) -> ReviewItem:
+    """The item with what the review screen and a submitted label ask of it, in one query: whether `user`
+    has labelled its target (`access.target_labelled`, kept as `labelled_by`) and the grain its judge is
+    labelled at (`verdict_shapes.annotated_grain`). Raises ReviewItem.DoesNotExist."""
+    items = ReviewItem.objects.select_related("judge", "dataset", "conversation__dataset", "turn", "claimed_by")
+    item = items.annotate(labelled=access.target_labelled(user), **verdict_shapes.grain_annotations()).get(pk=item_id)
+    item.labelled_by = {user.pk: item.labelled}
+    return item
 
 
 # The access helper for review items lives in access.py; this name is kept for code that imports it here.

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db.models import JSONField, OuterRef, Q, Subquery
+
 from reviewapp.models import Judge, JudgeVersion
 
 
@@ -174,6 +176,25 @@ def grain_of(judge_version: JudgeVersion | None) -> Grain:
         failure_modes=tuple(str(m) for m in spec.get("failure_modes") or ()),
         descriptions=descriptions,
     )
+
+
+def grain_annotations(judge_ref: str = "judge_id") -> dict[str, Subquery]:
+    """`review_grain`'s version read inside another query, for the judge at `judge_ref` of its rows: the
+    newest version that is not an imported placeholder, as `grain_version_id` and `grain_version_spec`
+    (read back with `annotated_grain`)."""
+    not_imported = Q(spec__imported__isnull=True) | ~Q(spec__imported=True)  # (a missing key is NULL in SQL)
+    newest = JudgeVersion.objects.filter(not_imported, judge=OuterRef(judge_ref)).order_by("-created_at", "-pk")
+    return {
+        "grain_version_id": Subquery(newest.values("pk")[:1]),
+        "grain_version_spec": Subquery(newest.values("spec")[:1], output_field=JSONField()),
+    }
+
+
+def annotated_grain(row) -> Grain:
+    """The grain of a row read with `grain_annotations`."""
+    if row.grain_version_id is None:
+        return Grain()
+    return grain_of(JudgeVersion(pk=row.grain_version_id, spec=row.grain_version_spec))
 
 
 def review_grain(*, judge: Judge) -> Grain:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from django.db import transaction
 
-from reviewapp.audit import audit_record
+from reviewapp.audit import audit_record, model_state
 from reviewapp.models import Category, Comment, Judge, Turn
 from reviewapp.triage.services.claims import ReviewError
 
@@ -98,13 +97,8 @@ def comment_flag(*, comment: Comment, user, flagged: bool) -> Comment:
 # --- the taxonomy -------------------------------------------------------------------------------
 
 
-def _category_state(category: Category) -> dict[str, Any]:
-    return {
-        "slug": category.slug,
-        "name": category.name,
-        "description": category.description,
-        "active": category.active,
-    }
+# What the audit trail keeps of a category.
+CATEGORY_AUDITED = ("slug", "name", "description", "active")
 
 
 @transaction.atomic
@@ -115,7 +109,8 @@ def category_create(*, actor, slug: str, name: str, description: str = "") -> Ca
     if Category.objects.filter(slug=slug).exists():
         raise ReviewError(f"A category with the slug {slug!r} exists already.")
     category = Category.objects.create(slug=slug, name=name, description=description.strip())
-    audit_record(actor=actor, action="category.create", obj=category, before=None, after=_category_state(category))
+    after = model_state(category, *CATEGORY_AUDITED)
+    audit_record(actor=actor, action="category.create", obj=category, before=None, after=after)
     return category
 
 
@@ -125,8 +120,9 @@ def category_update(*, actor, category: Category, name: str, description: str, a
     name = name.strip()
     if not name:
         raise ReviewError("A category needs a name.")
-    before = _category_state(category)
+    before = model_state(category, *CATEGORY_AUDITED)
     category.name, category.description, category.active = name, description.strip(), active
     category.save(update_fields=["name", "description", "active"])
-    audit_record(actor=actor, action="category.update", obj=category, before=before, after=_category_state(category))
+    after = model_state(category, *CATEGORY_AUDITED)
+    audit_record(actor=actor, action="category.update", obj=category, before=before, after=after)
     return category

@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from reviewapp.access import language_allowed
-from reviewapp.audit import audit_record
+from reviewapp.audit import audit_record, audit_records
 from reviewapp.judging.services.signature_checks import signatures_after_gold
 from reviewapp.models import Category, GoldLabel, Judge, Review, ReviewItem, ReviewSkip, Verdict
 from reviewapp.quality.selectors.outcomes import outcome_for
@@ -127,20 +127,15 @@ def review_submit(
             "seconds_spent": seconds_spent,
             "grain": dict(grain or {}),
         }
+        action, revised_from = "review.submit", None
         if existing is not None:
+            action = "review.revise"
             revised_from = {"rating": existing.rating, "passed": existing.passed, "label": existing.label}
             for name, value in fields.items():
                 setattr(existing, name, value)
             existing.revision_requested = False
             existing.save()
             review = existing
-            audit_record(
-                actor=user,
-                action="review.revise",
-                obj=review,
-                before=revised_from,
-                after={"item": item.pk, "rating": rating, "passed": passed, "label": review.label},
-            )
         else:
             review = Review.objects.create(item=item, reviewer=user, **fields)
         if existing is not None:
@@ -164,20 +159,16 @@ def review_submit(
             item.status = _outcome(item, reviews, verdicts)
             item.claimed_by, item.lease_expires_at = None, None
             if item.status == Status.CLOSED:
-                _unanimous_gold(item, reviews, after_gold)
+                _unanimous_gold(item, reviews, after_gold, categories=categories if not others else None)
         else:
             item.status = Status.IN_REVIEW
         item.updated_at = now
         item.save(update_fields=["status", "claimed_by", "lease_expires_at", "updated_at"])
-        if existing is None:
-            audit_record(
-                actor=user,
-                action="review.submit",
-                obj=review,
-                before=None,
-                after={"item": item.pk, "rating": rating, "passed": passed, "label": review.label},
-            )
-        audit_record(actor=user, action=f"item.{item.status}", obj=item, before=before, after=_state(item))
+        labelled = {"item": item.pk, "rating": rating, "passed": passed, "label": review.label}
+        audit_records(
+            actor=user,
+            events=[(action, review, revised_from, labelled), (f"item.{item.status}", item, before, _state(item))],
+        )
         return review
 
 
@@ -217,9 +208,19 @@ def _outcome(item: ReviewItem, reviews: list[Review], verdicts: list[Verdict]) -
     return Status.CLOSED
 
 
-def _unanimous_gold(item: ReviewItem, reviews: list[Review], after_gold: Callable[[int], object] | None) -> None:
+def _unanimous_gold(
+    item: ReviewItem,
+    reviews: list[Review],
+    after_gold: Callable[[int], object] | None,
+    *,
+    categories: Sequence[Category] | None = None,
+) -> None:
+    """The item's unanimous gold label; its failure modes are the reviews' categories (`categories`
+    when the caller holds them all, as for a single review, else read)."""
     first = reviews[0]
-    modes = sorted(set(Category.objects.filter(reviews__in=[r.pk for r in reviews]).values_list("slug", flat=True)))
+    if categories is None:
+        categories = Category.objects.filter(reviews__in=[r.pk for r in reviews]).only("slug")
+    modes = sorted({c.slug for c in categories})
     target = {
         "judge_id": item.judge_id,
         "conversation_id": item.conversation_id,

@@ -1,9 +1,11 @@
+from functools import partial
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from reviewapp import access
@@ -14,9 +16,8 @@ from reviewapp.review.selectors import comments as comment_selectors
 from reviewapp.review.selectors import review_screen
 from reviewapp.review.selectors.comments import active_categories
 from reviewapp.review.services import comments as comments_services
+from reviewapp.review.views.posting import posted_form
 from reviewapp.triage.services import claims
-
-COMMENTS_PER_PAGE = 50
 
 
 def turn_or_404(request, turn_id: int) -> Turn:
@@ -49,11 +50,11 @@ def render_thread(request, turn: Turn, *, form=None, error: str = "", status: in
 def turn_comments(request, turn_id: int):
     """A turn's comment threads (GET) and a new comment or reply (POST); htmx swaps the thread."""
     turn = turn_or_404(request, turn_id)
-    if request.method == "GET":
-        return render_thread(request, turn)
-    form = CommentForm(request.POST)
-    if not form.is_valid():
-        return render_thread(request, turn, form=form, error="A comment needs some text.", status=400)
+    form, shown = posted_form(
+        request, CommentForm, partial(render_thread, request, turn), invalid="A comment needs some text."
+    )
+    if shown is not None:
+        return shown
     data = form.cleaned_data
     parent = Comment.objects.filter(pk=data["parent"], turn=turn).first() if data["parent"] else None
     try:
@@ -89,10 +90,12 @@ def comment_flag(request, comment_id: int):
 @login_required
 def comment_list(request):
     filters = comment_selectors.CommentFilters.from_query(request.GET)
-    comments = comment_selectors.comments_visible(user=request.user, filters=filters)
-    page = Paginator(comments, COMMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    after = comment_selectors.comment_cursor(request.GET.get("after", ""))
+    page = comment_selectors.comment_page(user=request.user, filters=filters, after=after)
+    next_query = urlencode({**filters.as_query(), "after": page.next_after}) if page.next_after else ""
     context = {
         "page": page,
+        "next_query": next_query,
         "filters": filters,
         "languages": corpus.visible_languages(user=request.user),
         "categories": list(Category.objects.order_by("name")),

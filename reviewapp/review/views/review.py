@@ -1,3 +1,5 @@
+from functools import partial
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
@@ -11,6 +13,7 @@ from reviewapp.rendering import found_or_404, render_page
 from reviewapp.review.selectors import review_screen as review_screen_selectors
 from reviewapp.review.selectors import verdict_shapes
 from reviewapp.review.services import review_grain, reviews
+from reviewapp.review.views.posting import posted_form
 from reviewapp.triage.selectors import queue_filters
 from reviewapp.triage.services import claims
 from reviewapp.triage.views.queue import next_item_redirect, remembered_filters
@@ -19,7 +22,9 @@ TEMPLATE = "review/item.html"
 
 
 def item_or_404(request, item_id: int) -> ReviewItem:
-    item = found_or_404(review_screen_selectors.item_for_review, "No such review item.", item_id=item_id)
+    item = found_or_404(
+        review_screen_selectors.item_for_review, "No such review item.", item_id=item_id, user=request.user
+    )
     return access.item_for_reviewer(request.user, item)
 
 
@@ -52,7 +57,7 @@ def render_screen(request, item: ReviewItem, *, form=None, error: str = "", frag
         "can_label": screen.held_by_me
         and (screen.my_review is None or screen.my_review.revision_requested)
         and item.status in queue_filters.ACTIVE,
-        "grain": verdict_shapes.review_grain(judge=item.judge),
+        "grain": verdict_shapes.annotated_grain(item),
     }
     return render_page(request, TEMPLATE, fragment, context, status=status)
 
@@ -62,14 +67,13 @@ def render_screen(request, item: ReviewItem, *, form=None, error: str = "", frag
 def review_item(request, item_id: int):
     """The turn review screen (GET); POST submits the label and moves on to the next item."""
     item = item_or_404(request, item_id)
-    if request.method == "GET":
-        return render_screen(request, item)
-    form = ReviewForm(request.POST)
-    if not form.is_valid():
-        return render_screen(request, item, form=form, error="Check the form: some values are not valid.", status=400)
+    invalid = "Check the form: some values are not valid."
+    form, shown = posted_form(request, ReviewForm, partial(render_screen, request, item), invalid=invalid)
+    if shown is not None:
+        return shown
     data = form.cleaned_data
     try:
-        grain = review_grain.grain_from_form(grain=verdict_shapes.review_grain(judge=item.judge), data=request.POST)
+        grain = review_grain.grain_from_form(grain=verdict_shapes.annotated_grain(item), data=request.POST)
     except review_grain.GrainError as exc:
         return render_screen(request, item, form=form, error=f"Check the form: {exc}", status=400)
     try:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from reviewapp import access
@@ -61,6 +61,12 @@ class LanguageProgress:
         return bar_width(self.open, self.total)
 
 
+def _per_user(rows: QuerySet, user_field: str) -> QuerySet:
+    """(user id, username, how many) for each user at `user_field` of `rows`: one grouped query."""
+    names = (user_field, f"{user_field}__username")
+    return rows.order_by().values(*names).annotate(n=Count("pk")).values_list(*names, "n")
+
+
 def progress_tables(*, user, now: datetime | None = None) -> tuple[list[ReviewerProgress], list[LanguageProgress]]:
     """Per reviewer (reviews, skips, live claims) and per language (items by status, live claims): five queries."""
     now = now or timezone.now()
@@ -71,27 +77,13 @@ def progress_tables(*, user, now: datetime | None = None) -> tuple[list[Reviewer
         return reviewers.setdefault(user_id, ReviewerProgress(user_id, username))
 
     reviews = Review.objects.filter(item__in=items) if not sees_all_languages(user) else Review.objects.all()
-    for user_id, username, n in (
-        reviews.order_by()
-        .values("reviewer", "reviewer__username")
-        .annotate(n=Count("pk"))
-        .values_list("reviewer", "reviewer__username", "n")
-    ):
+    for user_id, username, n in _per_user(reviews, "reviewer"):
         row(user_id, username).reviewed = n
     skips = ReviewSkip.objects.filter(item__in=items) if not sees_all_languages(user) else ReviewSkip.objects.all()
-    for user_id, username, n in (
-        skips.order_by()
-        .values("reviewer", "reviewer__username")
-        .annotate(n=Count("pk"))
-        .values_list("reviewer", "reviewer__username", "n")
-    ):
+    for user_id, username, n in _per_user(skips, "reviewer"):
         row(user_id, username).skipped = n
     live = items.filter(claimed_by__isnull=False, lease_expires_at__gte=now, status__in=ACTIVE).order_by()
-    for user_id, username, n in (
-        live.values("claimed_by", "claimed_by__username")
-        .annotate(n=Count("pk"))
-        .values_list("claimed_by", "claimed_by__username", "n")
-    ):
+    for user_id, username, n in _per_user(live, "claimed_by"):
         row(user_id, username).claimed = n
 
     languages: dict[str, LanguageProgress] = {}

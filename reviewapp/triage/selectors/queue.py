@@ -35,6 +35,7 @@ from reviewapp.triage.selectors.queue_filters import (
     QueueFilters,
     Reason,
     item_language_q,
+    keyset_q,
 )
 
 __all__ = ["QueuePage", "queue_page", "top_items"]
@@ -211,7 +212,7 @@ def after_q(after: tuple[int, int] | None) -> Q:
     if after is None:
         return Q()
     priority, item_id = after
-    return Q(priority__lt=priority) | Q(priority=priority, id__gt=item_id)
+    return keyset_q(("priority", priority, True), ("id", item_id, False))
 
 
 def top_items(
@@ -241,9 +242,9 @@ def queue_page(
     *, user, filters: QueueFilters, now: datetime | None = None, after: tuple[int, int] | None = None
 ) -> QueuePage:
     """A page of the queue for `user`, by priority (the first, or the one after `after`), with its
-    counts: five queries at any size (plus the request's session, user and profile; leads three more
-    for who can take the sent-back items shown): the kept counts, judges, datasets, the page of items
-    (bounded index walks) and the reviewer's own numbers."""
+    counts: five queries at any size (plus the request's session and user, with its profile; leads
+    three more for who can take the sent-back items shown): the kept counts, judges, datasets, the page
+    of items (bounded index walks) and the reviewer's own numbers."""
     now = now or timezone.now()
     every = groups_of(count_rows(user=user, languages=None, statuses=None))
     languages = queue_languages(user, every)

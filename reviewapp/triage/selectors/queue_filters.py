@@ -4,7 +4,7 @@ every read of the queue, the claims and the review screen."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.db.models import Q, QuerySet
@@ -22,13 +22,31 @@ STATUS_CHOICES = [("", "To review"), *Status.choices]
 
 
 @dataclass(frozen=True)
-class QueueFilters:
-    """What the queue shows; empty values mean "any". `status` empty means open or in review."""
+class ListFilters:
+    """The filters the queue and the comments list share; empty values mean "any"."""
 
     language: str = ""
     judge: str = ""
-    reason: str = ""
     dataset: int | None = None
+
+    def as_query(self) -> dict[str, Any]:
+        """The filters that are set, as query parameters (a flag that is on as "1")."""
+        return {key: "1" if value is True else value for key, value in asdict(self).items() if value}
+
+    def where(self, lookups: dict[str, str]) -> Q:
+        """The filters that are set, each through its lookup in `lookups` (filter name: ORM lookup)."""
+        q = Q()
+        for name, lookup in lookups.items():
+            if value := getattr(self, name):
+                q &= Q(**{lookup: value})
+        return q
+
+
+@dataclass(frozen=True)
+class QueueFilters(ListFilters):
+    """What the queue shows. `status` empty means open or in review."""
+
+    reason: str = ""
     status: str = ""
 
     @classmethod
@@ -48,28 +66,20 @@ class QueueFilters:
 
     def q(self, *, with_reason: bool = True) -> Q:
         q = Q(status=self.status) if self.status else Q(status__in=ACTIVE)
-        if self.language:
-            q &= Q(language__iexact=self.language)
-        if self.judge:
-            q &= Q(judge__slug=self.judge)
-        if self.dataset:
-            q &= Q(dataset_id=self.dataset)
+        q &= self.where({"language": "language__iexact", "judge": "judge__slug", "dataset": "dataset_id"})
         if self.reason and with_reason:
             q &= reason_q(self.reason)
         return q
 
-    def as_query(self) -> dict[str, Any]:
-        return {
-            key: value
-            for key, value in (
-                ("language", self.language),
-                ("judge", self.judge),
-                ("reason", self.reason),
-                ("dataset", self.dataset or ""),
-                ("status", self.status),
-            )
-            if value
-        }
+
+def keyset_q(*keys: tuple[str, Any, bool]) -> Q:
+    """The rows after the row whose sort keys are `keys` (field, its value there, descending?), in the
+    order of those fields: a keyset, never an OFFSET. The last key must be unique (the id)."""
+    q, same = Q(), Q()
+    for name, value, descending in keys:
+        q |= same & Q(**{f"{name}__{'lt' if descending else 'gt'}": value})
+        same &= Q(**{name: value})
+    return q
 
 
 def reason_q(reason: str) -> Q:

@@ -19,7 +19,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from reviewapp.audit import audit_record
+from reviewapp.audit import audit_record, model_state
 from reviewapp.models import Review, ReviewItem
 from reviewapp.triage.selectors.claims import claim_candidate_ids, claim_candidates, held_item
 from reviewapp.triage.selectors.queue_filters import ACTIVE, QueueFilters, review_languages
@@ -36,11 +36,7 @@ class ReviewError(TribunalError):
 
 
 def _state(item: ReviewItem) -> dict[str, Any]:
-    return {
-        "status": item.status,
-        "claimed_by": item.claimed_by_id,
-        "lease_expires_at": item.lease_expires_at.isoformat() if item.lease_expires_at else None,
-    }
+    return model_state(item, "status", "claimed_by", "lease_expires_at")
 
 
 def _lease_live(item: ReviewItem, now: datetime) -> bool:

@@ -1,9 +1,12 @@
 """Comment threads on turns, the comments page, and the taxonomy page."""
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from reviewapp.models import AuditEvent, Category, Comment, Role
+from reviewapp.review.selectors import comments as comment_selectors
 from reviewapp.review.services import comments as comments_services
 from reviewapp.review.services import reviews
 from reviewapp.triage.services import claims
@@ -64,10 +67,10 @@ def test_comments_page_filters_by_language_category_judge_and_dataset(client, ma
     ):
         response = client.get(reverse("comment_list"), params, **HTMX)
         assert "<html" not in response.content.decode()
-        assert {c.body for c in response.context["page"].object_list} == expected, params
+        assert {c.body for c in response.context["page"].comments} == expected, params
     client.force_login(lea)
     flagged = client.get(reverse("comment_list"), {"flagged": "1"})
-    assert {c.body for c in flagged.context["page"].object_list} == {"japanese note"}
+    assert {c.body for c in flagged.context["page"].comments} == {"japanese note"}
 
 
 def test_blind_datasets_hide_other_reviewers_comments_until_labelled(client, make_user):
@@ -102,6 +105,32 @@ def test_comments_page_runs_a_fixed_number_of_queries(client, make_user, django_
     client.force_login(lea)
     with django_assert_max_num_queries(12):
         assert client.get(reverse("comment_list")).status_code == 200
+
+
+def test_the_comments_page_pages_by_keyset_newest_first(client, make_user, monkeypatch, django_assert_num_queries):
+    monkeypatch.setattr(comment_selectors, "COMMENTS_PER_PAGE", 3)
+    lea = make_user("lea", role=Role.LEAD)
+    item = make_item("fr")
+    for n in range(7):
+        comments_services.comment_create(author=lea, turn=item.turn, body=f"note {n}")
+    client.force_login(lea)
+    first = client.get(reverse("comment_list"), {"language": "fr"})
+    assert [c.body for c in first.context["page"].comments] == ["note 6", "note 5", "note 4"]
+    assert first.context["page"].total == 7 and "First page" not in first.content.decode()
+    next_query = first.context["next_query"]
+    assert "language=fr" in next_query and "after=" in next_query and "page=" not in next_query
+    with CaptureQueriesContext(connection) as counted:
+        client.get(reverse("comment_list"), {"language": "fr"})
+    with django_assert_num_queries(len(counted.captured_queries)):
+        second = client.get(f"{reverse('comment_list')}?{next_query}", **HTMX)
+    assert [c.body for c in second.context["page"].comments] == ["note 3", "note 2", "note 1"]
+    assert "First page" in second.content.decode()
+    third = client.get(f"{reverse('comment_list')}?{second.context['next_query']}")
+    assert [c.body for c in third.context["page"].comments] == ["note 0"]
+    assert third.context["next_query"] == "" and third.context["page"].total == 7
+    # A cursor that is not one is the first page.
+    junk = client.get(reverse("comment_list"), {"after": "1:2:3"})
+    assert junk.context["page"].after is None and len(junk.context["page"].comments) == 3
 
 
 def test_leads_edit_the_taxonomy_and_reviewers_only_read_it(client, make_user):

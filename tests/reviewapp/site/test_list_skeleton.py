@@ -54,17 +54,17 @@ def test_each_list_page_swaps_its_results_and_says_when_a_filter_matches_nothing
         assert f'<a href="{url}">{page.clear_text}</a>' in empty.group(1)
 
 
-# Queries per page, the same at 1 and at 4 rows and the same as before the pages shared one skeleton
-# (session, user, profile, then the page's own reads).
+# Queries per page, the same at 1 and at 4 rows (session, the user with their profile, then the page's
+# own reads).
 QUERIES = {
-    "signature_list": 7,
-    "dispute_list": 7,
-    "dataset_list": 6,
-    "sweep_list": 5,
-    "snapshot_list": 5,
-    "comment_list": 10,
-    "people_list": 4,
-    "dataset_detail": 7,
+    "signature_list": 6,
+    "dispute_list": 6,
+    "dataset_list": 5,
+    "sweep_list": 4,
+    "snapshot_list": 4,
+    "comment_list": 9,
+    "people_list": 3,
+    "dataset_detail": 6,
 }
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from reviewapp.models import Conversation, Dataset, ReviewItem, Sweep, Turn, Verdict
 from reviewapp.triage.services.triage import comparable_groups, triage_run
-from tests.factories import store_judge
+from tests.factories import VerdictFactory, store_judge
 
 pytestmark = pytest.mark.django_db
 TARGETS, SPEAKABILITY_FAILS, VERSIONS_MOVED = 150, 120, 5
@@ -35,13 +35,11 @@ def flood():
             moved.add(turn.pk)
         for version, passed in ((concise, True), (speak, speak_passed), (speak_next, next_passed)):
             rows.append(
-                Verdict(
+                VerdictFactory.build(
                     sweep=sweep,
                     judge_version=version,
-                    conversation=conversation,
                     turn=turn,
                     tier=Verdict.Tier.LLM,
-                    status=Verdict.Status.RESOLVED,
                     rating=3 if passed else 1,
                     passed=passed,
                 )
