@@ -1,5 +1,5 @@
-"""The shared skeleton of list pages: filter bar, filter select, results section, count line, table,
-empty state and status pill. A list page states its filters and columns; the markup lives here once.
+"""The shared skeleton of pages: page head, filter bar, filter select, results section, count line, table,
+empty state and status pill. A page states its heading, filters and columns; the markup lives here once.
 
 Each piece carries a `data-skeleton` marker so a test can walk every list page and find the same parts.
 """
@@ -7,6 +7,7 @@ Each piece carries a `data-skeleton` marker so a test can walk every list page a
 from django import template
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 
 register = template.Library()
 
@@ -83,6 +84,34 @@ _wrap_tag("count", "includes/count.html")
 _wrap_tag("table", "includes/table.html")
 # {% emptystate "No x to show." filtered=cond clear="url_name" [filtered_text=… clear_text=…] %}the unfiltered hint{% endemptystate %}
 _wrap_tag("emptystate", "includes/empty_state.html")
+
+
+PAGEHEAD_SECTIONS = ("lede", "actions")
+
+
+class _PageHeadNode(template.Node):
+    """Renders each section (heading, lede, actions) and hands them to the page head include."""
+
+    def __init__(self, sections: dict):
+        self.sections = sections
+
+    def render(self, context):
+        parts = {name: mark_safe(nodelist.render(context).strip()) for name, nodelist in self.sections.items()}
+        return render_to_string("includes/page_head.html", parts)
+
+
+@register.tag
+def pagehead(parser, token):
+    """{% pagehead %}heading [{% lede %}the muted line] [{% actions %}buttons or links]{% endpagehead %}
+
+    The head every page opens with: its h1, the muted line under it, and the actions on the right."""
+    sections, name = {}, "heading"
+    while name != "endpagehead":
+        sections[name] = parser.parse((*PAGEHEAD_SECTIONS, "endpagehead"))
+        name = parser.next_token().contents
+        if name in sections:
+            raise template.TemplateSyntaxError(f"pagehead has one {{% {name} %}} at the most")
+    return _PageHeadNode(sections)
 
 
 @register.inclusion_tag("includes/filter_select.html")
