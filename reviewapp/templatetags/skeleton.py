@@ -7,7 +7,6 @@ Each piece carries a `data-skeleton` marker so a test can walk every list page a
 from django import template
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.safestring import mark_safe
 
 register = template.Library()
 
@@ -74,9 +73,10 @@ def _wrap_tag(name: str, template_name: str):
     register.tag(name, compile_tag)
 
 
-# {% filterbar "url_name" target="#results" [pk=obj.pk] [trigger="change, submit"] %}fields{% endfilterbar %}
+# {% filterbar "url_name" target="#results" [pk=obj.pk] [trigger="change, submit"] [button="Filter"] %}fields{% endfilterbar %}
 _wrap_tag("filterbar", "includes/filter_bar.html")
-# {% results "results-id" [live=False] %}count, table or empty state{% endresults %}
+# {% results "results-id" [live=False] [errors=form.errors] %}count, table or empty state{% endresults %}
+# (with errors, the filters' errors stand in place of the body)
 _wrap_tag("results", "includes/results.html")
 # {% count n "noun" [plural="people"] %} suffix{% endcount %}
 _wrap_tag("count", "includes/count.html")
@@ -96,7 +96,7 @@ class _PageHeadNode(template.Node):
         self.sections = sections
 
     def render(self, context):
-        parts = {name: mark_safe(nodelist.render(context).strip()) for name, nodelist in self.sections.items()}
+        parts = {name: nodelist.render(context) for name, nodelist in self.sections.items()}
         return render_to_string("includes/page_head.html", parts)
 
 
@@ -115,9 +115,24 @@ def pagehead(parser, token):
 
 
 @register.inclusion_tag("includes/filter_select.html")
-def filter_select(name: str, label: str, choices, selected, *, blank: str, id: str, value: str = "", text: str = ""):
+def filter_select(
+    name: str,
+    label: str,
+    choices,
+    selected,
+    *,
+    id: str,
+    blank: str = "",
+    value: str = "",
+    text: str = "",
+    multiple: bool = False,
+    hotkey: str = "",
+):
     """A labelled select of a filter. Choices are plain values, (value, label) pairs, or objects whose
-    `value` and `text` attributes give each option (`value="slug" text="name"`)."""
+    `value` and `text` attributes give each option (`value="slug" text="name"`). `blank` is the text of
+    the empty option (none without it); with `multiple`, `selected` is a list of values; `hotkey` is the
+    key that focuses the select."""
+    chosen = {str(one) for one in (selected or () if multiple else [selected]) if one not in (None, "")}
     options = []
     for choice in choices:
         if value:
@@ -126,9 +141,33 @@ def filter_select(name: str, label: str, choices, selected, *, blank: str, id: s
             option_value, option_text = choice
         else:
             option_value = option_text = choice
-        selected_now = selected not in (None, "") and str(option_value) == str(selected)
-        options.append({"value": option_value, "label": option_text, "selected": selected_now})
-    return {"name": name, "label": label, "options": options, "blank": blank, "id": id}
+        options.append({"value": option_value, "label": option_text, "selected": str(option_value) in chosen})
+    return {
+        "name": name,
+        "label": label,
+        "options": options,
+        "blank": blank,
+        "id": id,
+        "multiple": multiple,
+        "hotkey": hotkey,
+    }
+
+
+@register.inclusion_tag("includes/filter_input.html")
+def filter_input(
+    name: str, label: str, value, *, id: str, type: str = "text", placeholder: str = "", size=None, hotkey: str = ""
+):
+    """A labelled text, search, number or date box of a filter; a number box counts from 1."""
+    return {
+        "name": name,
+        "label": label,
+        "value": "" if value is None else value,
+        "id": id,
+        "type": type,
+        "placeholder": placeholder,
+        "size": size,
+        "hotkey": hotkey,
+    }
 
 
 @register.inclusion_tag("includes/status_pill.html")
