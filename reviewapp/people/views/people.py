@@ -1,4 +1,3 @@
-from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect
@@ -8,28 +7,11 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from reviewapp import access, listings
 from reviewapp.models import Role
+from reviewapp.people.forms.people import PersonCreateForm, PersonForm
 from reviewapp.people.services import people
 from reviewapp.rendering import form_success, render_page
 
 require_admin = access.check_admin
-
-
-class PersonForm(forms.Form):
-    role = forms.ChoiceField(choices=Role.choices)
-    languages = forms.CharField(
-        required=False, max_length=500, help_text="BCP 47 codes separated by commas or spaces: fr, de, ja"
-    )
-    is_active = forms.BooleanField(required=False, label="Can log in")
-
-
-class PersonCreateForm(forms.Form):
-    username = forms.CharField(max_length=150)
-    email = forms.EmailField(required=False)
-    password = forms.CharField(widget=forms.PasswordInput, help_text="They can change it after logging in.")
-    role = forms.ChoiceField(choices=Role.choices, initial=Role.REVIEWER)
-    languages = forms.CharField(
-        required=False, max_length=500, help_text="BCP 47 codes separated by commas or spaces: fr, de, ja"
-    )
 
 
 def _people_context(request, create_form=None) -> dict:
@@ -64,7 +46,7 @@ def person_new(request):
                 username=data["username"],
                 password=data["password"],
                 role=data["role"],
-                languages=data["languages"].replace(",", " ").split(),
+                languages=data["languages"],
                 email=data["email"],
             )
         except people.PeopleError as exc:
@@ -82,17 +64,20 @@ def person_edit(request, user_id: int):
     profile = access.profile_of(person)
     initial = {
         "role": profile.role if profile else Role.REVIEWER,
-        "languages": ", ".join(profile.languages) if profile else "",
+        "languages": list(profile.languages) if profile else [],
         "is_active": person.is_active,
     }
     form = PersonForm(request.POST or None, initial=initial)
     error = ""
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        codes = data["languages"].replace(",", " ").split()
         try:
             people.profile_update(
-                actor=request.user, user=person, role=data["role"], languages=codes, is_active=data["is_active"]
+                actor=request.user,
+                user=person,
+                role=data["role"],
+                languages=data["languages"],
+                is_active=data["is_active"],
             )
         except people.PeopleError as exc:
             error = str(exc)

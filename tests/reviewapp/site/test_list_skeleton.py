@@ -63,7 +63,7 @@ QUERIES = {
     "sweep_list": 5,
     "snapshot_list": 5,
     "comment_list": 10,
-    "people_list": 4,
+    "people_list": 5,  # with the known languages the add-a-person form offers
     "dataset_detail": 7,
 }
 
