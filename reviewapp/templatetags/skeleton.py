@@ -27,6 +27,7 @@ class _WrapNode(template.Node):
         values = {key: value.resolve(context) for key, value in self.kwargs.items()}
         values["args"] = [value.resolve(context) for value in self.args]
         values["body"] = self.nodelist.render(context)
+        values["csrf_token"] = context.get("csrf_token")
         return render_to_string(self.template_name, values | _shape(self.template_name, values))
 
 
@@ -36,6 +37,8 @@ def _shape(template_name: str, values: dict) -> dict:
     args = values["args"]
     if template_name == "includes/filter_bar.html":
         return {"url": _url(args[0], values.get("pk"))}
+    if template_name == "includes/form_card.html":
+        return {"url": _url(args[1], values.get("pk"))}
     if template_name == "includes/empty_state.html" and values.get("clear"):
         return {"clear": _url(values["clear"], values.get("pk"))}
     if template_name == "includes/table.html":
@@ -82,6 +85,9 @@ _wrap_tag("results", "includes/results.html")
 _wrap_tag("count", "includes/count.html")
 # {% table "Judge" "Evidence:num" ... %}<tr>…</tr>{% endtable %}
 _wrap_tag("table", "includes/table.html")
+# {% formcard "form-id" "url_name" [pk=obj.pk] form=form [title="Add a person"] %}fields, buttons{% endformcard %}
+# (a form that posts itself and swaps in its own answer, its errors in place)
+_wrap_tag("formcard", "includes/form_card.html")
 # {% emptystate "No x to show." filtered=cond clear="url_name" [filtered_text=… clear_text=…] %}the unfiltered hint{% endemptystate %}
 _wrap_tag("emptystate", "includes/empty_state.html")
 
@@ -168,6 +174,12 @@ def filter_input(
         "size": size,
         "hotkey": hotkey,
     }
+
+
+@register.inclusion_tag("includes/form_errors.html")
+def form_errors(form):
+    """The errors of a form that belong to no one field, as one alert."""
+    return {"errors": form.non_field_errors() if form else ()}
 
 
 @register.inclusion_tag("includes/status_pill.html")
