@@ -1,7 +1,8 @@
-"""The shared skeleton of pages: page head, filter bar, filter select, results section, count line, table,
-empty state and status pill. A page states its heading, filters and columns; the markup lives here once.
+"""The shared skeleton of pages: page head, filter bar, filter select and box, results section, count line,
+table, empty state, status pill, form card and form errors. A page states its heading, filters, columns and
+fields; the markup lives here once. The tags are template builtins (settings.TEMPLATES): no page loads them.
 
-Each piece carries a `data-skeleton` marker so a test can walk every list page and find the same parts.
+Each list piece carries a `data-skeleton` marker so a test can walk every list page and find the same parts.
 """
 
 from django import template
