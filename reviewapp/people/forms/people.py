@@ -1,5 +1,7 @@
 """The People page's forms: a person's role and the languages they review, ticked from the known ones."""
 
+from __future__ import annotations
+
 from django import forms
 
 from reviewapp.corpus.forms.languages import LanguagesField
@@ -24,6 +26,12 @@ class PersonForm(_LanguagesForm):
     role = forms.ChoiceField(choices=Role.choices)
     languages = LanguagesField(help_text=LANGUAGES_HELP)
     is_active = forms.BooleanField(required=False, label="Can log in")
+
+    @classmethod
+    def for_person(cls, person, profile, data=None) -> PersonForm:
+        """The form as the person stands: their role (a reviewer's without a profile), languages and login."""
+        role, languages = (profile.role, list(profile.languages)) if profile else (Role.REVIEWER, [])
+        return cls(data, initial={"role": role, "languages": languages, "is_active": person.is_active})
 
 
 class PersonCreateForm(_LanguagesForm):

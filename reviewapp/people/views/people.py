@@ -39,20 +39,13 @@ def person_new(request):
     require_admin(request.user)
     form = PersonCreateForm(request.POST)
     if form.is_valid():
-        data = form.cleaned_data
+        added = form.cleaned_data["username"].strip()
         try:
-            people.person_create(
-                actor=request.user,
-                username=data["username"],
-                password=data["password"],
-                role=data["role"],
-                languages=data["languages"],
-                email=data["email"],
-            )
+            people.person_create(actor=request.user, **form.cleaned_data)
         except people.PeopleError as exc:
             form.add_error(None, str(exc))
         else:
-            return form_success(request, reverse("people_list") + "?" + urlencode({"added": data["username"].strip()}))
+            return form_success(request, reverse("people_list") + "?" + urlencode({"added": added}))
     return render_page(request, "people/list.html", "create", _people_context(request, form), status=400)
 
 
@@ -61,24 +54,11 @@ def person_new(request):
 def person_edit(request, user_id: int):
     require_admin(request.user)
     person = get_object_or_404(get_user_model().objects.select_related("profile"), pk=user_id)
-    profile = access.profile_of(person)
-    initial = {
-        "role": profile.role if profile else Role.REVIEWER,
-        "languages": list(profile.languages) if profile else [],
-        "is_active": person.is_active,
-    }
-    form = PersonForm(request.POST or None, initial=initial)
+    form = PersonForm.for_person(person, access.profile_of(person), request.POST or None)
     error = ""
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
         try:
-            people.profile_update(
-                actor=request.user,
-                user=person,
-                role=data["role"],
-                languages=data["languages"],
-                is_active=data["is_active"],
-            )
+            people.profile_update(actor=request.user, user=person, **form.cleaned_data)
         except people.PeopleError as exc:
             error = str(exc)
         else:

@@ -33,3 +33,10 @@ def test_a_bad_language_is_refused_by_the_form():
     assert bad.errors["languages"] == ["fr, de is not a BCP 47 language code (en, fr, fr-CA, ja ...)."]
     edit = PersonForm({"role": "reviewer", "languages": ["<b>fr</b>"]})
     assert not edit.is_valid() and list(edit.errors) == ["languages"]
+
+
+def test_the_edit_form_starts_from_the_person_as_they_stand(make_user):
+    ana = make_user("ana", languages=["fr", "ja"])
+    form = PersonForm.for_person(ana, ana.profile)
+    assert form.initial == {"role": "reviewer", "languages": ["fr", "ja"], "is_active": True}
+    assert PersonForm.for_person(ana, None).initial == {"role": "reviewer", "languages": [], "is_active": True}
