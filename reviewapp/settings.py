@@ -70,8 +70,9 @@ TEMPLATES = [
                 "reviewapp.context_processors.tribunal",
                 "reviewapp.context_lead_tools.lead_tools",
             ],
-            # `|bidi` on every transcript: bidirectional controls shown, never obeyed.
-            "builtins": ["reviewapp.templatetags.text_safety"],
+            # `|bidi` on every transcript: bidirectional controls shown, never obeyed. The page skeleton's
+            # tags (page head, filter bar, results, form card) are on every page.
+            "builtins": ["reviewapp.templatetags.text_safety", "reviewapp.templatetags.skeleton"],
         },
     },
 ]

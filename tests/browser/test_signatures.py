@@ -74,7 +74,7 @@ def test_lead_creates_a_signature_errors_in_place_then_lands_on_its_page(page, l
     greeting = signature.evidence.get()
     page.goto(reverse("signature_create"))
     page.get_by_label("Judge").select_option("speakability")
-    page.get_by_label("Language").fill("fr")
+    page.get_by_label("Language").select_option("fr")
     page.get_by_label("Intent").fill("greeting")
     page.get_by_label("Kind").select_option("substring")
     page.get_by_label("Pattern").fill("Air Horizon")

@@ -13,15 +13,17 @@ LANGUAGE_CODE = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 
 
 class _WellFormedCodes:
+    default_error_messages = {"invalid_choice": "%(value)s is not a BCP 47 language code (en, fr, fr-CA, ja ...)."}
+
     def valid_value(self, value) -> bool:
         return bool(LANGUAGE_CODE.match(str(value)))
 
 
 class LanguageField(_WellFormedCodes, forms.ChoiceField):
-    """One language, chosen from those in the data; blank means every language."""
+    """One language, chosen from those in the data; blank means every language unless it is required."""
 
-    def __init__(self, *, blank: str, **kwargs):
-        super().__init__(choices=(), required=False, **kwargs)
+    def __init__(self, *, blank: str, required: bool = False, **kwargs):
+        super().__init__(choices=(), required=required, **kwargs)
         self.blank = blank
 
     def load_choices(self) -> None:

@@ -6,6 +6,7 @@ import re
 
 from django import forms
 
+from reviewapp.corpus.forms.languages import LanguageField
 from reviewapp.models import Judge, Signature, Turn
 from scoring.signatures import KINDS, SignatureError, SignatureRule, validate_rule
 
@@ -29,7 +30,7 @@ def _rule_error(form: forms.Form, rule: SignatureRule) -> None:
 
 class SignatureForm(forms.Form):
     judge = forms.ModelChoiceField(queryset=Judge.objects.order_by("slug"), to_field_name="slug")
-    language = forms.CharField(max_length=35, help_text="BCP 47 code: fr, fr-CA, ja ...")
+    language = LanguageField(blank="Choose a language", required=True)
     criterion = forms.CharField(max_length=100, required=False)
     intent = forms.CharField(max_length=100, help_text="What the pattern detects: decline, gloss, filler ...")
     kind = forms.ChoiceField(choices=[(k, Signature.Kind(k).label) for k in KINDS])
@@ -48,8 +49,9 @@ class SignatureForm(forms.Form):
     )
     evidence = forms.CharField(help_text="Ids of the turns that justify this signature, separated by spaces or commas.")
 
-    def clean_language(self):
-        return self.cleaned_data["language"].strip()
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["language"].load_choices()
 
     def clean_negation_guards(self):
         return _lines(self.cleaned_data.get("negation_guards", ""))

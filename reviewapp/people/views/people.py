@@ -1,4 +1,3 @@
-from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect
@@ -8,28 +7,11 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from reviewapp import access, listings
 from reviewapp.models import Role
+from reviewapp.people.forms.people import PersonCreateForm, PersonForm
 from reviewapp.people.services import people
 from reviewapp.rendering import form_success, render_page
 
 require_admin = access.check_admin
-
-
-class PersonForm(forms.Form):
-    role = forms.ChoiceField(choices=Role.choices)
-    languages = forms.CharField(
-        required=False, max_length=500, help_text="BCP 47 codes separated by commas or spaces: fr, de, ja"
-    )
-    is_active = forms.BooleanField(required=False, label="Can log in")
-
-
-class PersonCreateForm(forms.Form):
-    username = forms.CharField(max_length=150)
-    email = forms.EmailField(required=False)
-    password = forms.CharField(widget=forms.PasswordInput, help_text="They can change it after logging in.")
-    role = forms.ChoiceField(choices=Role.choices, initial=Role.REVIEWER)
-    languages = forms.CharField(
-        required=False, max_length=500, help_text="BCP 47 codes separated by commas or spaces: fr, de, ja"
-    )
 
 
 def _people_context(request, create_form=None) -> dict:
@@ -57,20 +39,13 @@ def person_new(request):
     require_admin(request.user)
     form = PersonCreateForm(request.POST)
     if form.is_valid():
-        data = form.cleaned_data
+        added = form.cleaned_data["username"].strip()
         try:
-            people.person_create(
-                actor=request.user,
-                username=data["username"],
-                password=data["password"],
-                role=data["role"],
-                languages=data["languages"].replace(",", " ").split(),
-                email=data["email"],
-            )
+            people.person_create(actor=request.user, **form.cleaned_data)
         except people.PeopleError as exc:
             form.add_error(None, str(exc))
         else:
-            return form_success(request, reverse("people_list") + "?" + urlencode({"added": data["username"].strip()}))
+            return form_success(request, reverse("people_list") + "?" + urlencode({"added": added}))
     return render_page(request, "people/list.html", "create", _people_context(request, form), status=400)
 
 
@@ -79,21 +54,11 @@ def person_new(request):
 def person_edit(request, user_id: int):
     require_admin(request.user)
     person = get_object_or_404(get_user_model().objects.select_related("profile"), pk=user_id)
-    profile = access.profile_of(person)
-    initial = {
-        "role": profile.role if profile else Role.REVIEWER,
-        "languages": ", ".join(profile.languages) if profile else "",
-        "is_active": person.is_active,
-    }
-    form = PersonForm(request.POST or None, initial=initial)
+    form = PersonForm.for_person(person, access.profile_of(person), request.POST or None)
     error = ""
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        codes = data["languages"].replace(",", " ").split()
         try:
-            people.profile_update(
-                actor=request.user, user=person, role=data["role"], languages=codes, is_active=data["is_active"]
-            )
+            people.profile_update(actor=request.user, user=person, **form.cleaned_data)
         except people.PeopleError as exc:
             error = str(exc)
         else:

@@ -8,7 +8,7 @@ from reviewapp.models import AuditEvent, Role
 from tests.factories import HTMX
 
 pytestmark = pytest.mark.django_db
-GOOD = {"username": "noor", "password": "a-long-pass-phrase-42", "role": "reviewer", "languages": "ar, fr-CA"}
+GOOD = {"username": "noor", "password": "a-long-pass-phrase-42", "role": "reviewer", "languages": ["ar", "fr-CA"]}
 
 
 def test_admin_adds_a_reviewer_who_can_then_log_in(client, make_user):
@@ -38,7 +38,7 @@ def test_admin_adds_a_reviewer_who_can_then_log_in(client, make_user):
     ("changes", "message"),
     [
         ({"languages": '"><svg onload=1>'}, "is not a BCP 47 language code"),
-        ({"languages": ""}, "A reviewer needs at least one language"),
+        ({"languages": []}, "A reviewer needs at least one language"),
         ({"username": "root"}, "is called"),
         ({"username": "bad name!"}, "A username is"),
         ({"password": "123"}, "too short"),

@@ -63,7 +63,7 @@ QUERIES = {
     "sweep_list": 4,
     "snapshot_list": 4,
     "comment_list": 9,
-    "people_list": 3,
+    "people_list": 4,  # with the known languages the add-a-person form offers
     "dataset_detail": 6,
 }
 
