@@ -4,17 +4,42 @@ from __future__ import annotations
 
 from django import forms
 
-from reviewapp.corpus.forms.languages import LanguagesField
+from reviewapp.corpus.forms.languages import LANGUAGE_CODE, LanguagesField
 from reviewapp.models import Role
 
 LANGUAGES_HELP = "A base language (fr) covers its regional variants (fr-CA). Leads and admins see every language."
 
 
 class _LanguagesForm(forms.Form):
-    """Offers the languages of the data, and any the person already reviews that has no data yet."""
+    """Offers the languages of the data, and any the person already reviews that has no data yet; codes
+    with no data at all (a team set up before its first import) are typed in `other_languages`."""
+
+    other_languages = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Other languages",
+        help_text="Codes with no conversations yet, separated by commas: ja, pt-BR.",
+    )
+
+    def clean_other_languages(self) -> list[str]:
+        codes = [code.strip() for code in self.cleaned_data["other_languages"].split(",") if code.strip()]
+        wrong = [code for code in codes if not LANGUAGE_CODE.match(code)]
+        if wrong:
+            raise forms.ValidationError(f"{', '.join(wrong)}: not a BCP 47 language code (en, fr, fr-CA, ja ...).")
+        return codes
+
+    def clean(self):
+        cleaned = super().clean()
+        others = cleaned.pop("other_languages", [])
+        if "languages" in cleaned:
+            cleaned["languages"] = list(dict.fromkeys([*cleaned["languages"], *others]))
+        return cleaned
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        order = [name for name in self.fields if name != "other_languages"]
+        order.insert(order.index("languages") + 1, "other_languages")
+        self.order_fields(order)
         field = self.fields["languages"]
         field.load_choices()
         known = [code for code, _ in field.choices]

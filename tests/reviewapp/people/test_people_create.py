@@ -60,3 +60,18 @@ def test_only_admins_add_people(client, make_user):
     client.force_login(make_user("lea", role=Role.LEAD))
     assert client.post(reverse("person_new"), GOOD).status_code == 403
     assert not get_user_model().objects.filter(username="noor").exists()
+
+
+def test_before_any_import_an_admin_types_the_languages_a_reviewer_will_review(client, make_user):
+    """With no conversations there is nothing to tick: the codes go in "Other languages", checked too."""
+    client.force_login(make_user("root", role=Role.ADMIN))
+    page = client.get(reverse("people_list")).content.decode()
+    assert 'name="other_languages"' in page and 'type="checkbox" name="languages"' not in page
+
+    refused = client.post(reverse("person_new"), {**GOOD, "languages": [], "other_languages": "ja, x y"}, **HTMX)
+    assert refused.status_code == 400 and "x y: not a BCP 47 language code" in refused.content.decode()
+    assert not get_user_model().objects.filter(username="noor").exists()
+
+    added = client.post(reverse("person_new"), {**GOOD, "languages": [], "other_languages": "ja, pt-BR,ja"}, **HTMX)
+    assert added["HX-Redirect"] == reverse("people_list") + "?added=noor"
+    assert get_user_model().objects.get(username="noor").profile.languages == ["ja", "pt-BR"]
