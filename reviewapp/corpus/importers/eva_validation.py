@@ -12,6 +12,7 @@ interpret go to the conversation's (or turn's, or label's) metadata, so nothing 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -133,16 +134,7 @@ def stream(
                     "id", f"{describe(conversation.external_id)} already used on line {seen[conversation.external_id]}"
                 )
             seen[conversation.external_id] = number
-            defaults = SHAPES[shape]
-            parsed.add_judge(
-                JudgeDefaults(
-                    slug=judge,
-                    level=defaults.level,
-                    scale=defaults.scale,
-                    scale_min=defaults.scale_min,
-                    scale_max=defaults.scale_max,
-                )
-            )
+            parsed.add_judge(replace(SHAPES[shape], slug=judge))
         except RecordError as error:
             yield error
             continue
