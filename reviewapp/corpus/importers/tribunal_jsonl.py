@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +39,16 @@ def json_lines(
     return strict.json_lines(path, display, progress)
 
 
-def stream(
-    path: Path, *, display: str, language: str | None, parsed: ParsedImport, progress: strict.ReadProgress | None = None
+def line_conversations(
+    path: Path,
+    display: str,
+    progress: strict.ReadProgress | None,
+    parse_record: Callable[[Any, FieldReader], ParsedConversation],
+    *,
+    id_field: str,
 ) -> Iterator[ParsedConversation | RecordError]:
-    """Each line's conversation, or the RecordError that refuses it, in file order (one line in memory).
-
-    `parsed` is the import's header: it collects the judges the lines name."""
+    """Each line's conversation (`parse_record` reads one decoded line), or the RecordError that refuses
+    it, in file order (one line in memory); an external id used by an earlier line is refused."""
     seen: dict[str, int] = {}
     for item in json_lines(path, display, progress):
         if isinstance(item, RecordError):
@@ -52,19 +56,32 @@ def stream(
             continue
         number, record = item
         try:
-            conversation = parse_conversation(record, FieldReader(display, number), language, parsed)
-            if conversation.external_id in seen:
+            conversation = parse_record(record, FieldReader(display, number))
+            external_id = conversation.external_id
+            if external_id in seen:
                 raise RecordError(
-                    display,
-                    number,
-                    "external_id",
-                    f"{describe(conversation.external_id)} already used on line {seen[conversation.external_id]}",
+                    display, number, id_field, f"{describe(external_id)} already used on line {seen[external_id]}"
                 )
-            seen[conversation.external_id] = number
+            seen[external_id] = number
         except RecordError as error:
             yield error
             continue
         yield conversation
+
+
+def stream(
+    path: Path, *, display: str, language: str | None, parsed: ParsedImport, progress: strict.ReadProgress | None = None
+) -> Iterator[ParsedConversation | RecordError]:
+    """Each line's conversation, or the RecordError that refuses it, in file order (one line in memory).
+
+    `parsed` is the import's header: it collects the judges the lines name."""
+    return line_conversations(
+        path,
+        display,
+        progress,
+        lambda record, read: parse_conversation(record, read, language, parsed),
+        id_field="external_id",
+    )
 
 
 def header(display: str) -> ParsedImport:

@@ -11,7 +11,7 @@ input changes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,17 +41,7 @@ class ImportSummary:
         return self.dataset is not None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "dataset": self.dataset,
-            "format": self.format,
-            "conversations": self.conversations,
-            "turns": self.turns,
-            "labels": self.labels,
-            "verdicts": self.verdicts,
-            "skipped": self.skipped,
-            "errors": self.errors,
-            "created": self.created,
-        }
+        return asdict(self)
 
 
 class ImportFailed(TribunalError, ValueError):
