@@ -25,55 +25,25 @@ from django.db import connection, models
 from django.utils import timezone
 
 from reviewapp.corpus.importers.audio import store_audio
-from reviewapp.corpus.importers.records import ParsedConversation, ParsedImport
-from reviewapp.corpus.importers.writer import imported_spec, spec_hash, write_parsed
+from reviewapp.corpus.importers.records import (
+    LABEL_VALUES,
+    TURN_VALUES,
+    VERDICT_VALUES,
+    ParsedConversation,
+    ParsedImport,
+)
+from reviewapp.corpus.importers.writer import imported_spec, new_judge, spec_hash, write_parsed
 from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, JudgeVersion, Sweep, Turn, Verdict
 
 BATCH_CONVERSATIONS = 2000
 METHODS = ("copy", "insert")
 
+# Each table's columns in the order of the rows `_write_rows` builds: what the writer resolves, then
+# the values the parsed record carries (records.TURN_VALUES ...).
 CONVERSATION_FIELDS = ("id", "dataset", "external_id", "language", "metadata")
-TURN_FIELDS = (
-    "id",
-    "conversation",
-    "position",
-    "role",
-    "text",
-    "intended_text",
-    "audio_start_ms",
-    "audio_end_ms",
-    "entities",
-    "metadata",
-)
-LABEL_FIELDS = (
-    "judge",
-    "conversation",
-    "turn",
-    "source",
-    "rating",
-    "label",
-    "passed",
-    "failure_modes",
-    "excluded",
-    "metadata",
-)
-VERDICT_FIELDS = (
-    "sweep",
-    "judge_version",
-    "conversation",
-    "turn",
-    "run_index",
-    "tier",
-    "status",
-    "rating",
-    "label",
-    "passed",
-    "flags",
-    "sub_scores",
-    "explanation",
-    "raw_text",
-    "problem_code",
-)
+TURN_FIELDS = ("id", "conversation", *TURN_VALUES)
+LABEL_FIELDS = ("judge", "conversation", "turn", "source", *LABEL_VALUES)
+VERDICT_FIELDS = ("sweep", "judge_version", "conversation", "turn", "tier", *VERDICT_VALUES)
 
 
 def json_text(value: Any) -> str:
@@ -159,16 +129,20 @@ class IdBlock:
     def __init__(self, model: type[models.Model]):
         self.table = model._meta.db_table
         self.next_id: int | None = None
+        self.sequence: str | None = None
 
     def take(self, count: int) -> list[int]:
         if count == 0:
             return []
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
-                # nextval is safe beside other writers; the ids of one call need not be consecutive.
+                if self.sequence is None:
+                    cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [self.table])
+                    self.sequence = cursor.fetchone()[0]
+                # nextval is safe beside other writers; the ids of one call need not be consecutive. The
+                # sequence is named once: looked up in every row, it cost seven times the nextval itself.
                 cursor.execute(
-                    "SELECT array_agg(nextval(pg_get_serial_sequence(%s, 'id'))) FROM generate_series(1, %s)",
-                    [self.table, count],
+                    "SELECT array_agg(nextval(%s::regclass)) FROM generate_series(1, %s)", [self.sequence, count]
                 )
                 return cursor.fetchone()[0]
             if self.next_id is None:
@@ -318,8 +292,8 @@ class StreamWriter:
                 done.add(key)
                 rows["verdicts"].append(
                     (sweep_id, version_ids[(verdict.judge, verdict.version)], conversation_id,
-                     at[verdict.turn_position], verdict.run_index, imported_tier, verdict.status, verdict.rating,
-                     verdict.label, verdict.passed, json_text(verdict.flags), json_text(verdict.sub_scores),
+                     at[verdict.turn_position], imported_tier, verdict.rating, verdict.label, verdict.passed,
+                     verdict.run_index, verdict.status, json_text(verdict.flags), json_text(verdict.sub_scores),
                      verdict.explanation, verdict.raw_text, verdict.problem_code)
                 )  # fmt: skip
         for kind in ("conversations", "turns", "labels", "verdicts"):
@@ -332,20 +306,7 @@ class StreamWriter:
         if not missing:
             return
         found = dict(Judge.objects.filter(slug__in=missing).values_list("slug", "id"))
-        new = []
-        for slug in sorted(missing - found.keys()):
-            defaults = self.header.judges.get(slug)
-            new.append(
-                Judge(
-                    slug=slug,
-                    name=slug.replace("_", " ").capitalize(),
-                    level=defaults.level if defaults else Judge.Level.TURN,
-                    scale=defaults.scale if defaults else Judge.Scale.ORDINAL,
-                    scale_min=defaults.scale_min if defaults else None,
-                    scale_max=defaults.scale_max if defaults else None,
-                    description=f"Created by an import of {self.header.source}.",
-                )
-            )
+        new = [new_judge(slug, self.header) for slug in sorted(missing - found.keys())]
         if new:
             Judge.objects.bulk_create(new, ignore_conflicts=True)
             found = dict(Judge.objects.filter(slug__in=missing).values_list("slug", "id"))

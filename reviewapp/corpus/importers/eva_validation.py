@@ -12,6 +12,7 @@ interpret go to the conversation's (or turn's, or label's) metadata, so nothing 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from reviewapp.corpus.importers.records import (
     describe,
 )
 from reviewapp.corpus.importers.strict import ReadProgress
-from reviewapp.corpus.importers.tribunal_jsonl import json_lines
+from reviewapp.corpus.importers.tribunal_jsonl import line_conversations
 from scoring.eva import VALIDATION_SET_JUDGES
 
 SHAPES = {
@@ -111,42 +112,21 @@ def stream(
 ) -> Iterator[ParsedConversation | RecordError]:
     """Each line's conversation, or the RecordError that refuses it, in file order (one line in memory)."""
     judge = judge_slug_for(path)
-    seen: dict[str, int] = {}
-    for item in json_lines(path, display, progress):
-        if isinstance(item, RecordError):
-            yield item
-            continue
-        number, record = item
-        read = FieldReader(display, number)
-        try:
-            if not isinstance(record, dict):
-                raise read.fail("(line)", f"expected a JSON object, got {describe(record)}")
-            shape = detect_shape(record)
-            if shape is None:
-                raise read.fail(
-                    "(record)", "unknown record shape: expected one of conv_turns, trace, intended_turns, user_tts"
-                )
-            conversation = PARSERS[shape](record, read, judge, language)
-            conversation.metadata["eva_shape"] = shape
-            if conversation.external_id in seen:
-                raise read.fail(
-                    "id", f"{describe(conversation.external_id)} already used on line {seen[conversation.external_id]}"
-                )
-            seen[conversation.external_id] = number
-            defaults = SHAPES[shape]
-            parsed.add_judge(
-                JudgeDefaults(
-                    slug=judge,
-                    level=defaults.level,
-                    scale=defaults.scale,
-                    scale_min=defaults.scale_min,
-                    scale_max=defaults.scale_max,
-                )
+
+    def parse_record(record: Any, read: FieldReader) -> ParsedConversation:
+        if not isinstance(record, dict):
+            raise read.fail("(line)", f"expected a JSON object, got {describe(record)}")
+        shape = detect_shape(record)
+        if shape is None:
+            raise read.fail(
+                "(record)", "unknown record shape: expected one of conv_turns, trace, intended_turns, user_tts"
             )
-        except RecordError as error:
-            yield error
-            continue
-        yield conversation
+        conversation = PARSERS[shape](record, read, judge, language)
+        conversation.metadata["eva_shape"] = shape
+        parsed.add_judge(replace(SHAPES[shape], slug=judge))
+        return conversation
+
+    return line_conversations(path, display, progress, parse_record, id_field="id")
 
 
 def parse(path: Path, *, display: str, language: str | None) -> ParsedImport:

@@ -11,7 +11,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from reviewapp.corpus.importers.limits import INT32_MAX, language_problem, length_problem, slug_problem
@@ -64,32 +64,43 @@ class JudgeDefaults:
     scale_max: float | None = None
 
 
-@dataclass
-class ParsedLabel:
-    """A gold label: turn-level when turn_position is set, else conversation-level."""
+@dataclass(kw_only=True)
+class ParsedJudgement:
+    """What a gold label and an imported verdict both say: a judge's answer on a turn (turn_position set)
+    or on the whole conversation."""
 
     judge: str
     turn_position: int | None = None
     rating: float | None = None
     label: str = ""
     passed: bool | None = None
+
+    def has_answer(self) -> bool:
+        """At least one of rating, label, passed: nothing in Tribunal guesses an answer that has none."""
+        return self.rating is not None or bool(self.label) or self.passed is not None
+
+    def judge_defaults(self, level: str) -> JudgeDefaults:
+        """How to create the judge it names: a pass or fail without a rating makes a binary judge."""
+        scale = "binary" if self.rating is None and self.passed is not None else "ordinal"
+        return JudgeDefaults(slug=self.judge, level=level, scale=scale)
+
+
+@dataclass(kw_only=True)
+class ParsedLabel(ParsedJudgement):
+    """A gold label."""
+
     failure_modes: list[str] = field(default_factory=list)
     excluded: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
-class ParsedVerdict:
+@dataclass(kw_only=True)
+class ParsedVerdict(ParsedJudgement):
     """An imported judge output (tier=imported)."""
 
-    judge: str
     version: str
-    turn_position: int | None = None
     run_index: int = 0
     status: str = "resolved"
-    rating: float | None = None
-    label: str = ""
-    passed: bool | None = None
     flags: list[Any] = field(default_factory=list)
     sub_scores: dict[str, Any] = field(default_factory=dict)
     explanation: str = ""
@@ -124,6 +135,17 @@ class ParsedConversation:
     verdicts: list[ParsedVerdict] = field(default_factory=list)
     # The checked audio file to copy into media storage (a Path, set by importers.audio), or None.
     audio_file: Any = None
+
+
+def _names(record: type, *, leaving_out: tuple[str, ...] = ()) -> tuple[str, ...]:
+    return tuple(item.name for item in fields(record) if item.name not in leaving_out)
+
+
+# The values a parsed turn, label or verdict carries into its row, each named as its model's column; the
+# rest of the row (the conversation, the turn a judgement targets, judge, version) the writer resolves.
+TURN_VALUES = _names(ParsedTurn)
+LABEL_VALUES = _names(ParsedLabel, leaving_out=("judge", "turn_position"))
+VERDICT_VALUES = _names(ParsedVerdict, leaving_out=("judge", "version", "turn_position"))
 
 
 @dataclass

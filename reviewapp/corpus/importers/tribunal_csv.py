@@ -9,8 +9,8 @@ from pathlib import Path
 from reviewapp.corpus.importers import strict
 from reviewapp.corpus.importers.limits import INT32_MAX, SMALLINT_MAX
 from reviewapp.corpus.importers.records import (
+    TURN_VALUES,
     FieldReader,
-    JudgeDefaults,
     ParsedConversation,
     ParsedImport,
     ParsedLabel,
@@ -21,20 +21,7 @@ from reviewapp.corpus.importers.records import (
 )
 from reviewapp.corpus.importers.tribunal_jsonl import VERDICT_STATUSES
 
-TURN_COLUMNS = {
-    "conversation_id",
-    "language",
-    "position",
-    "role",
-    "text",
-    "intended_text",
-    "audio_start_ms",
-    "audio_end_ms",
-    "entities",
-    "metadata",
-    "conversation_metadata",
-    "audio",
-}
+TURN_COLUMNS = {"conversation_id", "language", *TURN_VALUES, "conversation_metadata", "audio"}
 GOLD_COLUMNS = {"judge", "gold_rating", "gold_label", "gold_passed", "gold_failure_modes", "gold_excluded"}
 VERDICT_COLUMNS = {
     "judge_version",
@@ -239,7 +226,7 @@ def parse_row(row: dict, read: FieldReader, conversation: ParsedConversation, pa
             failure_modes=read.failure_modes(row.get("gold_failure_modes") or None, "gold_failure_modes"),
             excluded=bool(read.boolean(row.get("gold_excluded"), "gold_excluded")),
         )
-        if label.rating is None and not label.label and label.passed is None:
+        if not label.has_answer():
             raise read.fail("gold_rating", "a gold label needs at least one of gold_rating, gold_label, gold_passed")
     if any(row.get(column) not in (None, "") for column in VERDICT_COLUMNS - {"judge_version"}):
         if not judge:
@@ -261,15 +248,14 @@ def parse_row(row: dict, read: FieldReader, conversation: ParsedConversation, pa
             flags=list(flags),
             explanation=row.get("verdict_explanation") or "",
         )
-        if status == "resolved" and verdict.rating is None and not verdict.label and verdict.passed is None:
+        if status == "resolved" and not verdict.has_answer():
             raise read.fail(
                 "verdict_rating", "a resolved verdict needs verdict_rating, verdict_label or verdict_passed"
             )
     conversation.turns.append(turn)
     for item in (label, verdict):
         if item is not None:
-            scale = "binary" if item.rating is None and item.passed is not None else "ordinal"
-            parsed.add_judge(JudgeDefaults(slug=item.judge, level="turn", scale=scale))
+            parsed.add_judge(item.judge_defaults("turn"))
     if label is not None:
         conversation.labels.append(label)
     if verdict is not None:

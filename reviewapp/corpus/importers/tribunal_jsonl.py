@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from reviewapp.corpus.importers import strict
 from reviewapp.corpus.importers.limits import INT32_MAX, SMALLINT_MAX, language_problem, length_problem
 from reviewapp.corpus.importers.records import (
+    LABEL_VALUES,
     ROLE_ALIASES,
+    TURN_VALUES,
+    VERDICT_VALUES,
     FieldReader,
-    JudgeDefaults,
     ParsedConversation,
     ParsedImport,
     ParsedLabel,
@@ -22,32 +24,10 @@ from reviewapp.corpus.importers.records import (
 )
 
 CONVERSATION_KEYS = {"external_id", "language", "metadata", "audio", "turns", "labels", "verdicts"}
-TURN_KEYS = {
-    "position",
-    "role",
-    "text",
-    "intended_text",
-    "audio_start_ms",
-    "audio_end_ms",
-    "entities",
-    "metadata",
-    "labels",
-    "verdicts",
-}
-LABEL_KEYS = {"judge", "rating", "label", "passed", "failure_modes", "excluded", "metadata"}
-VERDICT_KEYS = {
-    "judge",
-    "version",
-    "rating",
-    "label",
-    "passed",
-    "flags",
-    "sub_scores",
-    "explanation",
-    "status",
-    "run_index",
-    "raw_text",
-}
+TURN_KEYS = {*TURN_VALUES, "labels", "verdicts"}
+LABEL_KEYS = {"judge", *LABEL_VALUES}
+# problem_code is Tribunal's reading of an answer, not a field of the file: a record's goes to "extra".
+VERDICT_KEYS = {"judge", "version", *VERDICT_VALUES} - {"problem_code"}
 VERDICT_STATUSES = ("resolved", "unresolved", "error")
 
 
@@ -59,12 +39,16 @@ def json_lines(
     return strict.json_lines(path, display, progress)
 
 
-def stream(
-    path: Path, *, display: str, language: str | None, parsed: ParsedImport, progress: strict.ReadProgress | None = None
+def line_conversations(
+    path: Path,
+    display: str,
+    progress: strict.ReadProgress | None,
+    parse_record: Callable[[Any, FieldReader], ParsedConversation],
+    *,
+    id_field: str,
 ) -> Iterator[ParsedConversation | RecordError]:
-    """Each line's conversation, or the RecordError that refuses it, in file order (one line in memory).
-
-    `parsed` is the import's header: it collects the judges the lines name."""
+    """Each line's conversation (`parse_record` reads one decoded line), or the RecordError that refuses
+    it, in file order (one line in memory); an external id used by an earlier line is refused."""
     seen: dict[str, int] = {}
     for item in json_lines(path, display, progress):
         if isinstance(item, RecordError):
@@ -72,19 +56,32 @@ def stream(
             continue
         number, record = item
         try:
-            conversation = parse_conversation(record, FieldReader(display, number), language, parsed)
-            if conversation.external_id in seen:
+            conversation = parse_record(record, FieldReader(display, number))
+            external_id = conversation.external_id
+            if external_id in seen:
                 raise RecordError(
-                    display,
-                    number,
-                    "external_id",
-                    f"{describe(conversation.external_id)} already used on line {seen[conversation.external_id]}",
+                    display, number, id_field, f"{describe(external_id)} already used on line {seen[external_id]}"
                 )
-            seen[conversation.external_id] = number
+            seen[external_id] = number
         except RecordError as error:
             yield error
             continue
         yield conversation
+
+
+def stream(
+    path: Path, *, display: str, language: str | None, parsed: ParsedImport, progress: strict.ReadProgress | None = None
+) -> Iterator[ParsedConversation | RecordError]:
+    """Each line's conversation, or the RecordError that refuses it, in file order (one line in memory).
+
+    `parsed` is the import's header: it collects the judges the lines name."""
+    return line_conversations(
+        path,
+        display,
+        progress,
+        lambda record, read: parse_conversation(record, read, language, parsed),
+        id_field="external_id",
+    )
 
 
 def header(display: str) -> ParsedImport:
@@ -163,8 +160,8 @@ def _plain_conversation(
             if type(raw) is not dict or not _plain_turn(raw, index, positions, conversation):
                 return None
             if "labels" in raw or "verdicts" in raw:
-                _turn_judgements(raw, read, f"turns[{index}]", conversation.turns[-1].position, conversation, parsed)
-        _conversation_judgements(record, read, conversation, parsed)
+                _judgements(raw, read, f"turns[{index}]", conversation.turns[-1].position, conversation, parsed)
+        _judgements(record, read, "", None, conversation, parsed)
         _check_unique_targets(conversation, read)
     except RecordError:
         return None
@@ -213,35 +210,25 @@ def _plain_turn(raw: dict[str, Any], index: int, positions: set[int], conversati
 # --- every record: each field read and checked ------------------------------------------------------
 
 
-def _turn_judgements(
-    raw_turn: dict[str, Any],
+def _judgements(
+    raw: dict[str, Any],
     read: FieldReader,
     prefix: str,
-    position: int,
+    position: int | None,
     conversation: ParsedConversation,
     parsed: ParsedImport,
 ) -> None:
-    for label_index, raw in enumerate(read.items(raw_turn.get("labels"), f"{prefix}.labels")):
-        label = parse_label(raw, read, f"{prefix}.labels[{label_index}]", position)
-        conversation.labels.append(label)
-        parsed.add_judge(JudgeDefaults(slug=label.judge, level="turn", scale=_scale_of(label)))
-    for verdict_index, raw in enumerate(read.items(raw_turn.get("verdicts"), f"{prefix}.verdicts")):
-        verdict = parse_verdict(raw, read, f"{prefix}.verdicts[{verdict_index}]", position)
-        conversation.verdicts.append(verdict)
-        parsed.add_judge(JudgeDefaults(slug=verdict.judge, level="turn", scale=_scale_of(verdict)))
-
-
-def _conversation_judgements(
-    record: dict[str, Any], read: FieldReader, conversation: ParsedConversation, parsed: ParsedImport
-) -> None:
-    for label_index, raw in enumerate(read.items(record.get("labels"), "labels")):
-        label = parse_label(raw, read, f"labels[{label_index}]", None)
-        conversation.labels.append(label)
-        parsed.add_judge(JudgeDefaults(slug=label.judge, level="conversation", scale=_scale_of(label)))
-    for verdict_index, raw in enumerate(read.items(record.get("verdicts"), "verdicts")):
-        verdict = parse_verdict(raw, read, f"verdicts[{verdict_index}]", None)
-        conversation.verdicts.append(verdict)
-        parsed.add_judge(JudgeDefaults(slug=verdict.judge, level="conversation", scale=_scale_of(verdict)))
+    """The labels and verdicts of one turn (its prefix and position) or of the conversation ("", None)."""
+    level = "conversation" if position is None else "turn"
+    for key, parse_one, into in (
+        ("labels", parse_label, conversation.labels),
+        ("verdicts", parse_verdict, conversation.verdicts),
+    ):
+        field_name = f"{prefix}.{key}" if prefix else key
+        for index, item in enumerate(read.items(raw.get(key), field_name)):
+            judgement = parse_one(item, read, f"{field_name}[{index}]", position)
+            into.append(judgement)
+            parsed.add_judge(judgement.judge_defaults(level))
 
 
 def _checked_conversation(
@@ -281,8 +268,8 @@ def _checked_conversation(
                 metadata=turn_metadata,
             )
         )
-        _turn_judgements(raw_turn, read, prefix, position, conversation, parsed)
-    _conversation_judgements(record, read, conversation, parsed)
+        _judgements(raw_turn, read, prefix, position, conversation, parsed)
+    _judgements(record, read, "", None, conversation, parsed)
     _check_unique_targets(conversation, read)
     return conversation
 
@@ -301,7 +288,7 @@ def parse_label(raw: Any, read: FieldReader, prefix: str, turn_position: int | N
         metadata=dict(read.mapping(raw.get("metadata"), f"{prefix}.metadata")),
     )
     label.metadata.update({key: value for key, value in raw.items() if key not in LABEL_KEYS})
-    if label.rating is None and not label.label and label.passed is None:
+    if not label.has_answer():
         raise read.fail(prefix, "a label needs at least one of rating, label, passed")
     return label
 
@@ -329,8 +316,7 @@ def parse_verdict(raw: Any, read: FieldReader, prefix: str, turn_position: int |
     extra = {key: value for key, value in raw.items() if key not in VERDICT_KEYS}
     if extra:
         verdict.sub_scores = {**verdict.sub_scores, "extra": extra}
-    if status == "resolved" and verdict.rating is None and not verdict.label and verdict.passed is None:
-        # Nothing in Tribunal guesses: an answer with no rating, label or pass is not a resolved verdict.
+    if status == "resolved" and not verdict.has_answer():
         raise read.fail(prefix, "a resolved verdict needs at least one of rating, label, passed")
     return verdict
 
@@ -352,7 +338,3 @@ def _check_unique_targets(conversation: ParsedConversation, read: FieldReader) -
                 f"two verdicts from {verdict.judge}@{verdict.version} run {verdict.run_index} on the same target",
             )
         verdicts.add(key)
-
-
-def _scale_of(item: ParsedLabel | ParsedVerdict) -> str:
-    return "binary" if item.rating is None and item.passed is not None else "ordinal"

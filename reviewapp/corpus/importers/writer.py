@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.conf import settings
@@ -21,7 +21,7 @@ from django.db.models import Model
 from django.utils import timezone
 
 from reviewapp.corpus.importers.audio import store_audio
-from reviewapp.corpus.importers.records import ParsedImport
+from reviewapp.corpus.importers.records import LABEL_VALUES, TURN_VALUES, VERDICT_VALUES, ParsedImport
 from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, JudgeVersion, Sweep, Turn, Verdict
 
 BATCH_SIZE = 2000
@@ -34,6 +34,25 @@ def imported_spec(judge: str, version: str) -> dict[str, Any]:
 def spec_hash(spec: dict[str, Any]) -> str:
     canonical = json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def values(item: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """A parsed record's values by column name (records.TURN_VALUES, LABEL_VALUES, VERDICT_VALUES)."""
+    return {name: getattr(item, name) for name in names}
+
+
+def new_judge(slug: str, parsed: ParsedImport) -> Judge:
+    """A judge the import names and the database lacks, made from the defaults the input gave for it."""
+    defaults = parsed.judges.get(slug)
+    return Judge(
+        slug=slug,
+        name=slug.replace("_", " ").capitalize(),
+        level=defaults.level if defaults else Judge.Level.TURN,
+        scale=defaults.scale if defaults else Judge.Scale.ORDINAL,
+        scale_min=defaults.scale_min if defaults else None,
+        scale_max=defaults.scale_max if defaults else None,
+        description=f"Created by an import of {parsed.source}.",
+    )
 
 
 def write_parsed(
@@ -64,17 +83,7 @@ def write_parsed(
     _bulk(
         Turn,
         (
-            Turn(
-                conversation_id=conversation_ids[c.external_id],
-                position=t.position,
-                role=t.role,
-                text=t.text,
-                intended_text=t.intended_text,
-                audio_start_ms=t.audio_start_ms,
-                audio_end_ms=t.audio_end_ms,
-                entities=t.entities,
-                metadata=t.metadata,
-            )
+            Turn(conversation_id=conversation_ids[c.external_id], **values(t, TURN_VALUES))
             for c in conversations
             for t in c.turns
         ),
@@ -90,59 +99,45 @@ def write_parsed(
             )
         }
 
-    def target(conversation_external_id: str, position: int | None) -> tuple[int, int | None]:
-        conversation_id = conversation_ids[conversation_external_id]
-        return conversation_id, None if position is None else turn_ids[(conversation_id, position)]
+    def targets(kind: str) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """Each parsed label or verdict with the conversation and turn ids it targets."""
+        for c in conversations:
+            conversation_id = conversation_ids[c.external_id]
+            for item in getattr(c, kind):
+                position = item.turn_position
+                turn_id = None if position is None else turn_ids[(conversation_id, position)]
+                yield item, {"conversation_id": conversation_id, "turn_id": turn_id}
 
-    gold: list[GoldLabel] = []
-    for c in conversations:
-        for label in c.labels:
-            conversation_id, turn_id = target(c.external_id, label.turn_position)
-            gold.append(
-                GoldLabel(
-                    judge_id=judges[label.judge],
-                    conversation_id=conversation_id,
-                    turn_id=turn_id,
-                    source=GoldLabel.Source.IMPORTED,
-                    rating=label.rating,
-                    label=label.label,
-                    passed=label.passed,
-                    failure_modes=label.failure_modes,
-                    excluded=label.excluded,
-                    metadata=label.metadata,
-                )
+    _bulk(
+        GoldLabel,
+        (
+            GoldLabel(
+                judge_id=judges[label.judge], source=GoldLabel.Source.IMPORTED, **target, **values(label, LABEL_VALUES)
             )
-    _bulk(GoldLabel, gold, batch_size)
+            for label, target in targets("labels")
+        ),
+        batch_size,
+    )
 
     created["judge_versions"] = created["sweeps"] = 0
     if any(c.verdicts for c in conversations):
         versions, created["judge_versions"] = _ensure_versions(parsed, judges, source)
         sweep, sweep_created = _import_sweep(parsed, dataset, source, versions.values())
         created["sweeps"] = int(sweep_created)
-        verdicts: list[Verdict] = []
-        for c in conversations:
-            for v in c.verdicts:
-                conversation_id, turn_id = target(c.external_id, v.turn_position)
-                verdicts.append(
-                    Verdict(
-                        sweep=sweep,
-                        judge_version_id=versions[(v.judge, v.version)],
-                        conversation_id=conversation_id,
-                        turn_id=turn_id,
-                        run_index=v.run_index,
-                        tier=Verdict.Tier.IMPORTED,
-                        status=v.status,
-                        rating=v.rating,
-                        label=v.label,
-                        passed=v.passed,
-                        flags=v.flags,
-                        sub_scores=v.sub_scores,
-                        explanation=v.explanation,
-                        raw_text=v.raw_text,
-                        problem_code=v.problem_code,
-                    )
+        _bulk(
+            Verdict,
+            (
+                Verdict(
+                    sweep=sweep,
+                    judge_version_id=versions[(v.judge, v.version)],
+                    tier=Verdict.Tier.IMPORTED,
+                    **target,
+                    **values(v, VERDICT_VALUES),
                 )
-        _bulk(Verdict, verdicts, batch_size)
+                for v, target in targets("verdicts")
+            ),
+            batch_size,
+        )
         if sweep_created:
             sweep.verdicts_written = sweep.verdicts.count()
             sweep.save(update_fields=["verdicts_written"])
@@ -180,20 +175,7 @@ def _ensure_judges(parsed: ParsedImport) -> tuple[dict[str, int], int]:
     if not slugs:
         return {}, 0
     existing = set(Judge.objects.filter(slug__in=slugs).values_list("slug", flat=True))
-    missing = []
-    for slug in sorted(slugs - existing):
-        defaults = parsed.judges.get(slug)
-        missing.append(
-            Judge(
-                slug=slug,
-                name=slug.replace("_", " ").capitalize(),
-                level=defaults.level if defaults else Judge.Level.TURN,
-                scale=defaults.scale if defaults else Judge.Scale.ORDINAL,
-                scale_min=defaults.scale_min if defaults else None,
-                scale_max=defaults.scale_max if defaults else None,
-                description=f"Created by an import of {parsed.source}.",
-            )
-        )
+    missing = [new_judge(slug, parsed) for slug in sorted(slugs - existing)]
     Judge.objects.bulk_create(missing, ignore_conflicts=True)
     return dict(Judge.objects.filter(slug__in=slugs).values_list("slug", "id")), len(missing)
 

@@ -17,6 +17,16 @@ FIXTURES = REPO / "tests" / "fixtures" / "eva"
 pytestmark = pytest.mark.django_db
 
 
+def import_fixture(name, *, language=None):
+    """Import the fixture set named after its judge: the (conversations, turns, labels) it read and the
+    (level, scale) of the judge it created."""
+    summary = dataset_import(
+        path=FIXTURES / f"{name}.jsonl", fmt="auto", dataset_name=None, language=language, skip_invalid=False
+    )
+    judge = Judge.objects.get(slug=name)
+    return (summary.conversations, summary.turns, summary.labels), (judge.level, judge.scale)
+
+
 def test_real_conciseness_set_imports_every_conversation_and_labelled_turn():
     summary = dataset_import(path=CONCISENESS, fmt="auto", dataset_name=None, language=None, skip_invalid=False)
 
@@ -103,13 +113,10 @@ def test_skip_invalid_imports_the_good_lines_and_lists_the_bad(tmp_path):
 
 
 def test_conversation_level_trace_shape():
-    summary = dataset_import(
-        path=FIXTURES / "faithfulness.jsonl", fmt="auto", dataset_name=None, language=None, skip_invalid=False
-    )
+    counts, judge = import_fixture("faithfulness")
 
-    assert (summary.conversations, summary.turns, summary.labels) == (4, 9, 4)
-    judge = Judge.objects.get(slug="faithfulness")
-    assert (judge.level, judge.scale) == ("conversation", "ordinal")
+    assert counts == (4, 9, 4)
+    assert judge == ("conversation", "ordinal")
     gold = {g.conversation.external_id: g for g in GoldLabel.objects.select_related("conversation")}
     assert all(g.turn_id is None for g in gold.values())
     assert gold["faith-001"].rating == 3 and gold["faith-001"].failure_modes == []
@@ -137,13 +144,10 @@ def test_conversation_level_trace_shape():
 
 
 def test_intended_turns_shape_labels_the_sample_and_marks_the_perturbed_turn():
-    summary = dataset_import(
-        path=FIXTURES / "tts_fidelity.jsonl", fmt="auto", dataset_name=None, language="en-US", skip_invalid=False
-    )
+    counts, judge = import_fixture("tts_fidelity", language="en-US")
 
-    assert (summary.conversations, summary.turns, summary.labels) == (3, 5, 3)
-    judge = Judge.objects.get(slug="tts_fidelity")
-    assert (judge.level, judge.scale) == ("conversation", "binary")
+    assert counts == (3, 5, 3)
+    assert judge == ("conversation", "binary")
     perturbed = Conversation.objects.get(external_id="tts-0002")
     assert perturbed.language == "en-US"
     assert perturbed.metadata["transcript_id"] == "tr-88" and perturbed.metadata["audio_id"] == "audio/tr-88-p1.wav"
@@ -165,13 +169,10 @@ def test_intended_turns_shape_labels_the_sample_and_marks_the_perturbed_turn():
 
 
 def test_entity_transcription_shape_labels_each_turn():
-    summary = dataset_import(
-        path=FIXTURES / "entity_accuracy.jsonl", fmt="auto", dataset_name=None, language=None, skip_invalid=False
-    )
+    counts, judge = import_fixture("entity_accuracy")
 
-    assert (summary.conversations, summary.turns, summary.labels) == (2, 3, 3)
-    judge = Judge.objects.get(slug="entity_accuracy")
-    assert (judge.level, judge.scale) == ("turn", "binary")
+    assert counts == (2, 3, 3)
+    assert judge == ("turn", "binary")
     phone = Turn.objects.get(conversation__external_id="ent-01", position=1)
     assert phone.intended_text == "My phone is five one two, five five five, zero one four eight."
     assert phone.text == "My phone is 512-555-0184."

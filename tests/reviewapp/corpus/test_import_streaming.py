@@ -95,63 +95,31 @@ def write_jsonl(path, records):
     return path
 
 
+def stored(model, *related, without=(), **filters):
+    """Every column of the rows but the id, created_at and `without`, in the model's order; `related`
+    (such as "turn__position") stand first, in place of the foreign keys they go through."""
+    through = {name.split("__")[0] for name in related}
+    left_out = {"id", "created_at", *through, *without}
+    columns = [f.name for f in model._meta.concrete_fields if f.name not in left_out]
+    return sorted(model.objects.filter(**filters).values_list(*related, *columns), key=repr)
+
+
 def rows_of(dataset_name):
     """Everything an import wrote for a dataset, without ids, in a stable order."""
     filters = {"conversation__dataset__name": dataset_name}
     conversations = sorted(
         Conversation.objects.filter(dataset__name=dataset_name).values_list("external_id", "language", "metadata")
     )
-    turns = sorted(
-        Turn.objects.filter(**filters).values_list(
-            "conversation__external_id",
-            "position",
-            "role",
-            "text",
-            "intended_text",
-            "audio_start_ms",
-            "audio_end_ms",
-            "entities",
-            "metadata",
-        ),
-        key=repr,
-    )
-    labels = sorted(
-        GoldLabel.objects.filter(**filters).values_list(
-            "judge__slug",
-            "conversation__external_id",
-            "turn__position",
-            "source",
-            "rating",
-            "label",
-            "passed",
-            "failure_modes",
-            "excluded",
-            "metadata",
-        ),
-        key=repr,
-    )
-    verdicts = sorted(
-        Verdict.objects.filter(**filters).values_list(
-            "judge_version__judge__slug",
-            "judge_version__version",
-            "conversation__external_id",
-            "turn__position",
-            "run_index",
-            "tier",
-            "status",
-            "rating",
-            "label",
-            "passed",
-            "flags",
-            "sub_scores",
-            "explanation",
-            "raw_text",
-            "problem_code",
-            "metadata",
-            "signature",
-            "call",
-        ),
-        key=repr,
+    turns = stored(Turn, "conversation__external_id", **filters)
+    labels = stored(GoldLabel, "judge__slug", "conversation__external_id", "turn__position", **filters)
+    verdicts = stored(
+        Verdict,
+        "judge_version__judge__slug",
+        "judge_version__version",
+        "conversation__external_id",
+        "turn__position",
+        without=["sweep"],  # the sweep is compared below
+        **filters,
     )
     sweep = Sweep.objects.get(dataset__name=dataset_name, kind=Sweep.Kind.IMPORT)
     sweep_row = (
