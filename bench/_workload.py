@@ -6,10 +6,13 @@ and an imported gold label. Every third verdict disagrees with gold, so those tu
 (`gold_disagrees`); a 10% QA sample, drawn by position (not by agreement), needs two reviews, as
 `services.queue_items` would give it. Half the verdicts fail.
 
-`build_tribunal` writes it straight into an empty, migrated database with explicit ids in bulk
-(what an import and its triage would leave, without their per-row work), so 1M turns take minutes.
-`records` yields the same data as Tribunal JSONL records (the import operation) and `ls_task` as Label
-Studio tasks, so every system holds the same text and the same verdicts.
+`build_tribunal` writes it straight into an empty, migrated database in bulk (what an import and its
+triage would leave, without their per-row work), so 1M turns take minutes. `records` yields the same
+data as Tribunal JSONL records (the import operation) and `ls_task` as Label Studio tasks, so every
+system holds the same text and the same verdicts.
+
+`write_calls` is the bulk writer of conversations and their turns that every bench workload uses
+(this one, bench/review_queue.py, bench/sweep.py, bench/api_latency.py).
 """
 
 from __future__ import annotations
@@ -85,6 +88,10 @@ def needs_review(i: int) -> bool:
     return disagrees(i) or in_qa_sample(i)
 
 
+def external_id(i: int) -> str:
+    return f"call-{i:07d}"
+
+
 def messages(i: int) -> list[tuple[str, str]]:
     """(role, text) of conversation i's nine messages: agent first and last."""
     rng = random.Random(i)
@@ -97,14 +104,14 @@ def records(size: int, *, start: int = 0) -> Iterator[dict[str, Any]]:
         turns: list[dict[str, Any]] = [{"role": role, "text": text} for role, text in messages(i)]
         turns[-1]["labels"] = [{"judge": JUDGE, "passed": gold_passed(i)}]
         turns[-1]["verdicts"] = [{"judge": JUDGE, "version": VERSION, "passed": judge_passed(i)}]
-        yield {"external_id": f"call-{i:07d}", "language": LANGUAGE, "turns": turns}
+        yield {"external_id": external_id(i), "language": LANGUAGE, "turns": turns}
 
 
 def ls_task(i: int) -> dict[str, Any]:
     """The same conversation as a Label Studio task: the dialogue, the verdict and the gold."""
     return {
         "data": {
-            "external_id": f"call-{i:07d}",
+            "external_id": external_id(i),
             "dialogue": [{"author": role, "text": text} for role, text in messages(i)],
             "judge_passed": judge_passed(i),
             "gold_passed": gold_passed(i),
@@ -128,6 +135,37 @@ LS_LABEL_CONFIG = """<View>
 </View>"""
 
 
+def write_calls(dataset, numbers: range, *, external_id, language, messages) -> list:
+    """For each n of `numbers`, conversation `external_id(n)` of `dataset` in `language(n)` with the turns
+    `messages(n)` ((role, text), in order), written in bulk; the last turn of each conversation, in order."""
+    from reviewapp.models import Conversation, Turn
+
+    conversations = Conversation.objects.bulk_create(
+        (Conversation(dataset=dataset, external_id=external_id(n), language=language(n)) for n in numbers),
+        batch_size=BATCH,
+    )
+    calls = [
+        [Turn(conversation=c, position=p, role=role, text=text) for p, (role, text) in enumerate(messages(n))]
+        for n, c in zip(numbers, conversations, strict=True)
+    ]
+    Turn.objects.bulk_create((turn for call in calls for turn in call), batch_size=BATCH * MESSAGES)
+    return [call[-1] for call in calls]
+
+
+def write_verdicts(sweep, version, judged) -> None:
+    """A verdict of `version` in `sweep` for each (turn, fields) of `judged`, in bulk: imported and
+    resolved unless `fields` say otherwise."""
+    from reviewapp.models import Verdict
+
+    defaults = {"tier": Verdict.Tier.IMPORTED, "status": Verdict.Status.RESOLVED}
+    Verdict.objects.bulk_create(
+        Verdict(
+            sweep=sweep, judge_version=version, conversation_id=turn.conversation_id, turn=turn, **defaults | fields
+        )
+        for turn, fields in judged
+    )
+
+
 def build_tribunal(size: int, *, reviewers: int = REVIEWERS, progress=print) -> dict[str, int]:
     """Write the workload into an empty migrated database (django.setup() done). Returns row counts."""
     from django.contrib.auth import get_user_model
@@ -136,19 +174,7 @@ def build_tribunal(size: int, *, reviewers: int = REVIEWERS, progress=print) -> 
     from django.utils import timezone
 
     from reviewapp.corpus.importers.writer import imported_spec, spec_hash
-    from reviewapp.models import (
-        Conversation,
-        Dataset,
-        GoldLabel,
-        Judge,
-        JudgeVersion,
-        Profile,
-        ReviewItem,
-        Role,
-        Sweep,
-        Turn,
-        Verdict,
-    )
+    from reviewapp.models import Dataset, GoldLabel, Judge, JudgeVersion, Profile, ReviewItem, Role, Sweep
     from reviewapp.triage.services.triage import PRIORITY, QA_REVIEWS_REQUIRED
 
     now = timezone.now()
@@ -171,50 +197,29 @@ def build_tribunal(size: int, *, reviewers: int = REVIEWERS, progress=print) -> 
     for start in range(0, size, BATCH):
         block = range(start, min(size, start + BATCH))
         with transaction.atomic():
-            Conversation.objects.bulk_create(
-                Conversation(id=i + 1, dataset=dataset, external_id=f"call-{i:07d}", language=LANGUAGE) for i in block
-            )
-            Turn.objects.bulk_create(
-                Turn(id=i * MESSAGES + p + 1, conversation_id=i + 1, position=p, role=role, text=text)
-                for i in block
-                for p, (role, text) in enumerate(messages(i))
-            )
-            last = {i: i * MESSAGES + MESSAGES for i in block}
-            Verdict.objects.bulk_create(
-                Verdict(
-                    id=i + 1,
-                    sweep=sweep,
-                    judge_version=version,
-                    conversation_id=i + 1,
-                    turn_id=last[i],
-                    tier=Verdict.Tier.IMPORTED,
-                    status=Verdict.Status.RESOLVED,
-                    passed=judge_passed(i),
-                )
-                for i in block
-            )
+            turns = write_calls(dataset, block, external_id=external_id, language=lambda i: LANGUAGE, messages=messages)
+            judged = list(zip(block, turns, strict=True))
+            write_verdicts(sweep, version, ((turn, {"passed": judge_passed(i)}) for i, turn in judged))
             GoldLabel.objects.bulk_create(
                 GoldLabel(
-                    id=i + 1,
                     judge=judge,
-                    conversation_id=i + 1,
-                    turn_id=last[i],
+                    conversation_id=turn.conversation_id,
+                    turn=turn,
                     source=GoldLabel.Source.IMPORTED,
                     passed=gold_passed(i),
                 )
-                for i in block
+                for i, turn in judged
             )
             rows = []
-            for i in block:
+            for i, turn in judged:
                 if not needs_review(i):
                     continue
                 reasons = [r for r, on in (("gold_disagrees", disagrees(i)), ("qa_sample", in_qa_sample(i))) if on]
                 rows.append(
                     ReviewItem(
-                        id=items + len(rows) + 1,
                         judge=judge,
-                        conversation_id=i + 1,
-                        turn_id=last[i],
+                        conversation_id=turn.conversation_id,
+                        turn=turn,
                         dataset=dataset,
                         language=LANGUAGE,
                         reasons=reasons,
@@ -239,13 +244,7 @@ def build_tribunal(size: int, *, reviewers: int = REVIEWERS, progress=print) -> 
             user=user, defaults={"role": role, "languages": [] if role == Role.LEAD else [LANGUAGE]}
         )
     if connection.vendor == "postgresql":
-        from django.core.management.color import no_style
-
         with connection.cursor() as cursor:
-            for sql in connection.ops.sequence_reset_sql(
-                no_style(), [Conversation, Turn, Verdict, GoldLabel, ReviewItem]
-            ):
-                cursor.execute(sql)
             # What autovacuum does soon after a bulk load: planner statistics and the visibility map.
             cursor.execute("VACUUM ANALYZE")
     return {"conversations": size, "turns": size * MESSAGES, "verdicts": size, "gold": size, "items": items}

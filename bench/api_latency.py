@@ -41,9 +41,10 @@ def _seed(verdicts: int) -> tuple[str, int, int]:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
+    from bench import _workload as workload
     from reviewapp.exports.services.exports import snapshot_create, snapshot_write
     from reviewapp.judging.services.judges import judge_version_store
-    from reviewapp.models import Conversation, Dataset, Profile, Sweep, Turn, Verdict
+    from reviewapp.models import Dataset, Profile, Sweep
     from reviewapp.people.services.api_tokens import SCOPES, api_token_create
     from scoring.specs import load_specs
 
@@ -53,23 +54,16 @@ def _seed(verdicts: int) -> tuple[str, int, int]:
     dataset = Dataset.objects.create(name="bench")
     sweep = Sweep.objects.create(dataset=dataset, status=Sweep.Status.DONE, finished_at=timezone.now())
     sweep.judge_versions.set([version])
-    rows = []
-    for number in range(verdicts):
-        conversation = Conversation.objects.create(dataset=dataset, external_id=f"c{number}", language="fr")
-        Turn.objects.create(conversation=conversation, position=0, role=Turn.Role.USER, text="Allô ?")
-        turn = Turn.objects.create(conversation=conversation, position=1, role=Turn.Role.AGENT, text="Bonjour.")
-        rows.append(
-            Verdict(
-                sweep=sweep,
-                judge_version=version,
-                conversation=conversation,
-                turn=turn,
-                tier="llm",
-                status="resolved",
-                rating=1 + number % 3,
-            )
-        )
-    Verdict.objects.bulk_create(rows)
+    answers = workload.write_calls(
+        dataset,
+        range(verdicts),
+        external_id=lambda number: f"c{number}",
+        language=lambda number: "fr",
+        messages=lambda number: [("user", "Allô ?"), ("agent", "Bonjour.")],
+    )
+    workload.write_verdicts(
+        sweep, version, ((turn, {"tier": "llm", "rating": 1 + number % 3}) for number, turn in enumerate(answers))
+    )
     snapshot = snapshot_write(snapshot_id=snapshot_create(judge=version.judge, fmt="csv", build=False).pk)
     raw = api_token_create(user=lead, name="bench", scopes=SCOPES)[1]
     return raw, sweep.pk, snapshot.pk

@@ -29,27 +29,42 @@ import os  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
+from bench import _workload as workload  # noqa: E402
+
 BENCH_DATASET = "bench-queue"
 LANGUAGES = ["fr", "fr-CA", "de", "ja", "hi"]
 MESSAGES = 9  # per conversation; the last one (an agent turn) is judged
 BATCH = 5000
 
 
+def external_id(c: int) -> str:
+    return f"bench-{c:07d}"
+
+
+def language(c: int) -> str:
+    return LANGUAGES[c % len(LANGUAGES)]
+
+
+def messages(c: int) -> list[tuple[str, str]]:
+    """Conversation c's messages, the agent's first and last."""
+    return [
+        ("user" if p % 2 else "agent", f"Message {p} of {external_id(c)}: the flight leaves at 9:40 from gate 12.")
+        for p in range(MESSAGES)
+    ]
+
+
+def verdict_fields(n: int) -> dict:
+    """Judged turn n's imported verdict: a third unresolved, the others rated 3 or 2."""
+    if n % 3 == 1:
+        return {"status": "unresolved", "rating": None, "explanation": "Long for speech."}
+    return {"rating": 3 if n % 3 == 0 else 2, "explanation": "Long for speech."}
+
+
 def build(judged: int) -> None:
     """The workload, with bulk inserts (the queue counts follow through their triggers)."""
     from django.db import transaction
 
-    from reviewapp.models import (
-        Conversation,
-        Dataset,
-        GoldLabel,
-        Judge,
-        JudgeVersion,
-        ReviewItem,
-        Sweep,
-        Turn,
-        Verdict,
-    )
+    from reviewapp.models import Dataset, GoldLabel, Judge, JudgeVersion, ReviewItem, Sweep
 
     Dataset.objects.filter(name=BENCH_DATASET).delete()
     judge, _ = Judge.objects.get_or_create(
@@ -62,34 +77,9 @@ def build(judged: int) -> None:
         dataset = Dataset.objects.create(name=BENCH_DATASET, kind=Dataset.Kind.REVIEW, blind_review=False)
         sweep = Sweep.objects.create(kind=Sweep.Kind.IMPORT, dataset=dataset, status=Sweep.Status.DONE)
         for start in range(0, judged, BATCH):
-            conversations = Conversation.objects.bulk_create(
-                Conversation(dataset=dataset, external_id=f"bench-{c:07d}", language=LANGUAGES[c % len(LANGUAGES)])
-                for c in range(start, min(judged, start + BATCH))
-            )
-            turns = Turn.objects.bulk_create(
-                Turn(
-                    conversation=c,
-                    position=p,
-                    role="user" if p % 2 else "agent",
-                    text=f"Message {p} of {c.external_id}: the flight leaves at 9:40 from gate 12.",
-                )
-                for c in conversations
-                for p in range(MESSAGES)
-            )
-            last = turns[MESSAGES - 1 :: MESSAGES]
-            Verdict.objects.bulk_create(
-                Verdict(
-                    sweep=sweep,
-                    judge_version=version,
-                    conversation=t.conversation,
-                    turn=t,
-                    tier=Verdict.Tier.IMPORTED,
-                    status=Verdict.Status.RESOLVED if n % 3 != 1 else Verdict.Status.UNRESOLVED,
-                    rating=(3 if n % 3 == 0 else 2) if n % 3 != 1 else None,
-                    explanation="Long for speech.",
-                )
-                for n, t in enumerate(last, start)
-            )
+            block = range(start, min(judged, start + BATCH))
+            last = workload.write_calls(dataset, block, external_id=external_id, language=language, messages=messages)
+            workload.write_verdicts(sweep, version, ((t, verdict_fields(n)) for n, t in enumerate(last, start)))
             GoldLabel.objects.bulk_create(
                 GoldLabel(judge=judge, conversation=t.conversation, turn=t, source=GoldLabel.Source.IMPORTED, rating=2)
                 for t in last

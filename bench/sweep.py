@@ -50,6 +50,8 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench import _workload as workload  # noqa: E402
+
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/tribunal_bench"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -152,22 +154,18 @@ def run_sweep(dataset, judge_version, *, label: str, worker_pid: int) -> dict[st
 
 def turn_dataset(name: str, turns: int):
     """`turns` two-turn conversations: a user question and the agent answer the judge rates."""
-    from reviewapp.models import Conversation, Dataset, Turn
+    from reviewapp.models import Dataset
 
     dataset = Dataset.objects.create(name=name)
-    conversations = Conversation.objects.bulk_create(
-        [Conversation(dataset=dataset, external_id=f"{name}-{n:06d}", language="en") for n in range(turns)]
-    )
-    Turn.objects.bulk_create(
-        [
-            turn
-            for n, conversation in enumerate(conversations)
-            for turn in (
-                Turn(conversation=conversation, position=0, role="user", text=f"Can you move my booking {n}?"),
-                Turn(conversation=conversation, position=1, role="agent", text=f"Sure, booking {n} moves to Monday."),
-            )
+    workload.write_calls(
+        dataset,
+        range(turns),
+        external_id=lambda n: f"{name}-{n:06d}",
+        language=lambda n: "en",
+        messages=lambda n: [
+            ("user", f"Can you move my booking {n}?"),
+            ("agent", f"Sure, booking {n} moves to Monday."),
         ],
-        batch_size=2000,
     )
     return dataset
 

@@ -113,32 +113,53 @@ class SweepFactory(DjangoModelFactory):
     status = Sweep.Status.DONE
 
 
-class VerdictFactory(DjangoModelFactory):
+class TurnRowFactory(DjangoModelFactory):
+    """A row about one turn: its conversation is the turn's."""
+
     class Meta:
-        model = Verdict
+        abstract = True
 
     turn = factory.SubFactory(TurnFactory)
     conversation = factory.SelfAttribute("turn.conversation")
+
+
+class JudgedTurnFactory(TurnRowFactory):
+    """A row about one turn for one judge."""
+
+    class Meta:
+        abstract = True
+
+    judge = factory.SubFactory(JudgeFactory)
+
+
+class CategorizedFactory(DjangoModelFactory):
+    """A row with categories: `categories=[...]` on a factory call sets them once the row is saved."""
+
+    class Meta:
+        abstract = True
+        skip_postgeneration_save = True
+
+    @factory.post_generation
+    def categories(obj, create, extracted, **kwargs):
+        if create and extracted:
+            obj.categories.set(extracted)
+
+
+class VerdictFactory(TurnRowFactory):
+    class Meta:
+        model = Verdict
+
     sweep = factory.SubFactory(SweepFactory, dataset=factory.SelfAttribute("..conversation.dataset"))
     judge_version = factory.SubFactory(JudgeVersionFactory)
     tier = Verdict.Tier.IMPORTED
     status = Verdict.Status.RESOLVED
 
 
-class GoldLabelFactory(DjangoModelFactory):
+class GoldLabelFactory(JudgedTurnFactory):
     class Meta:
         model = GoldLabel
 
-    judge = factory.SubFactory(JudgeFactory)
-    turn = factory.SubFactory(TurnFactory)
-    conversation = factory.SelfAttribute("turn.conversation")
     source = GoldLabel.Source.IMPORTED
-
-
-def _set_categories(obj, create, extracted, **kwargs):
-    """`categories=[...]` on a factory call sets the row's categories once it is saved."""
-    if create and extracted:
-        obj.categories.set(extracted)
 
 
 class CategoryFactory(DjangoModelFactory):
@@ -150,46 +171,37 @@ class CategoryFactory(DjangoModelFactory):
     name = factory.LazyAttribute(lambda c: c.slug.replace("-", " ").capitalize())
 
 
-class ReviewItemFactory(DjangoModelFactory):
+class ReviewItemFactory(JudgedTurnFactory):
     class Meta:
         model = ReviewItem
 
-    judge = factory.SubFactory(JudgeFactory)
-    turn = factory.SubFactory(TurnFactory)
-    conversation = factory.SelfAttribute("turn.conversation")
     dataset = factory.SelfAttribute("conversation.dataset")
     language = factory.SelfAttribute("conversation.language")
 
 
-class ReviewFactory(DjangoModelFactory):
+class ReviewFactory(CategorizedFactory):
     class Meta:
         model = Review
-        skip_postgeneration_save = True
 
     item = factory.SubFactory(ReviewItemFactory)
     reviewer = factory.SubFactory(UserFactory)
-    categories = factory.PostGeneration(_set_categories)
 
 
-class AdjudicationFactory(DjangoModelFactory):
+class AdjudicationFactory(CategorizedFactory):
     class Meta:
         model = Adjudication
-        skip_postgeneration_save = True
 
     item = factory.SubFactory(ReviewItemFactory)
     lead = factory.SubFactory(UserFactory, profile__role=Role.LEAD)
-    categories = factory.PostGeneration(_set_categories)
 
 
-class CommentFactory(DjangoModelFactory):
+class CommentFactory(CategorizedFactory):
     class Meta:
         model = Comment
-        skip_postgeneration_save = True
 
     turn = factory.SubFactory(TurnFactory)
     author = factory.SubFactory(UserFactory)
     body = "A comment."
-    categories = factory.PostGeneration(_set_categories)
 
 
 class SignatureFactory(DjangoModelFactory):

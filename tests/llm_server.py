@@ -73,15 +73,17 @@ def _prompt_key(body: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _user_text(body: dict[str, Any]) -> str:
+def _text(body: dict[str, Any], *, role: str | None = None) -> str:
+    """The text of the request's messages (only the `role` ones when given), string or content parts."""
     parts = []
     for message in body.get("messages") or []:
-        if message.get("role") == "user":
-            content = message.get("content")
-            if isinstance(content, str):
-                parts.append(content)
-            elif isinstance(content, list):
-                parts.extend(str(chunk.get("text", "")) for chunk in content if isinstance(chunk, dict))
+        if role is not None and message.get("role") != role:
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(chunk.get("text", "")) for chunk in content if isinstance(chunk, dict))
     return "\n".join(parts)
 
 
@@ -122,21 +124,10 @@ SUB_SCORE = re.compile(r'"(\w+)":\s*0-100')
 CRITERION = re.compile(r'"(\w+)":\s*\{+(?:"score"|\.\.\.)')
 
 
-def _all_text(body: dict[str, Any]) -> str:
-    parts = []
-    for message in body.get("messages") or []:
-        content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts.extend(str(chunk.get("text", "")) for chunk in content if isinstance(chunk, dict))
-    return "\n".join(parts)
-
-
 def good_rating(body: dict[str, Any]) -> int:
     """The rating a "good" answer gives: one of the values the prompt offers (`"rating": 0 | 1`),
     1..3 when it names none, picked from a hash of the prompt so the same prompt gets the same answer."""
-    found = RATING_CHOICES.search(_all_text(body))
+    found = RATING_CHOICES.search(_text(body))
     choices = [int(v) for v in found.group(1).split("|")] if found else [1, 2, 3]
     return choices[int(_prompt_key(body)[:8], 16) % len(choices)]
 
@@ -195,7 +186,7 @@ def eva_answer(body: dict[str, Any], *, rating: int | None = None) -> str | None
     dimensions. Ratings are picked from the scale the prompt states, by a hash of prompt and turn.
     `rating` forces every rating (e.g. 42 for an out-of-range answer).
     """
-    text = _all_text(body)
+    text = _text(body)
     if not is_eva_prompt(text):
         return None
     choices = _eva_choices(text)
@@ -246,7 +237,7 @@ def good_answer(body: dict[str, Any]) -> str:
     eva = eva_answer(body)
     if eva is not None:
         return eva
-    text = _all_text(body)
+    text = _text(body)
     seed = int(_prompt_key(body)[8:16], 16)
     answer: dict[str, Any] = {"failure_modes": [], "flags": []}
     if '"sub_scores"' in text and (names := SUB_SCORE.findall(text)):
@@ -298,7 +289,7 @@ class LLMTestServer:
         self.behaviour = name
 
     def behaviour_for(self, body: dict[str, Any]) -> str:
-        found = MARKER.search(_user_text(body))
+        found = MARKER.search(_text(body, role="user"))
         if found and found.group(1) in BEHAVIOURS:
             return found.group(1)
         return self.behaviour

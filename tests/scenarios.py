@@ -11,11 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reviewapp.models import (
-    Category,
     Comment,
     Conversation,
     Dataset,
-    GoldLabel,
     Judge,
     JudgeVersion,
     ReviewItem,
@@ -36,6 +34,8 @@ from tests.factories import (
     ReviewItemFactory,
     SweepFactory,
     VerdictFactory,
+    category,
+    gold,
     store_judge,
     turn_pairs,
 )
@@ -187,17 +187,15 @@ def draft_corpus(lead, reviewers) -> DraftCorpus:
         GoldLabelFactory(judge=judge, turn=turn, source="unanimous", passed=False)
         ja_items.append(item)
     comment = CommentFactory(turn=ja[0], author=reviewers[0], body="カタカナの後に英語が続きます。", categories=[wrong])
-    GoldLabel.objects.bulk_create(
-        GoldLabelFactory.build(judge=judge, turn=t, conversation=t.conversation, passed=GLOSS not in t.text)
-        for t in held_fr + held_ja
-    )
-    return DraftCorpus(v1=v1, fr_items=fr_items, ja_items=ja_items, comment=comment, held_out=held_fr + held_ja)
+    held_out = held_fr + held_ja
+    gold(judge, held_out, [GLOSS not in t.text for t in held_out])
+    return DraftCorpus(v1=v1, fr_items=fr_items, ja_items=ja_items, comment=comment, held_out=held_out)
 
 
 def add_adjudicated_glosses(lead, reviewers, corpus: DraftCorpus) -> None:
     """Two more adjudicated fr disagreements, with reviews, comments and categories."""
     judge = corpus.v1.judge
-    gloss = Category.objects.get(slug="gloss")
+    gloss = category("gloss")
     for turn in _call(corpus.fr_items[0].dataset, "fr", [f"Le billet {GLOSS} {i}." for i in range(2)]):
         sweep = Sweep.objects.filter(kind=Sweep.Kind.IMPORT).first()
         VerdictFactory(sweep=sweep, judge_version=corpus.v1, turn=turn, rating=1, passed=True)

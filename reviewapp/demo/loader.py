@@ -43,7 +43,6 @@ from reviewapp.models import (
     Judge,
     JudgeVersion,
     Profile,
-    Review,
     ReviewItem,
     Role,
     Turn,
@@ -109,8 +108,12 @@ def _seed_users() -> dict[str, object]:
     return users
 
 
+def _categories() -> dict[str, Category]:
+    return {c.slug: c for c in Category.objects.all()}
+
+
 def _seed_categories(*, actor) -> None:
-    existing = {c.slug: c for c in Category.objects.all()}
+    existing = _categories()
     for row in demo_yaml("categories.yaml"):
         category = existing.get(row["slug"])
         if category is None:
@@ -156,11 +159,11 @@ def _seed_queue(*, dataset: Dataset, users: dict[str, object]) -> None:
     judge = Judge.objects.get(slug=queue["judge"])
     moved = _targets(dataset, judge, queue["version_moved"])
     review_items_merge(reasons={key: {VERSION_MOVED} for key in moved}, qa_weight={})
-    categories = {c.slug: c for c in Category.objects.all()}
+    categories = _categories()
     for row in queue["reviews"]:
         item = _item(dataset, judge, row["target"])
         reviewer = users[row["reviewer"]]
-        if Review.objects.filter(item=item, reviewer=reviewer).exists():
+        if item.reviews.filter(reviewer=reviewer).exists():
             continue
         verdicts = dict(
             Verdict.objects.filter(judge_version__judge=judge, turn_id=item.turn_id, run_index=0).values_list(

@@ -5,11 +5,13 @@ Fixtures:
 - `page`: a fresh context and page per test, opened on the live server (relative URLs work).
 - `dialogs`: messages of every alert/confirm/prompt the page raised (each one is dismissed).
 - `login(page, username, password)`: logs in on /login/ with the keyboard only.
+Helpers: `focus_with_tab(page, selector)`, `wait_until_true(page, js_expression)`.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +79,15 @@ def focus_with_tab(page: Page, selector: str, max_presses: int = 40) -> None:
             return
         page.keyboard.press("Tab")
     raise AssertionError(f"{selector} never took the focus after {max_presses} Tab presses")
+
+
+def wait_until_true(page: Page, expression: str, timeout_s: float = 15.0) -> None:
+    """Poll a JS expression from Python: the strict CSP forbids the eval that wait_for_function's polling uses."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{expression} never held")
+        page.wait_for_timeout(50)
 
 
 @pytest.fixture

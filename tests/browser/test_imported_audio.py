@@ -1,26 +1,16 @@
 """An imported EVA record's audio_mixed.wav plays on the review page (the turn's segment, from EVA's
 timestamps) and on the conversation page (each turn's button seeks to its segment)."""
 
-import time
-
 import pytest
 from django.urls import reverse
 from playwright.sync_api import expect
 
 from reviewapp.corpus.services.imports import dataset_import
 from reviewapp.models import Conversation, Judge, ReviewItem, Role
+from tests.browser.conftest import wait_until_true
 from tests.reviewapp.corpus.audio_support import EVA_RECORD_MS, eva_record_with_audio
 
 PASSWORD = "correct-horse-battery-7"
-
-
-def wait_until_true(page, expression: str, timeout_s: float = 15.0) -> None:
-    """Poll a JS expression from Python: the strict CSP forbids the eval that wait_for_function's polling uses."""
-    deadline = time.monotonic() + timeout_s
-    while not page.evaluate(expression):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{expression} never held")
-        page.wait_for_timeout(50)
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 at the same time; a language not assigned; transcript text that must never run."""
 
 import re
-import time
 
 import pytest
 from django.core.files.base import ContentFile
@@ -11,7 +10,7 @@ from playwright.sync_api import expect
 
 from reviewapp.demo.audio import conversation_wav
 from reviewapp.models import Comment, Review, ReviewItem, Role
-from tests.browser.conftest import focus_with_tab
+from tests.browser.conftest import focus_with_tab, wait_until_true
 from tests.factories import category, make_item
 
 PASSWORD = "correct-horse-battery-7"
@@ -33,15 +32,6 @@ def queue(settings, tmp_path):
         item.conversation.audio.save(f"{item.conversation.external_id}.wav", ContentFile(wav))
     category("verbosity", "Verbosity")
     return [first, second, third]
-
-
-def wait_until_true(page, expression: str, timeout_s: float = 10.0) -> None:
-    """Poll a JS expression from Python: the strict CSP forbids the eval that wait_for_function's polling uses."""
-    deadline = time.monotonic() + timeout_s
-    while not page.evaluate(expression):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{expression} never held")
-        page.wait_for_timeout(50)
 
 
 def start_reviewing(page) -> None:

@@ -23,14 +23,20 @@ def commented(make_user):
     return dataset, judge, two
 
 
-def test_lead_rescores_the_turns_commented_with_one_category(page, login, make_user, commented):
+@pytest.fixture
+def sweep_form(page, login, make_user, commented):
+    """A lead on the sweep form, the commented dataset and the judge chosen; the commented agent turn."""
     dataset, judge, two = commented
     make_user("lea", role=Role.LEAD, password=PASSWORD)
     login(page, "lea", PASSWORD)
-
     page.goto(reverse("sweep_new"))
     page.get_by_label("Dataset").select_option(label=dataset.name)
     page.get_by_label(f"conciseness@{judge.version}", exact=False).check()
+    return two
+
+
+def test_lead_rescores_the_turns_commented_with_one_category(page, sweep_form):
+    two = sweep_form
     page.get_by_label("Scope").select_option(label="What reviewers commented on")
     assert two.comments.count() == 1
     page.get_by_label("Category").select_option(label="Gloss")
@@ -45,14 +51,7 @@ def test_lead_rescores_the_turns_commented_with_one_category(page, login, make_u
     expect(page.get_by_text("What reviewers commented on (gloss)")).to_be_visible()
 
 
-def test_an_unreadable_scope_is_said_on_the_form(page, login, make_user, commented):
-    dataset, judge, _ = commented
-    make_user("lea", role=Role.LEAD, password=PASSWORD)
-    login(page, "lea", PASSWORD)
-
-    page.goto(reverse("sweep_new"))
-    page.get_by_label("Dataset").select_option(label=dataset.name)
-    page.get_by_label(f"conciseness@{judge.version}", exact=False).check()
+def test_an_unreadable_scope_is_said_on_the_form(page, sweep_form):
     page.get_by_label("Scope").select_option(label="What moved between two versions")
     page.get_by_label("Moved").fill("1.0")
     with page.expect_navigation():

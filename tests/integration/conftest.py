@@ -13,6 +13,8 @@ Fixtures:
 - `start_llm_worker(env=..., **server_options)`: the worker restarted with its LLM tier pointing at a
   local tests/llm_server.py (run_llm_server's options) and any extra environment; gives (worker,
   server). After the test the worker is restarted without them.
+- `llm_worker`: start_llm_worker's (worker, server) with the server answering well; a test marked
+  `@pytest.mark.llm_server(latency_s=..., env={...})` passes those options.
 """
 
 from __future__ import annotations
@@ -127,3 +129,10 @@ def start_llm_worker(celery_worker_process, monkeypatch):
             for name in names:
                 monkeypatch.delenv(name, raising=False)
             celery_worker_process.restart()
+
+
+@pytest.fixture
+def llm_worker(start_llm_worker, request):
+    """The worker restarted with its LLM tier on a local test server that answers well: (worker, server)."""
+    marker = request.node.get_closest_marker("llm_server")
+    return start_llm_worker(**(marker.kwargs if marker else {}))

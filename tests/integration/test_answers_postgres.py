@@ -29,11 +29,7 @@ EXPECTED = {
 }
 
 
-@pytest.fixture
-def llm_worker(start_llm_worker):
-    return start_llm_worker(behaviour="good", env={"LLM_MAX_ATTEMPTS": "1"})
-
-
+@pytest.mark.llm_server(env={"LLM_MAX_ATTEMPTS": "1"})
 def test_bad_answers_are_unresolved_archived_and_queued_on_postgresql(llm_worker, wait_until):
     worker, _server = llm_worker
     assert connection.vendor == "postgresql"

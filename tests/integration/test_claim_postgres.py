@@ -48,47 +48,58 @@ def reviewers(n: int) -> list:
     return users
 
 
-def test_simultaneous_claims_never_give_one_item_to_two_reviewers():
-    assert connection.vendor == "postgresql", "this test proves the PostgreSQL path (SKIP LOCKED)"
-    assert connection.features.has_select_for_update_skip_locked
-    queue_of(ITEMS)
-    users = reviewers(REVIEWERS)
-    start = threading.Barrier(REVIEWERS)
-    claims: dict[int, list[int]] = {u.pk: [] for u in users}
+def race(users, work, *, timeout: float) -> list[BaseException]:
+    """work(user) for every user, each in its own thread (and database connection), all released at the
+    same instant; what the threads raised."""
+    start = threading.Barrier(len(users))
     errors: list[BaseException] = []
 
-    holders: dict[int, int] = {}
-    guard = threading.Lock()
-
-    def work(user) -> None:
+    def run(user) -> None:
         try:
             start.wait()
-            deadline = time.monotonic() + 90
-            while len(claims[user.pk]) < ITEMS and time.monotonic() < deadline:
-                item = claims_services.item_claim(user=user)
-                if item is None:  # what is left is held by others for now
-                    time.sleep(0.01)
-                    continue
-                with guard:
-                    if item.pk in holders:
-                        raise AssertionError(f"item {item.pk} given to {user.pk} while {holders[item.pk]} holds it")
-                    holders[item.pk] = user.pk
-                claims[user.pk].append(item.pk)
-                # Skipping releases the item for others but never offers it to this reviewer again,
-                # so each reviewer walks the whole queue while racing everyone else for each item.
-                with guard:
-                    del holders[item.pk]
-                reviews.item_skip(item=item, user=user, reason="race")
+            work(user)
         except BaseException as exc:  # reported by the main thread
             errors.append(exc)
         finally:
             connections.close_all()
 
-    threads = [threading.Thread(target=work, args=(u,)) for u in users]
+    threads = [threading.Thread(target=run, args=(u,)) for u in users]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=120)
+        thread.join(timeout=timeout)
+    return errors
+
+
+def test_simultaneous_claims_never_give_one_item_to_two_reviewers():
+    assert connection.vendor == "postgresql", "this test proves the PostgreSQL path (SKIP LOCKED)"
+    assert connection.features.has_select_for_update_skip_locked
+    queue_of(ITEMS)
+    users = reviewers(REVIEWERS)
+    claims: dict[int, list[int]] = {u.pk: [] for u in users}
+
+    holders: dict[int, int] = {}
+    guard = threading.Lock()
+
+    def work(user) -> None:
+        deadline = time.monotonic() + 90
+        while len(claims[user.pk]) < ITEMS and time.monotonic() < deadline:
+            item = claims_services.item_claim(user=user)
+            if item is None:  # what is left is held by others for now
+                time.sleep(0.01)
+                continue
+            with guard:
+                if item.pk in holders:
+                    raise AssertionError(f"item {item.pk} given to {user.pk} while {holders[item.pk]} holds it")
+                holders[item.pk] = user.pk
+            claims[user.pk].append(item.pk)
+            # Skipping releases the item for others but never offers it to this reviewer again,
+            # so each reviewer walks the whole queue while racing everyone else for each item.
+            with guard:
+                del holders[item.pk]
+            reviews.item_skip(item=item, user=user, reason="race")
+
+    errors = race(users, work, timeout=120)
     assert not errors, errors
     # Every reviewer saw every item exactly once, and every claim was audited once.
     for user in users:
@@ -99,21 +110,13 @@ def test_simultaneous_claims_never_give_one_item_to_two_reviewers():
 def test_first_claims_at_the_same_instant_are_all_different():
     queue_of(ITEMS)
     users = reviewers(REVIEWERS)
-    start = threading.Barrier(REVIEWERS)
     got: dict[int, int] = {}
 
     def work(user) -> None:
-        try:
-            start.wait()
-            got[user.pk] = claims_services.item_claim(user=user).pk
-        finally:
-            connections.close_all()
+        got[user.pk] = claims_services.item_claim(user=user).pk
 
-    threads = [threading.Thread(target=work, args=(u,)) for u in users]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    errors = race(users, work, timeout=60)
+    assert not errors, errors
     assert len(got) == REVIEWERS and len(set(got.values())) == REVIEWERS
     held = dict(ReviewItem.objects.filter(claimed_by__isnull=False).values_list("pk", "claimed_by"))
     assert held == {item: user for user, item in got.items()}

@@ -30,13 +30,9 @@ REPO = Path(__file__).resolve().parents[2]
 JUDGE_YAML = REPO / "tests" / "fixtures" / "eva" / "judge.yaml"
 
 
-@pytest.fixture
-def eva_worker(start_llm_worker):
-    return start_llm_worker(behaviour="good", latency_s=0.02)
-
-
-def test_eva_conciseness_over_its_validation_set_on_a_worker(eva_worker, wait_until):
-    worker, server = eva_worker
+@pytest.mark.llm_server(latency_s=0.02)
+def test_eva_conciseness_over_its_validation_set_on_a_worker(llm_worker, wait_until):
+    worker, server = llm_worker
     assert connection.vendor == "postgresql"
     summary = dataset_import(path=CONCISENESS_SET, fmt="eva-validation", dataset_name="eva-conciseness")
     assert summary.labels == 479

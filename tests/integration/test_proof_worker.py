@@ -1,7 +1,6 @@
 """One click to the proof through the real stack: a drafted version and its parent swept by a real Celery
 worker over Redis on PostgreSQL, the openai client talking to tests/llm_server.py, then the comparison."""
 
-import pytest
 from django.db import connection
 
 from reviewapp.judging.tasks.sweeps import sweep_queue
@@ -11,11 +10,6 @@ from reviewapp.quality.selectors.proofs import proof_comparison
 from reviewapp.quality.services.drafts import draft_version_save
 from reviewapp.quality.services.proofs import proof_start
 from tests import scenarios
-
-
-@pytest.fixture
-def llm_worker(start_llm_worker):
-    return start_llm_worker(behaviour="good", latency_s=0.0)
 
 
 def test_the_proof_runs_on_workers_and_compares_on_held_out_gold(llm_worker, wait_until, make_user):

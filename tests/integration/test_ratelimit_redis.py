@@ -51,48 +51,33 @@ def _max_in_window(times: list[float], window: float) -> int:
     return most
 
 
-# One worker process: `threads` threads each take `each` slots, from a common start time, and print
-# the Redis-clock grant times as JSON. Run with `python -c` so a process starts in a fraction of a
-# second (it imports only redis and scoring.ratelimit).
-WORKER = """
-import json, sys, threading, time
-import redis
-from scoring.ratelimit import RedisRateLimiter
-url, key, per_second, threads, each, start_at = sys.argv[1:7]
-limiter = RedisRateLimiter(redis.Redis.from_url(url), key=key, per_second=float(per_second), max_wait_s=60)
-granted, lock = [], threading.Lock()
-def run():
-    for _ in range(int(each)):
-        at = limiter.acquire_at()
-        with lock:
-            granted.append(at)
-time.sleep(max(0.0, float(start_at) - time.time()))
-pool = [threading.Thread(target=run) for _ in range(int(threads))]
-for t in pool:
-    t.start()
-for t in pool:
-    t.join()
-print(json.dumps(granted))
-"""
-
-
-def test_ten_workers_in_five_processes_never_exceed_the_shared_rate(redis_url, key):
-    per_second, processes, threads, each = 40.0, 5, 2, 10  # 100 slots at 40/s: about 2.5 s
-    start_at = time.time() + 3.0  # every process is up by then, so they all compete from the start
+def run_workers(kind: str, redis_url: str, key: str, *, per_second: float, processes: int, threads: int, each: int):
+    """`processes` processes of tests/integration/ratelimit_worker.py on a `kind` limiter ("bucket",
+    "reservoir"), all starting 3 s from now (every process is up by then, so they all compete from the
+    start); the JSON each printed."""
+    start_at = time.time() + 3.0
+    command = [sys.executable, "-m", "tests.integration.ratelimit_worker", kind, redis_url, key]
     workers = [
         subprocess.Popen(
-            [sys.executable, "-c", WORKER, redis_url, key, str(per_second), str(threads), str(each), str(start_at)],
+            [*command, *map(str, (per_second, threads, each, start_at))],
             cwd=harness.PROJECT_DIR,
             stdout=subprocess.PIPE,
             text=True,
         )
         for _ in range(processes)
     ]
-    granted: list[float] = []
+    printed = []
     for worker in workers:
         stdout, _ = worker.communicate(timeout=90)
         assert worker.returncode == 0
-        granted.extend(json.loads(stdout))
+        printed.append(json.loads(stdout))
+    return printed
+
+
+def test_ten_workers_in_five_processes_never_exceed_the_shared_rate(redis_url, key):
+    per_second, processes, threads, each = 40.0, 5, 2, 10  # 100 slots at 40/s: about 2.5 s
+    shape = {"per_second": per_second, "processes": processes, "threads": threads, "each": each}
+    granted = [at for grants in run_workers("bucket", redis_url, key, **shape) for at in grants]
     assert len(granted) == processes * threads * each
     granted.sort()
     # By Redis' clock, which all workers share, no two slots were granted closer than 1/rate.
@@ -211,51 +196,12 @@ def test_llm_client_calls_are_spaced_by_the_shared_limit(redis_url, key):
     assert _max_in_window(arrivals, 0.5) <= 5 + 2
 
 
-# As WORKER, with RedisSlotReservoir; prints the wall-clock moments at which each slot was released
-# (one machine: time.time() is the clock every process shares).
-RESERVOIR_WORKER = """
-import json, sys, threading, time
-import redis
-from scoring.ratelimit_slots import RedisSlotReservoir
-url, key, per_second, threads, each, start_at = sys.argv[1:7]
-limiter = RedisSlotReservoir(redis.Redis.from_url(url), key=key, per_second=float(per_second), max_wait_s=60)
-released, lock = [], threading.Lock()
-def run():
-    for _ in range(int(each)):
-        limiter.acquire()
-        at = time.time()
-        with lock:
-            released.append(at)
-time.sleep(max(0.0, float(start_at) - time.time()))
-pool = [threading.Thread(target=run) for _ in range(int(threads))]
-for t in pool:
-    t.start()
-for t in pool:
-    t.join()
-print(json.dumps({"released": released, "round_trips": limiter.round_trips}))
-"""
-
-
 def test_reserved_slots_hold_the_shared_rate_across_processes_and_use_90_percent_of_it(redis_url, key):
     per_second, processes, threads, each = 200.0, 4, 8, 20  # 640 slots at 200/s: about 3.2 s
-    start_at = time.time() + 3.0
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-c", RESERVOIR_WORKER, redis_url, key, *map(str, (per_second, threads, each, start_at))],
-            cwd=harness.PROJECT_DIR,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(processes)
-    ]
-    released: list[float] = []
-    round_trips = 0
-    for worker in workers:
-        stdout, _ = worker.communicate(timeout=90)
-        assert worker.returncode == 0
-        result = json.loads(stdout)
-        released.extend(result["released"])
-        round_trips += result["round_trips"]
+    shape = {"per_second": per_second, "processes": processes, "threads": threads, "each": each}
+    results = run_workers("reservoir", redis_url, key, **shape)
+    released = [at for result in results for at in result["released"]]
+    round_trips = sum(result["round_trips"] for result in results)
     total = processes * threads * each
     assert len(released) == total
     # A round trip reserves 10 slots (50 ms of the rate), so far fewer trips than slots.

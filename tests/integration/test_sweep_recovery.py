@@ -7,20 +7,14 @@ reconcile task on beat re-sending the chunks of a sweep with no progress.
 """
 
 import time
-from collections import Counter
 
 import pytest
 from django.conf import settings
 from django.db import connection
 
-from reviewapp.judging.services.judges import judge_version_store
-from reviewapp.judging.services.sweeps import sweep_start
-from reviewapp.judging.tasks.sweeps import sweep_queue
-from reviewapp.models import Sweep, Turn, Verdict
-from scoring.specs import load_specs
-from tests.factories import ROOT
+from reviewapp.models import Sweep
 from tests.integration import harness
-from tests.integration.test_sweep_worker import REPEATS, TURNS, VARIANCE_SAMPLE, make_corpus
+from tests.integration.test_sweep_worker import assert_each_owed_verdict_once, kill_mid_sweep, start_sweep
 from tests.llm_server import run_llm_server
 
 
@@ -69,27 +63,9 @@ def test_a_sweep_whose_worker_was_killed_finishes_within_two_minutes_of_a_restar
     assert settings.TRIBUNAL_SWEEP_STALL_SECONDS == 30 and settings.TRIBUNAL_SWEEP_RECONCILE_SECONDS == 15
     assert "CELERY_VISIBILITY_TIMEOUT" not in worker.environment()
 
-    judge = judge_version_store(spec=load_specs(ROOT / "judges" / "conciseness.yaml")[0])
-    dataset = make_corpus()
-    sweep = sweep_start(
-        dataset=dataset,
-        judge_versions=[judge],
-        repeats=REPEATS,
-        variance_sample=VARIANCE_SAMPLE,
-        qa_sample=0,
-        dispatch=sweep_queue,
-    )
-    sampled = set(sweep.params["variance_sample"]["turn"])
-    expected = {(turn_id, 0) for turn_id in Turn.objects.filter(role="agent").values_list("id", flat=True)}
-    expected |= {(turn_id, run) for turn_id in sampled for run in range(1, REPEATS)}
+    judge, sweep, expected = start_sweep(qa_sample=0)
 
-    written_before_kill = wait_until(
-        lambda: Verdict.objects.filter(sweep=sweep).count() >= 40 and Verdict.objects.filter(sweep=sweep).count(),
-        timeout=120,
-        message="the worker to write its first verdicts",
-    )
-    worker.kill()
-    assert written_before_kill < len(expected), "the sweep ended before the worker could be killed"
+    kill_mid_sweep(worker, sweep, expected, written=40, wait_until=wait_until)
     time.sleep(2)
     assert Sweep.objects.get(pk=sweep.pk).status == Sweep.Status.RUNNING
 
@@ -107,10 +83,7 @@ def test_a_sweep_whose_worker_was_killed_finishes_within_two_minutes_of_a_restar
     took = time.monotonic() - back
     sweep.refresh_from_db()
 
-    keys = list(Verdict.objects.filter(sweep=sweep, judge_version=judge).values_list("turn_id", "run_index"))
-    assert [key for key, count in Counter(keys).items() if count > 1] == []
-    assert set(keys) == expected  # every target exactly once, every owed run
-    assert sweep.verdicts_written == len(expected) and sweep.total_targets == TURNS
+    assert_each_owed_verdict_once(sweep, judge, expected)
     # The reconcile task re-sent the chunks the killed worker held.
     assert sweep.params.get("resent_chunks", 0) >= 1, worker.log_tail(60)
     assert "re-sent" in worker.log()

@@ -11,12 +11,10 @@ from collections import Counter
 import pytest
 from django.db import connection
 
-from reviewapp.judging.services.judges import judge_version_store
 from reviewapp.judging.services.sweeps import sweep_start
 from reviewapp.judging.tasks.sweeps import sweep_queue
-from reviewapp.models import Conversation, Dataset, JudgeCall, Sweep, Turn, Verdict
-from scoring.specs import load_specs
-from tests.factories import ROOT
+from reviewapp.models import Conversation, Dataset, JudgeCall, JudgeVersion, Sweep, Turn, Verdict
+from tests.factories import store_judge
 
 TURNS = 300
 REPEATS = 3
@@ -56,38 +54,53 @@ def make_corpus() -> Dataset:
     return dataset
 
 
-@pytest.fixture
-def llm_worker(start_llm_worker):
-    """The worker restarted with the LLM tier pointing at the local test server."""
-    return start_llm_worker(behaviour="good", latency_s=0.05)
-
-
-def test_sweep_survives_a_killed_worker_without_losing_or_doubling_verdicts(llm_worker, wait_until):
-    worker, server = llm_worker
-    assert connection.vendor == "postgresql"
-    judge = judge_version_store(spec=load_specs(ROOT / "judges" / "conciseness.yaml")[0])
-    dataset = make_corpus()
-
+def start_sweep(*, qa_sample: float) -> tuple[JudgeVersion, Sweep, set[tuple[int, int]]]:
+    """The shipped conciseness judge swept over make_corpus() on the worker: (version, sweep, the
+    (turn id, run) pairs it owes: run 0 of every agent turn, every run of the variance sample)."""
+    judge = store_judge("conciseness")
     sweep = sweep_start(
-        dataset=dataset,
+        dataset=make_corpus(),
         judge_versions=[judge],
         repeats=REPEATS,
         variance_sample=VARIANCE_SAMPLE,
-        qa_sample=0.05,
+        qa_sample=qa_sample,
         dispatch=sweep_queue,
     )
     sampled = set(sweep.params["variance_sample"]["turn"])
     assert len(sampled) == round(VARIANCE_SAMPLE * TURNS)
     expected = {(turn_id, 0) for turn_id in Turn.objects.filter(role="agent").values_list("id", flat=True)}
     expected |= {(turn_id, run) for turn_id in sampled for run in range(1, REPEATS)}
+    return judge, sweep, expected
 
+
+def kill_mid_sweep(worker, sweep: Sweep, expected: set, *, written: int, wait_until) -> None:
+    """SIGKILL the worker once it has written `written` verdicts of the sweep, before it wrote them all."""
     written_before_kill = wait_until(
-        lambda: Verdict.objects.filter(sweep=sweep).count() >= 60 and Verdict.objects.filter(sweep=sweep).count(),
+        lambda: Verdict.objects.filter(sweep=sweep).count() >= written and Verdict.objects.filter(sweep=sweep).count(),
         timeout=120,
         message="the worker to write its first verdicts",
     )
     worker.kill()
     assert written_before_kill < len(expected), "the sweep ended before the worker could be killed"
+
+
+def assert_each_owed_verdict_once(sweep: Sweep, judge: JudgeVersion, expected: set) -> None:
+    """Every (target, run) the sweep owes has exactly one verdict of the version, and the sweep counted them."""
+    keys = list(Verdict.objects.filter(sweep=sweep, judge_version=judge).values_list("turn_id", "run_index"))
+    doubled = [key for key, count in Counter(keys).items() if count > 1]
+    assert doubled == []
+    assert set(keys) == expected  # none lost, none extra
+    assert sweep.verdicts_written == len(expected)
+    assert sweep.total_targets == TURNS
+
+
+@pytest.mark.llm_server(latency_s=0.05)
+def test_sweep_survives_a_killed_worker_without_losing_or_doubling_verdicts(llm_worker, wait_until):
+    worker, server = llm_worker
+    assert connection.vendor == "postgresql"
+    judge, sweep, expected = start_sweep(qa_sample=0.05)
+
+    kill_mid_sweep(worker, sweep, expected, written=60, wait_until=wait_until)
     assert Sweep.objects.get(pk=sweep.pk).status == Sweep.Status.RUNNING
     worker.start()
 
@@ -98,12 +111,7 @@ def test_sweep_survives_a_killed_worker_without_losing_or_doubling_verdicts(llm_
     )
     sweep.refresh_from_db()
 
-    keys = list(Verdict.objects.filter(sweep=sweep, judge_version=judge).values_list("turn_id", "run_index"))
-    doubled = [key for key, count in Counter(keys).items() if count > 1]
-    assert doubled == []
-    assert set(keys) == expected  # none lost, none extra
-    assert sweep.verdicts_written == len(expected)
-    assert sweep.total_targets == TURNS
+    assert_each_owed_verdict_once(sweep, judge, expected)
     assert sweep.tier1_resolved == 0 and sweep.escalated == TURNS
 
     verdicts = Verdict.objects.filter(sweep=sweep).select_related("turn", "call")

@@ -15,21 +15,20 @@ import pytest
 from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from reviewapp.models import (
-    Comment,
-    Conversation,
-    Dataset,
-    ExportSnapshot,
-    GoldLabel,
-    Review,
-    ReviewItem,
-    Role,
-    Signature,
-    Sweep,
-    Turn,
-    Verdict,
+from reviewapp.models import Dataset, ExportSnapshot, ReviewItem, Role, Signature, Turn
+from tests.factories import (
+    HTMX,
+    CommentFactory,
+    ConversationFactory,
+    DatasetFactory,
+    GoldLabelFactory,
+    ReviewFactory,
+    ReviewItemFactory,
+    SweepFactory,
+    TurnFactory,
+    VerdictFactory,
+    store_judge,
 )
-from tests.factories import HTMX, store_judge
 
 pytestmark = pytest.mark.django_db
 
@@ -46,58 +45,46 @@ SECRETS_OF_FR_TARGET = (EXPLANATION, GOLD, PEER_COMMENT, PEER_NAME)
 SECRETS_OF_JA = (JA_TEXT, JA_EXPLANATION, JA_COMMENT)
 ALL_SECRETS = (FR_TEXT, *SECRETS_OF_FR_TARGET, *SECRETS_OF_JA)
 
+# Lead-only pages of the improvement loop, the call archive and browser imports: ids no row has (a 403
+# or 404 must leak nothing either).
+MISSING_IDS = dict.fromkeys(("case_id", "proof_id", "call_id", "replay_id", "job_id"), 999_999)
 
-def _conversation(dataset: Dataset, language: str, text: str, external_id: str) -> tuple[Conversation, Turn]:
-    conversation = Conversation.objects.create(dataset=dataset, external_id=external_id, language=language)
-    Turn.objects.create(conversation=conversation, position=0, role="user", text="Bonjour / こんにちは")
-    turn = Turn.objects.create(conversation=conversation, position=1, role="agent", text=text)
-    return conversation, turn
+
+def _agent_turn(dataset: Dataset, language: str, text: str, external_id: str) -> Turn:
+    """A conversation: a user greeting, then the agent turn `text` (returned)."""
+    conversation = ConversationFactory(dataset=dataset, external_id=external_id, language=language)
+    TurnFactory(conversation=conversation, position=0, role=Turn.Role.USER, text="Bonjour / こんにちは")
+    return TurnFactory(conversation=conversation, position=1, text=text)
 
 
 @pytest.fixture
 def world(make_user):
     version = store_judge("conciseness")  # the shipped spec, so lead pages that read it render
     judge = version.judge
-    blind = Dataset.objects.create(name="blind-fr", kind=Dataset.Kind.REVIEW, blind_review=True, reviews_required=2)
-    other = Dataset.objects.create(name="set-ja", kind=Dataset.Kind.REVIEW, blind_review=True)
-    fr_conv, fr_turn = _conversation(blind, "fr", FR_TEXT, "fr-1")
-    ja_conv, ja_turn = _conversation(other, "ja", JA_TEXT, "ja-1")
-    sweep = Sweep.objects.create(kind=Sweep.Kind.IMPORT, dataset=blind, status=Sweep.Status.DONE, language="fr")
-    ja_sweep = Sweep.objects.create(kind=Sweep.Kind.IMPORT, dataset=other, status=Sweep.Status.DONE, language="ja")
-    for conv, turn, why, on in ((fr_conv, fr_turn, EXPLANATION, sweep), (ja_conv, ja_turn, JA_EXPLANATION, ja_sweep)):
-        Verdict.objects.create(
-            sweep=on,
-            judge_version=version,
-            conversation=conv,
-            turn=turn,
-            tier=Verdict.Tier.IMPORTED,
-            status=Verdict.Status.RESOLVED,
-            rating=2,
-            explanation=why,
-        )
-        GoldLabel.objects.create(
-            judge=judge, conversation=conv, turn=turn, source=GoldLabel.Source.IMPORTED, rating=3, label=GOLD
-        )
-    fr_item = ReviewItem.objects.create(
+    blind = DatasetFactory(name="blind-fr", kind=Dataset.Kind.REVIEW, blind_review=True, reviews_required=2)
+    other = DatasetFactory(name="set-ja", kind=Dataset.Kind.REVIEW, blind_review=True)
+    fr_turn = _agent_turn(blind, "fr", FR_TEXT, "fr-1")
+    ja_turn = _agent_turn(other, "ja", JA_TEXT, "ja-1")
+    sweep = SweepFactory(dataset=blind, language="fr")
+    ja_sweep = SweepFactory(dataset=other, language="ja")
+    for turn, why, on in ((fr_turn, EXPLANATION, sweep), (ja_turn, JA_EXPLANATION, ja_sweep)):
+        VerdictFactory(sweep=on, judge_version=version, turn=turn, rating=2, explanation=why)
+        GoldLabelFactory(judge=judge, turn=turn, rating=3, label=GOLD)
+    fr_item = ReviewItemFactory(
         judge=judge,
-        conversation=fr_conv,
         turn=fr_turn,
-        dataset=blind,
-        language="fr",
         reasons=[ReviewItem.Reason.QA_SAMPLE],
         reviews_required=3,
         status=ReviewItem.Status.IN_REVIEW,
     )
-    ja_item = ReviewItem.objects.create(
-        judge=judge, conversation=ja_conv, turn=ja_turn, dataset=other, language="ja", reasons=["unresolved"]
-    )
+    ja_item = ReviewItemFactory(judge=judge, turn=ja_turn, reasons=["unresolved"])
     peer = make_user(PEER_NAME, languages=["fr"])
     labelled = make_user("fr-labelled", languages=["fr"])
     for who in (peer, labelled):
-        Review.objects.create(item=fr_item, reviewer=who, rating=3, comment=PEER_COMMENT if who == peer else "ok")
-    peer_comment = Comment.objects.create(turn=fr_turn, author=peer, body=PEER_COMMENT)
+        ReviewFactory(item=fr_item, reviewer=who, rating=3, comment=PEER_COMMENT if who == peer else "ok")
+    peer_comment = CommentFactory(turn=fr_turn, author=peer, body=PEER_COMMENT)
     ja_author = make_user("ja-author", languages=["ja"])
-    ja_comment = Comment.objects.create(turn=ja_turn, author=ja_author, body=JA_COMMENT)
+    ja_comment = CommentFactory(turn=ja_turn, author=ja_author, body=JA_COMMENT)
     lead = make_user("lead", role=Role.LEAD)
     signature = Signature.objects.create(judge=judge, language="ja", intent="greeting", pattern="JATRANSCRIPT")
     signature.evidence.set([ja_turn])
@@ -112,47 +99,28 @@ def world(make_user):
     }
     users["admin"].is_staff = users["admin"].is_superuser = True
     users["admin"].save()
+    both = {
+        "snapshot_id": snapshot.pk,
+        "signature_id": signature.pk,
+        "judge_slug": judge.slug,
+        "version_id": version.pk,
+        **MISSING_IDS,
+    }
     scenes = {
-        "fr": {
-            "conversation_id": fr_conv.pk,
-            "turn_id": fr_turn.pk,
-            "item_id": fr_item.pk,
-            "dataset_id": blind.pk,
-            "comment_id": peer_comment.pk,
-            "user_id": peer.pk,
-            "sweep_id": sweep.pk,
-            "snapshot_id": snapshot.pk,
-            "signature_id": signature.pk,
-            "judge_slug": judge.slug,
-            "version_id": version.pk,
-            # Lead-only pages of the improvement loop: ids no row has (a 403 or 404 must leak nothing either).
-            "case_id": 999_999,
-            "proof_id": 999_999,
-            # Lead-only pages of the call archive and browser imports, likewise.
-            "call_id": 999_999,
-            "replay_id": 999_999,
-            "job_id": 999_999,
-        },
-        "ja": {
-            "conversation_id": ja_conv.pk,
-            "turn_id": ja_turn.pk,
-            "item_id": ja_item.pk,
-            "dataset_id": other.pk,
-            "comment_id": ja_comment.pk,
-            "user_id": ja_author.pk,
-            "sweep_id": ja_sweep.pk,
-            "snapshot_id": snapshot.pk,
-            "signature_id": signature.pk,
-            "judge_slug": judge.slug,
-            "version_id": version.pk,
-            # Lead-only pages of the improvement loop: ids no row has (a 403 or 404 must leak nothing either).
-            "case_id": 999_999,
-            "proof_id": 999_999,
-            # Lead-only pages of the call archive and browser imports, likewise.
-            "call_id": 999_999,
-            "replay_id": 999_999,
-            "job_id": 999_999,
-        },
+        name: {
+            "conversation_id": turn.conversation_id,
+            "turn_id": turn.pk,
+            "item_id": item.pk,
+            "dataset_id": dataset.pk,
+            "comment_id": comment.pk,
+            "user_id": comment.author_id,
+            "sweep_id": on.pk,
+            **both,
+        }
+        for name, turn, item, dataset, comment, on in (
+            ("fr", fr_turn, fr_item, blind, peer_comment, sweep),
+            ("ja", ja_turn, ja_item, other, ja_comment, ja_sweep),
+        )
     }
     return users, scenes
 
