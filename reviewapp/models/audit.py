@@ -1,6 +1,8 @@
 from django.conf import settings
 from django.db import models
 
+from reviewapp.models import choices
+
 
 class AuditEvent(models.Model):
     """Who changed what, before and after."""
@@ -24,11 +26,7 @@ class AuditEvent(models.Model):
 class ExportSnapshot(models.Model):
     """A versioned, immutable validation dataset file with its provenance."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = choices.ExportSnapshotStatus
 
     name = models.CharField(max_length=200)
     version = models.PositiveIntegerField()

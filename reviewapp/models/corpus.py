@@ -1,14 +1,12 @@
 from django.db import models
 
+from reviewapp.models import choices
+
 
 class Dataset(models.Model):
     """A named import: an agent run, a validation set, a review set."""
 
-    class Kind(models.TextChoices):
-        RUN = "run", "Agent run"
-        VALIDATION = "validation", "Validation set"
-        REVIEW = "review", "Review set"
-        DEMO = "demo", "Demo"
+    Kind = choices.DatasetKind
 
     name = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.RUN)
@@ -47,12 +45,7 @@ class Conversation(models.Model):
 
 
 class Turn(models.Model):
-    class Role(models.TextChoices):
-        USER = "user", "User"
-        AGENT = "agent", "Agent"
-        TOOL_CALL = "tool_call", "Tool call"
-        TOOL_RESPONSE = "tool_response", "Tool response"
-        SYSTEM = "system", "System"
+    Role = choices.TurnRole
 
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
     position = models.PositiveIntegerField()

@@ -1,19 +1,14 @@
 from django.conf import settings
 from django.db import models
 
+from reviewapp.models import choices
+
 
 class ImportJob(models.Model):
     """An import started from the browser, run on a worker; its progress and outcome for the page to poll."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Waiting for a worker"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Refused"
-
-    class Source(models.TextChoices):
-        UPLOAD = "upload", "Uploaded file"
-        PATH = "path", "Server path"
+    Status = choices.ImportJobStatus
+    Source = choices.ImportJobSource
 
     source_kind = models.CharField(max_length=16, choices=Source.choices)
     source = models.CharField(max_length=500, help_text="The uploaded file's name or the server path given.")
@@ -47,10 +42,7 @@ class ImportJob(models.Model):
 class CallReplay(models.Model):
     """An archived judge call sent again through the same client, kept beside the original."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Waiting for a worker"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+    Status = choices.CallReplayStatus
 
     call = models.ForeignKey("reviewapp.JudgeCall", on_delete=models.CASCADE, related_name="replays")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)

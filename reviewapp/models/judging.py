@@ -2,19 +2,13 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from reviewapp.models import choices
 from reviewapp.models.values import LabelValue
 
 
 class Judge(models.Model):
-    class Level(models.TextChoices):
-        TURN = "turn", "Turn"
-        CONVERSATION = "conversation", "Conversation"
-
-    class Scale(models.TextChoices):
-        BINARY = "binary", "Binary 0/1"
-        ORDINAL = "ordinal", "Ordinal"
-        WEIGHTED = "weighted", "Weighted sub-metrics 0-100"
-        RUBRIC = "rubric", "Rubric criteria"
+    Level = choices.JudgeLevel
+    Scale = choices.JudgeScale
 
     slug = models.SlugField(max_length=100, unique=True)
     name = models.CharField(max_length=200, blank=True)
@@ -53,10 +47,7 @@ class JudgeVersion(models.Model):
 class Signature(LabelValue):
     """A tier-1 rule: a pattern in one language that gives a judge label without an LLM call."""
 
-    class Kind(models.TextChoices):
-        SUBSTRING = "substring", "Substring"
-        STEM = "stem", "Stem"
-        REGEX = "regex", "Regular expression"
+    Kind = choices.SignatureKind
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="signatures")
     language = models.CharField(max_length=35)
@@ -86,16 +77,8 @@ class Signature(LabelValue):
 class Sweep(models.Model):
     """A scoring run over a set of turns with a set of judge versions (or an import of verdicts)."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending", "Pending"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
-
-    class Kind(models.TextChoices):
-        SWEEP = "sweep", "Sweep"
-        IMPORT = "import", "Imported verdicts"
+    Status = choices.SweepStatus
+    Kind = choices.SweepKind
 
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.SWEEP)
     name = models.CharField(max_length=200, blank=True)
@@ -174,18 +157,8 @@ class JudgeCall(models.Model):
 
 
 class Verdict(LabelValue):
-    class Tier(models.TextChoices):
-        SIGNATURE = "signature", "Signature (tier 1)"
-        LLM = "llm", "LLM (tier 2)"
-        IMPORTED = "imported", "Imported"
-
-    class Status(models.TextChoices):
-        RESOLVED = "resolved", "Resolved"
-        UNRESOLVED = "unresolved", "Unresolved"
-        ERROR = "error", "Error"
-        # A per-turn judge that gave this turn a null rating (EVA: "not applicable"): not a decision,
-        # not a failure to decide; left out of every figure and of triage.
-        NOT_RATED = "not_rated", "Not rated"
+    Tier = choices.VerdictTier
+    Status = choices.VerdictStatus
 
     sweep = models.ForeignKey(Sweep, on_delete=models.CASCADE, related_name="verdicts")
     judge_version = models.ForeignKey(JudgeVersion, on_delete=models.CASCADE, related_name="verdicts")

@@ -5,6 +5,8 @@ that prove it against the version it replaces."""
 from django.conf import settings
 from django.db import models
 
+from reviewapp.models import choices
+
 
 class EdgeCase(models.Model):
     """A case a rubric says the judge must handle, with the criteria it tests and an optional tagging rule."""
@@ -28,9 +30,7 @@ class EdgeCase(models.Model):
 
 
 class EdgeCaseTag(models.Model):
-    class Source(models.TextChoices):
-        RULE = "rule", "Matched the case's pattern"
-        HAND = "hand", "Tagged by hand"
+    Source = choices.EdgeCaseTagSource
 
     edge_case = models.ForeignKey(EdgeCase, on_delete=models.CASCADE, related_name="tags")
     conversation = models.ForeignKey("reviewapp.Conversation", on_delete=models.CASCADE, related_name="edge_case_tags")

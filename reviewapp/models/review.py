@@ -2,6 +2,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from reviewapp.models import choices
 from reviewapp.models.values import LabelValue
 
 
@@ -24,10 +25,7 @@ class Category(models.Model):
 class GoldLabel(LabelValue):
     """The label a turn or conversation should get from a judge, and where that truth came from."""
 
-    class Source(models.TextChoices):
-        IMPORTED = "imported", "Imported human label"
-        ADJUDICATED = "adjudicated", "Adjudicated by a lead"
-        UNANIMOUS = "unanimous", "Unanimous reviews"
+    Source = choices.GoldLabelSource
 
     judge = models.ForeignKey("reviewapp.Judge", on_delete=models.CASCADE, related_name="gold_labels")
     conversation = models.ForeignKey("reviewapp.Conversation", on_delete=models.CASCADE, related_name="gold_labels")
@@ -64,22 +62,8 @@ GOLD_SOURCE_ORDER = (GoldLabel.Source.ADJUDICATED, GoldLabel.Source.UNANIMOUS, G
 class ReviewItem(models.Model):
     """A turn (or conversation) and judge that needs people."""
 
-    class Status(models.TextChoices):
-        OPEN = "open", "Open"
-        IN_REVIEW = "in_review", "In review"
-        AWAITING_ADJUDICATION = "awaiting_adjudication", "Awaiting adjudication"
-        CLOSED = "closed", "Closed"
-
-    class Reason(models.TextChoices):
-        UNRESOLVED = "unresolved", "Unresolved"
-        RUNS_DISAGREE = "runs_disagree", "Runs disagree"
-        JUDGES_DISAGREE = "judges_disagree", "Judges disagree"
-        UNCERTAIN = "uncertain", "Uncertain answer"
-        QA_SAMPLE = "qa_sample", "QA sample"
-        VERSION_MOVED = "version_moved", "Version moved"
-        HIGH_VARIANCE = "high_variance", "High run-to-run variance"
-        GOLD_DISAGREES = "gold_disagrees", "Judge differs from gold"
-        IMPORTED = "imported", "Imported for review"
+    Status = choices.ReviewItemStatus
+    Reason = choices.ReviewItemReason
 
     judge = models.ForeignKey("reviewapp.Judge", on_delete=models.CASCADE, related_name="review_items")
     conversation = models.ForeignKey("reviewapp.Conversation", on_delete=models.CASCADE, related_name="review_items")

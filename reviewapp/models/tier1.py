@@ -7,15 +7,11 @@ traced to the exact rule that gave them even after the signature changed.
 from django.conf import settings
 from django.db import models
 
+from reviewapp.models import choices
+
 
 class SignatureVersion(models.Model):
-    class Change(models.TextChoices):
-        CREATED = "created", "Created"
-        EDITED = "edited", "Edited"
-        SWITCHED_OFF = "switched_off", "Switched off"
-        SWITCHED_ON = "switched_on", "Switched on"
-        SUSPENDED = "suspended", "Suspended (contradicts gold)"
-        REINSTATED = "reinstated", "Reinstated (agrees with gold again)"
+    Change = choices.SignatureVersionChange
 
     signature = models.ForeignKey("reviewapp.Signature", on_delete=models.CASCADE, related_name="versions")
     version = models.PositiveIntegerField()
