@@ -9,7 +9,8 @@ import pytest
 
 from scoring.llm import LLMClient, LLMReply, is_retryable, reply_from_completion, retry_after_seconds
 from scoring.ratelimit import ModelRateLimits, RateLimitTimeout
-from tests.llm_server import good_rating, run_llm_server
+from tests.llm_answers import good_rating
+from tests.llm_server import run_llm_server
 
 
 class CountingLimiter:

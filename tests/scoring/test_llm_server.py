@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_server import BEHAVIOURS, HTML_BODY, good_rating, run_llm_server
+from tests.llm_answers import good_rating
+from tests.llm_server import BEHAVIOURS, HTML_BODY, run_llm_server
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 
@@ -164,7 +165,7 @@ def test_good_answers_fit_every_shipped_judge_so_the_local_endpoint_resolves():
 
     from scoring.parsing import parse_answer
     from scoring.specs import load_specs
-    from tests.llm_server import good_answer
+    from tests.llm_answers import good_answer
 
     root = Path(__file__).resolve().parents[2]
     specs = {spec.key: spec for spec in load_specs(root / "judges")}

@@ -72,3 +72,15 @@ def conciseness_report() -> dict:
         stdout=out,
     )
     return json.loads(out.getvalue())
+
+
+FIXTURES = REPO / "tests" / "fixtures" / "eva"
+JUDGE_YAML = FIXTURES / "judge.yaml"
+JUDGE_YAML_OLD = FIXTURES / "judge.dcb3750b.yaml"
+RUN_RECORDS = REPO / ".." / "shared" / "data" / "eva" / "tests" / "artifacts" / "records"
+
+
+def load(path, label):
+    out = StringIO()
+    call_command("load_judges", str(path), "--version", label, stdout=out)
+    return out.getvalue()

@@ -156,7 +156,7 @@ def test_an_eva_listening_judge_rating_every_turn_hears_the_rated_speakers_turns
     from reviewapp.models import Dataset, JudgeVersion
     from scoring.audio import JOIN_PAUSE_MS
     from tests.reviewapp.corpus.audio_support import eva_record_with_audio
-    from tests.reviewapp.judging.test_eva_sweeps import JUDGE_YAML, load
+    from tests.reviewapp.judging.eva_support import JUDGE_YAML, load
 
     settings.MEDIA_ROOT = tmp_path / "media"
     folder = eva_record_with_audio(tmp_path)
@@ -193,7 +193,7 @@ def test_an_eva_listening_judge_rating_every_turn_hears_the_rated_speakers_turns
 def test_an_eva_listening_judge_with_no_recording_sends_nothing_and_leaves_every_turn_unresolved(endpoint, run_sweep):
     from reviewapp.corpus.services.imports import dataset_import
     from reviewapp.models import Dataset, JudgeVersion
-    from tests.reviewapp.judging.test_eva_sweeps import JUDGE_YAML, RUN_RECORDS, load
+    from tests.reviewapp.judging.eva_support import JUDGE_YAML, RUN_RECORDS, load
 
     dataset_import(path=RUN_RECORDS, fmt="eva-run", dataset_name="eva-silent")
     load(JUDGE_YAML, "eva-997ae97")

@@ -13,7 +13,8 @@ from reviewapp.models import Judge, JudgeCall, JudgeVersion, PromptText, Sweep
 from scoring.llm import LLMClient, LLMReply
 from scoring.ratelimit import LocalRateLimiter
 from scoring.ratelimit_slots import RedisSlotReservoir
-from tests.llm_server import good_answer, run_llm_server
+from tests.llm_answers import good_answer
+from tests.llm_server import run_llm_server
 
 pytestmark = pytest.mark.django_db
 

@@ -2,14 +2,11 @@
 local endpoint answering as EVA's judges do (the real openai client over HTTP, Celery eager, SQLite)."""
 
 import json
-import re
 from io import StringIO
-from pathlib import Path
 
 import pytest
 import yaml
 from django.core.management import CommandError, call_command
-from django.urls import reverse
 from sklearn.metrics import accuracy_score, f1_score
 
 from reviewapp.corpus.services.imports import dataset_import
@@ -18,36 +15,19 @@ from reviewapp.judging.services import sweep_scope
 from reviewapp.judging.services.sweeps import SweepError
 from reviewapp.models import Comment, GoldLabel, Judge, JudgeCall, JudgeVersion, Turn, Verdict
 from scoring import eva, eva_variables
-from scoring.llm import LLMClient
-from tests.llm_server import run_llm_server
 from tests.reviewapp.judging.eva_support import (
-    CONCISENESS_SET,
+    FIXTURES,
+    JUDGE_YAML,
+    JUDGE_YAML_OLD,
     conciseness_report,
     eva_turn_of_agent_position,
     gold_and_predicted,
+    load,
     ratings_given,
     ratings_stored,
 )
 
-REPO = Path(__file__).resolve().parents[3]
-FIXTURES = REPO / "tests" / "fixtures" / "eva"
-JUDGE_YAML = FIXTURES / "judge.yaml"
-JUDGE_YAML_OLD = FIXTURES / "judge.dcb3750b.yaml"
-
 pytestmark = pytest.mark.django_db
-
-
-def load(path, label):
-    out = StringIO()
-    call_command("load_judges", str(path), "--version", label, stdout=out)
-    return out.getvalue()
-
-
-@pytest.fixture
-def conciseness_set():
-    summary = dataset_import(path=CONCISENESS_SET, fmt="eva-validation", dataset_name="eva-conciseness")
-    assert summary.labels == 479
-    return summary
 
 
 def test_conciseness_sweep_stores_one_turn_verdict_per_gold_turn_with_the_rating_the_endpoint_gave(
@@ -144,22 +124,6 @@ def test_an_ordinal_judge_with_no_known_scale_cannot_be_swept(conciseness_set, r
         run_sweep(dataset=dataset, judge_versions=[version])
     with pytest.raises(CommandError, match="no version that can run"):
         call_command("sweep", "--dataset", dataset.name, "--judge", version.judge.slug, "--eager")
-
-
-@pytest.fixture
-def unbounded_version():
-    """Version v1 of a turn judge scaled 1..5 whose spec gives no bounds of its own."""
-    judge = Judge.objects.create(slug="bounded", level="turn", scale="ordinal", scale_min=1, scale_max=5)
-    spec = {
-        "slug": "bounded",
-        "version": "v1",
-        "level": "turn",
-        "scale": "ordinal",
-        "scale_min": None,
-        "scale_max": None,
-        "user_template": "Rate {turn_text}",
-    }
-    return JudgeVersion.objects.create(judge=judge, version="v1", spec=spec, spec_hash="2" * 64)
 
 
 def test_a_tribunal_spec_without_bounds_takes_them_from_its_judge(unbounded_version):
@@ -275,20 +239,6 @@ def test_key_entity_gold_is_imported_under_the_judge_name_and_the_judge_gets_exp
     assert all(v.sub_scores.keys() == {"entity_accuracy"} for v in resolved)
 
 
-@pytest.fixture
-def commented(conciseness_set, django_user_model):
-    """EVA's conciseness judge loaded, and a comment on every agent turn of the set's first conversation:
-    (version, conversation, its agent turns)."""
-    load(JUDGE_YAML, "eva-997ae97")
-    version = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
-    conversation = GoldLabel.objects.first().conversation
-    author = django_user_model.objects.create_user("reviewer")
-    agent_turns = list(conversation.turns.filter(role="agent").order_by("position"))
-    for turn in agent_turns:
-        Comment.objects.create(turn=turn, author=author, body="look")
-    return version, conversation, agent_turns
-
-
 def test_replay_of_a_per_turn_call_shows_each_turn_archived_and_new(commented, endpoint, run_sweep):
     version, conversation, agent_turns = commented
     run_sweep(dataset=conversation.dataset, judge_versions=[version], scope=sweep_scope.scope_parse("commented"))
@@ -306,199 +256,3 @@ def test_replay_of_a_per_turn_call_shows_each_turn_archived_and_new(commented, e
         line = next(line for line in text.splitlines() if line.strip().startswith(f"{turn_id} "))
         assert line.split()[1] == str(archived[turn_id])
         assert "rating 42 is outside the scale 1..3" in line and line.endswith("<- moved")
-
-
-RUN_RECORDS = REPO / ".." / "shared" / "data" / "eva" / "tests" / "artifacts" / "records"
-
-
-def test_an_imported_eva_run_renders_the_trace_exactly_as_eva_formats_its_own_conversation_trace():
-    from reviewapp.judging.services import judge_inputs
-    from reviewapp.models import Conversation
-
-    dataset_import(path=RUN_RECORDS, fmt="eva-run", dataset_name="eva-run")
-    conversation = Conversation.objects.get(external_id="1.1.2")
-    turns = list(conversation.turns.order_by("position"))
-    context = json.loads((RUN_RECORDS / "1.1.2" / "expected_processor_context.json").read_text(encoding="utf-8"))
-
-    record = judge_inputs.eva_record(conversation, turns)
-    values, missing = eva_variables.build_variables("conciseness", ["conversation_turns"], record)
-    _, faithfulness_missing = eva_variables.build_variables(
-        "faithfulness", ["conversation_trace", "current_date_time", "agent_role"], record
-    )
-
-    assert missing == []
-    assert values["conversation_turns"] == eva_variables.format_transcript_with_tools(context["conversation_trace"])
-    # EVA numbers the greeting 0 and user turn k with the assistant's answer to it: both roles share ids.
-    assert record.turn_ids(eva.AGENT) == sorted(int(k) for k in context["intended_assistant_turns"])
-    assert record.turn_ids(eva.USER) == sorted(int(k) for k in context["transcribed_user_turns"])
-    assert record.speech(eva.USER, "intended") == {int(k): v for k, v in context["intended_user_turns"].items()}
-    # The run record holds no agent config and no date: named, never invented.
-    assert faithfulness_missing == ["current_date_time", "agent_role"]
-
-
-def test_a_judge_at_another_grain_is_refused_whole_and_only_loads_the_rest():
-    call_command("load_judges", str(REPO / "judges"), stdout=StringIO())  # Tribunal's faithfulness is turn-level
-    before = JudgeVersion.objects.count()
-
-    with pytest.raises(
-        CommandError, match="judge faithfulness is stored turn-level on the ordinal scale, but faithfulness@eva-997ae97"
-    ):
-        load(JUDGE_YAML, "eva-997ae97")
-    assert JudgeVersion.objects.count() == before
-
-    out = StringIO()
-    call_command(
-        "load_judges", str(JUDGE_YAML), "--version", "eva-997ae97", "--only", "conciseness,speakability", stdout=out
-    )
-    assert set(JudgeVersion.objects.filter(version="eva-997ae97").values_list("judge__slug", flat=True)) == {
-        "conciseness",
-        "speakability",
-    }
-    with pytest.raises(CommandError, match="has no judge nope"):
-        call_command("load_judges", str(JUDGE_YAML), "--only", "nope")
-
-
-@pytest.mark.django_db(transaction=True)
-def test_faithfulness_over_an_eva_run_takes_the_agent_config_and_the_dataset_date_from_the_command_line(endpoint):
-    dataset_import(path=RUN_RECORDS, fmt="eva-run", dataset_name="eva-run")
-    load(JUDGE_YAML, "eva-997ae97")
-    base = ["sweep", "--dataset", "eva-run", "--judge", "faithfulness@eva-997ae97", "--eager", "--qa-sample", "0"]
-
-    with pytest.raises(CommandError, match=r"current_date_time \(missing in every record\)"):
-        call_command(*base, "--eva-agent", str(FIXTURES / "airline_agent.yaml"), stdout=StringIO(), stderr=StringIO())
-    assert endpoint.requests == []
-
-    out = StringIO()
-    call_command(
-        *base,
-        "--eva-agent",
-        str(FIXTURES / "airline_agent.yaml"),
-        "--eva-dataset",
-        str(FIXTURES / "airline_dataset.1.1.2.json"),
-        stdout=out,
-        stderr=StringIO(),
-    )
-
-    result = json.loads(out.getvalue().strip().splitlines()[-1])
-    assert (result["status"], result["verdicts"], result["unresolved"]) == ("done", 1, 0)
-    (prompt,) = [r["messages"][-1]["content"] for r in endpoint.requests]
-    assert "2026-03-17 10:45 CST" in prompt
-    assert "You are a voice agent for SkyWay Airlines" in prompt
-    context = json.loads((RUN_RECORDS / "1.1.2" / "expected_processor_context.json").read_text(encoding="utf-8"))
-    assert eva_variables.format_transcript_with_tools(context["conversation_trace"]) in prompt
-
-
-def test_a_turn_the_judge_did_not_rate_is_left_out_of_the_gate_and_the_queue(commented, monkeypatch, run_sweep):
-    from reviewapp.judging.selectors import sweeps as sweep_selectors
-    from reviewapp.models import ReviewItem
-
-    def answer(body):
-        prompt = body["messages"][-1]["content"]
-        turn_ids = [int(t) for t in re.findall(r"^Turn (\d+):", prompt, re.MULTILINE)]
-        return json.dumps([{"turn_id": t, "rating": None if t == 1 else 3, "failure_modes": []} for t in turn_ids])
-
-    version, conversation, agent_turns = commented
-    with run_llm_server(responder=answer) as server:
-        client = LLMClient(base_url=server.base_url, api_key="test", timeout_s=10, max_attempts=1)
-        monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: client)
-        sweep = run_sweep(
-            dataset=conversation.dataset,
-            judge_versions=[version],
-            scope=sweep_scope.scope_parse("commented"),
-            qa_sample=0,
-        )
-
-    statuses = dict(Verdict.objects.filter(sweep=sweep).values_list("turn__position", "status"))
-    assert statuses[2] == Verdict.Status.NOT_RATED  # agent turn 2 answers user turn 1: EVA turn 1
-    assert set(statuses.values()) == {Verdict.Status.NOT_RATED, Verdict.Status.RESOLVED}
-    assert sweep.unresolved == 0
-    (row,) = sweep_selectors.gate_report(sweep=sweep, overrides={}).rows
-    assert (row.targets, row.unresolved) == (len(agent_turns) - 1, 0)
-    assert not ReviewItem.objects.filter(turn__position=2, turn__conversation=conversation).exists()
-
-
-def test_a_tribunal_judge_without_bounds_in_its_spec_never_stores_an_answer_outside_its_judges_scale(
-    monkeypatch, run_sweep, unbounded_version
-):
-    from tests.factories import dataset_of_calls
-    from tests.fake_llms import ScriptedLLM
-
-    monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: ScriptedLLM())
-    dataset = dataset_of_calls("bounds", {"c1": ("en", ["Fine [[r=4]]"]), "c2": ("en", ["Far out [[oob]]"])})
-
-    sweep = run_sweep(dataset=dataset, judge_versions=[unbounded_version], qa_sample=0)
-
-    verdicts = {v.turn.text: v for v in Verdict.objects.filter(sweep=sweep).select_related("turn")}
-    assert (verdicts["Fine [[r=4]]"].status, verdicts["Fine [[r=4]]"].rating) == ("resolved", 4.0)
-    far = verdicts["Far out [[oob]]"]  # the scripted judge answers 9
-    assert (far.status, far.rating) == ("unresolved", None)
-    assert "outside the scale 1..5" in far.explanation
-
-
-def test_an_eva_audio_judge_cannot_run_without_the_audio_its_answer_rates():
-    load(JUDGE_YAML, "eva-997ae97")
-    version = JudgeVersion.objects.get(judge__slug="tts_fidelity", version="eva-997ae97")
-    assert version.spec["needs_audio"] is True
-
-    # Loaded from judge.yaml it listens, so it runs (its calls carry the audio: test_audio_judges).
-    assert judges_service.runnable_spec(version).needs_audio
-
-    # The same spec told it sends no audio at all is refused for that reason.
-    deaf = dict(version.spec)
-    del deaf["needs_audio"]
-    version.spec = deaf
-    with pytest.raises(judges_service.JudgeNotRunnable, match="listens to the audio, and this spec sends none"):
-        judges_service.runnable_spec(version)
-
-
-def test_the_commented_set_rescored_at_two_revisions_shows_its_movement_against_a_rerun(
-    conciseness_set, endpoint, run_sweep, client, make_user
-):
-    load(JUDGE_YAML_OLD, "eva-dcb3750b")
-    load(JUDGE_YAML, "eva-997ae97")
-    before = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-dcb3750b")
-    after = JudgeVersion.objects.get(judge__slug="conciseness", version="eva-997ae97")
-    dataset = GoldLabel.objects.first().conversation.dataset
-    author = make_user("rita", languages=["en"])
-    commented = list(Turn.objects.filter(role="agent").order_by("id")[:40])
-    for turn in commented:
-        Comment.objects.create(turn=turn, author=author, body="look")
-    scope = sweep_scope.scope_parse("commented")
-
-    first = run_sweep(
-        dataset=dataset, judge_versions=[before], scope=scope, repeats=2, variance_sample=1.0, qa_sample=0
-    )
-    second = run_sweep(dataset=dataset, judge_versions=[after], scope=scope, qa_sample=0)
-
-    assert first.verdicts_written == 2 * len(commented) and second.verdicts_written == len(commented)
-    client.force_login(make_user("lea", role="lead"))
-    page = client.get(
-        reverse("compare_versions", args=["conciseness"]), {"a": "eva-dcb3750b", "b": "eva-997ae97"}
-    ).content.decode()
-    # The two revisions' prompts differ, so the endpoint's hashed ratings move some turns; the rerun of A
-    # is the same prompt, so it never moves: the noise baseline the page compares against.
-    moved = sum(
-        a != b
-        for a, b in zip(
-            Verdict.objects.filter(sweep=first, run_index=0).order_by("turn_id").values_list("rating", flat=True),
-            Verdict.objects.filter(sweep=second).order_by("turn_id").values_list("rating", flat=True),
-            strict=True,
-        )
-    )
-    assert moved > 0
-    noise = re.search(r"Noise: (\d+) of (\d+) moved on a rerun of A", page)
-    assert noise is not None and noise.group(1) == "0" and int(noise.group(2)) > 0, noise
-    assert "eva-997ae97 moves more than noise" in page
-
-
-def test_an_eva_judge_renders_one_prompt_per_conversation_in_eva_format():
-    from reviewapp.judging.services import judge_inputs
-    from scoring.specs import load_specs
-
-    (spec,) = [s for s in load_specs(JUDGE_YAML) if s.slug == "conciseness"]
-    conversation, turns = judge_inputs.sample_conversations()[0]
-
-    (prompt,) = judge_inputs.render_target_prompts(spec, conversation, turns)
-
-    assert prompt["target"] == "conversation"
-    assert f"Turn 1:\n  user: {turns[0].text}\n  assistant: {turns[1].intended_text}\n\nTurn 2:" in prompt["user"]
