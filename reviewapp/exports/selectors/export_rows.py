@@ -23,6 +23,7 @@ from django.db.models.functions import Cast
 from reviewapp.exports.selectors.export_filters import (
     CHUNK_SIZE,
     CONTEXT_TURNS,
+    GOLD_COLUMNS,
     ExportFilters,
     gold_labels_for,
     pseudonym,
@@ -119,7 +120,7 @@ def _decoded(text: str | None, default: Any) -> Any:
     return default if text is None else orjson.loads(text)
 
 
-class _Stream:
+class ConversationStream:
     """One query's rows, ordered by conversation id, read through a server-side cursor and handed out
     one conversation at a time. Every stream of an export walks the same conversations in the same
     order, so they advance together and none holds more than one conversation's rows."""
@@ -160,22 +161,34 @@ def _verdict_dict(verdict: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _slugs_by(rows: Iterable[tuple[int, str]]) -> dict[int, list[str]]:
+def _slugs_by(entries: Iterable[dict[str, Any]], owner: str) -> dict[int, list[str]]:
+    """The sorted category slugs of each review, adjudication or comment (`owner` names its id)."""
     slugs: dict[int, list[str]] = defaultdict(list)
-    for owner_id, slug in rows:
-        slugs[owner_id].append(slug)
+    for entry in entries:
+        slugs[entry[owner]].append(entry["category__slug"])
     return {owner_id: sorted(values) for owner_id, values in slugs.items()}
 
 
-def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[str, _Stream]:
+def _judged(entry: dict[str, Any], person: str, user_id: str, slugs: dict[int, list[str]]) -> dict[str, Any]:
+    """What a review and an adjudication both say: who (a pseudonym), the rating, label, pass and categories."""
+    return {
+        person: pseudonym(entry[user_id]),
+        "rating": entry["rating"],
+        "label": entry["label"],
+        "passed": entry["passed"],
+        "categories": slugs.get(entry["id"], []),
+    }
+
+
+def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[str, ConversationStream]:
     """The export's queries, each one statement over every row, each ordered by conversation id."""
     conversations = golds.values("conversation_id")
 
-    def stream(qs, key: str) -> _Stream:  # rows as dicts (.values())
-        return _Stream(qs.iterator(chunk_size=chunk_size), itemgetter(key))
+    def stream(qs, key: str) -> ConversationStream:  # rows as dicts (.values())
+        return ConversationStream(qs.iterator(chunk_size=chunk_size), itemgetter(key))
 
-    def tuples(qs, position: int) -> _Stream:  # rows as tuples (.values_list())
-        return _Stream(qs.iterator(chunk_size=chunk_size), itemgetter(position))
+    def tuples(qs, position: int) -> ConversationStream:  # rows as tuples (.values_list())
+        return ConversationStream(qs.iterator(chunk_size=chunk_size), itemgetter(position))
 
     review_through = Review.categories.through.objects
     adjudication_through = Adjudication.categories.through.objects
@@ -277,13 +290,7 @@ def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[
 
 
 GOLD_FIELDS = (
-    "id",
-    "conversation_id",
-    "turn_id",
-    "source",
-    "rating",
-    "label",
-    "passed",
+    *GOLD_COLUMNS,
     "failure_modes_text",
     "excluded",
     "metadata_text",
@@ -295,7 +302,7 @@ GOLD_FIELDS = (
 )
 
 
-def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list[ExportRow]:
+def _conversation_rows(streams: dict[str, ConversationStream], labels: list[tuple]) -> list[ExportRow]:
     """One conversation's rows: its winning gold per target, with what was said about each target."""
     first = labels[0]
     conversation_id = first[1]
@@ -306,76 +313,47 @@ def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list
         metadata=_decoded(first[13], {}),
         dataset=ExportDataset(name=first[14]),
     )
-    turns = [
-        ExportTurn(
-            pk=row[0],
-            conversation_id=row[1],
-            position=row[2],
-            role=row[3],
-            text=row[4],
-            intended_text=row[5],
-            entities=_decoded(row[6], []),
-            metadata=_decoded(row[7], {}),
-        )
-        for row in streams["turns"].take(conversation_id)
+    turns = [  # the columns of the turns query are ExportTurn's fields, in order
+        ExportTurn(*plain, entities=_decoded(entities, []), metadata=_decoded(metadata, {}))
+        for *plain, entities, metadata in streams["turns"].take(conversation_id)
     ]
     turn_by_id = {turn.pk: turn for turn in turns}
 
     by_target: dict[int | None, list[ExportGold]] = {}
-    for row in labels:
+    for row in labels:  # GOLD_FIELDS: GOLD_COLUMNS are ExportGold's first fields, in order
+        failure_modes, excluded, metadata, created_at = row[7:11]
         label = ExportGold(
-            pk=row[0],
-            conversation_id=row[1],
-            turn_id=row[2],
-            source=row[3],
-            rating=row[4],
-            label=row[5],
-            passed=row[6],
-            failure_modes=_decoded(row[7], []),
-            excluded=row[8],
-            metadata=_decoded(row[9], {}),
-            created_at=row[10],
+            *row[:7],
+            failure_modes=_decoded(failure_modes, []),
+            excluded=excluded,
+            metadata=_decoded(metadata, {}),
+            created_at=created_at,
             conversation=conversation,
         )
         by_target.setdefault(label.turn_id, []).append(label)
 
     items = streams["items"].take(conversation_id)
     target_of_item = {item["id"]: item["turn_id"] for item in items}
-    review_slugs = _slugs_by(
-        (entry["review_id"], entry["category__slug"]) for entry in streams["review_categories"].take(conversation_id)
-    )
+    review_slugs = _slugs_by(streams["review_categories"].take(conversation_id), "review_id")
     reviews: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
     for review in streams["reviews"].take(conversation_id):
         reviews[target_of_item[review["item_id"]]].append(
             {
-                "reviewer": pseudonym(review["reviewer_id"]),
-                "rating": review["rating"],
-                "label": review["label"],
-                "passed": review["passed"],
-                "categories": review_slugs.get(review["id"], []),
+                **_judged(review, "reviewer", "reviewer_id", review_slugs),
                 "comment": review["comment"],
                 "quoted_span": review["quoted_span"],
                 "created_at": review["created_at"].isoformat(),
             }
         )
-    adjudication_slugs = _slugs_by(
-        (entry["adjudication_id"], entry["category__slug"])
-        for entry in streams["adjudication_categories"].take(conversation_id)
-    )
+    adjudication_slugs = _slugs_by(streams["adjudication_categories"].take(conversation_id), "adjudication_id")
     adjudications: dict[int | None, dict[str, Any]] = {}
     for adjudication in streams["adjudications"].take(conversation_id):
         adjudications[target_of_item[adjudication["item_id"]]] = {
-            "lead": pseudonym(adjudication["lead_id"]),
-            "rating": adjudication["rating"],
-            "label": adjudication["label"],
-            "passed": adjudication["passed"],
-            "categories": adjudication_slugs.get(adjudication["id"], []),
+            **_judged(adjudication, "lead", "lead_id", adjudication_slugs),
             "rationale": adjudication["rationale"],
         }
 
-    comment_slugs = _slugs_by(
-        (entry["comment_id"], entry["category__slug"]) for entry in streams["comment_categories"].take(conversation_id)
-    )
+    comment_slugs = _slugs_by(streams["comment_categories"].take(conversation_id), "comment_id")
     comments: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
     for comment in streams["comments"].take(conversation_id):
         entry = {
