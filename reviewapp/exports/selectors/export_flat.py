@@ -1,46 +1,45 @@
-"""The flat export rows (JSONL, CSV, Parquet) from one query, read through a server-side cursor.
+"""The flat export rows (JSONL, CSV, Parquet) from two queries, read through server-side cursors.
 
-One statement returns one finished row per labelled target: the winning gold label (ranked by a
-window over the target's labels, by the shared source order then id, as `selectors.gold.winning_label`
-ranks them) joined with its conversation, dataset and turn, and the nested values (context,
-reviews, adjudication, comments, verdicts) built as JSON by the database in correlated subqueries.
-Python only decodes that JSON with orjson, puts pseudonyms in place of user ids and gives the
-ratings back as floats, so the cost per row stays a few microseconds; the database does the joins in
-its own process while the rows stream.
+One statement returns one row per labelled target: the winning gold label (ranked by a window over
+the target's labels, by the shared source order then id, as `selectors.gold.winning_label` ranks
+them) joined with its conversation, dataset and turn, and the nested values (reviews, adjudication,
+comments, verdicts) built as JSON by the database (`selectors.export_sql`). Python decodes that
+JSON with orjson, puts pseudonyms in place of user ids and gives the ratings back as floats.
 
-PostgreSQL reads the statement through a named (server-side) cursor, `fetchmany(chunk_size)` at a
-time; SQLite steps through it the same way. The SQL differs per database only in its JSON and date
-functions (`_Postgres`, `_Sqlite`); the values written are the same as `export_rows` gives.
+The context (the turns before a turn, or the whole conversation) comes from the second query: the
+export's turns by conversation and position, taken one conversation at a time beside the rows
+(`_Context`). Building it in Python as the turns stream costs far less than building every row's
+context window as JSON in the database, which ranked and sorted every turn of every target.
 
-The statement is put together from fixed fragments and table names (hence the `noqa: S608`): the
-only values in it are the judge's integer id and the filters, which go as query parameters.
+PostgreSQL reads each query through a named (server-side) cursor, `fetchmany(chunk_size)` at a
+time; SQLite steps through them the same way. The values written are the same as `export_rows` gives.
 """
 
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from collections.abc import Iterator
+from operator import itemgetter
 from typing import Any
 
 import orjson
 from django.db import connection
-from django.db.models import F, Window
+from django.db.models import F, QuerySet, Window
 from django.db.models.functions import RowNumber
 
-from reviewapp.exports.selectors.export_filters import (
-    CHUNK_SIZE,
-    ExportFilters,
-    gold_labels_for,
-    pseudonym,
-)
+from reviewapp.exports.selectors import export_filters
+from reviewapp.exports.selectors.export_filters import ExportFilters, pseudonym
+from reviewapp.exports.selectors.export_rows import ConversationStream
 from reviewapp.exports.selectors.export_sql import postgres_statement, sqlite_statement
+from reviewapp.models import Turn
 from reviewapp.quality.selectors.gold import gold_rank_ordering
 
 
 def _winning_gold(judge, filters: ExportFilters) -> tuple[str, tuple]:
     """The export's gold labels, each with its rank among its target's labels (1 wins)."""
     labels = (
-        gold_labels_for(judge=judge, filters=filters)
+        export_filters.gold_labels_for(judge=judge, filters=filters)
         .annotate(
             source_rank=Window(
                 RowNumber(),
@@ -49,18 +48,7 @@ def _winning_gold(judge, filters: ExportFilters) -> tuple[str, tuple]:
             )
         )
         .order_by()
-        .values(
-            "id",
-            "conversation_id",
-            "turn_id",
-            "source",
-            "rating",
-            "label",
-            "passed",
-            "failure_modes",
-            "created_at",
-            "source_rank",
-        )
+        .values(*export_filters.GOLD_COLUMNS, "failure_modes", "created_at", "source_rank")
     )
     return labels.query.sql_with_params()
 
@@ -77,12 +65,19 @@ def _float(value: Any) -> float | None:
     return None if value is None else float(value)  # "NaN", "Infinity", "Inf" -> the float
 
 
-def _reviews(text: str) -> list[dict[str, Any]]:
+def _people(text: str, person: str) -> list[dict[str, Any]]:
+    """Decoded JSON objects with a pseudonym in place of the user id under `person`."""
     if text == "[]":
         return []
-    reviews = orjson.loads(text)
+    entries = orjson.loads(text)
+    for entry in entries:
+        entry[person] = pseudonym(entry[person])
+    return entries
+
+
+def _reviews(text: str) -> list[dict[str, Any]]:
+    reviews = _people(text, "reviewer")
     for review in reviews:
-        review["reviewer"] = pseudonym(review["reviewer"])
         review["rating"] = _float(review["rating"])
     return reviews
 
@@ -96,15 +91,6 @@ def _adjudication(text: str | None) -> dict[str, Any] | None:
     return adjudication
 
 
-def _comments(text: str) -> list[dict[str, Any]]:
-    if text == "[]":
-        return []
-    comments = orjson.loads(text)
-    for comment in comments:
-        comment["author"] = pseudonym(comment["author"])
-    return comments
-
-
 def _verdicts(text: str) -> dict[str, list[dict[str, Any]]]:
     if text == "{}":
         return {}
@@ -116,20 +102,63 @@ def _verdicts(text: str) -> dict[str, list[dict[str, Any]]]:
     return verdicts
 
 
-def flat_rows(*, judge, filters: ExportFilters, chunk_size: int = CHUNK_SIZE) -> Iterator[list[dict[str, Any]]]:
+class _Context:
+    """The context of each row from the turns of its conversation, which stream by conversation and
+    position beside the rows: the turns before the row's (the last `CONTEXT_TURNS` of them), or the
+    whole conversation for a conversation-level row. Only one conversation's turns are held."""
+
+    def __init__(self, turns: ConversationStream) -> None:
+        self.stream = turns
+        self.conversation_id: int | None = None
+        self.turns: list[dict[str, Any]] = []
+        self.positions: list[int] = []
+
+    def of(self, conversation_id: int, position: int | None) -> list[dict[str, Any]]:
+        if conversation_id != self.conversation_id:
+            rows = self.stream.take(conversation_id)
+            self.conversation_id = conversation_id
+            self.turns = [{"position": p, "role": role, "text": text} for _, p, role, text in rows]
+            self.positions = [row[1] for row in rows]
+        if position is None:
+            return self.turns
+        end = bisect_left(self.positions, position)
+        return self.turns[max(0, end - export_filters.CONTEXT_TURNS) : end]
+
+
+def _conversations(judge, filters: ExportFilters) -> QuerySet:
+    """The ids of the export's conversations (with repeats: the conversation of every label)."""
+    return export_filters.gold_labels_for(judge=judge, filters=filters).values("conversation_id")
+
+
+def _turns(conversations: QuerySet, chunk_size: int) -> ConversationStream:
+    """The turns of the export's conversations, by conversation then position."""
+    turns = (
+        Turn.objects.filter(conversation_id__in=conversations)
+        .order_by("conversation_id", "position")
+        .values_list("conversation_id", "position", "role", "text")
+    )
+    return ConversationStream(turns.iterator(chunk_size=chunk_size), itemgetter(0))
+
+
+def flat_rows(
+    *, judge, filters: ExportFilters, chunk_size: int = export_filters.CHUNK_SIZE
+) -> Iterator[list[dict[str, Any]]]:
     """The export's flat rows (the columns of `services.export_writers.COLUMNS`) in chunks of
-    `chunk_size`, ordered by conversation then turn: one query at any size."""
-    gold_sql, params = _winning_gold(judge, filters)
-    build = postgres_statement if connection.vendor == "postgresql" else sqlite_statement
-    statement = build(int(judge.pk), gold_sql)
-    slug, loads = judge.slug, orjson.loads
+    `chunk_size`, ordered by conversation then turn: two queries at any size, the rows and the turns
+    their context comes from."""
+    gold, conversations = _winning_gold(judge, filters), _conversations(judge, filters)
+    if connection.vendor == "postgresql":
+        statement, params = postgres_statement(int(judge.pk), gold, conversations.query.sql_with_params())
+    else:
+        statement, params = sqlite_statement(int(judge.pk), gold)
+    slug, context_of = judge.slug, _Context(_turns(conversations, chunk_size)).of
     with connection.chunked_cursor() as cursor:
         cursor.execute(statement, params)
         while records := cursor.fetchmany(chunk_size):
             chunk = []
             for (
-                _turn_id, source, rating, label, passed, failure_modes, labelled_at, external_id, language, dataset,
-                position, role, text, intended_text, context, reviews, adjudication, comments, verdicts,
+                conversation_id, source, rating, label, passed, failure_modes, labelled_at, external_id, language,
+                dataset, position, role, text, intended_text, reviews, adjudication, comments, verdicts,
             ) in records:  # fmt: skip
                 chunk.append(
                     {
@@ -142,7 +171,7 @@ def flat_rows(*, judge, filters: ExportFilters, chunk_size: int = CHUNK_SIZE) ->
                         "turn_role": role,
                         "text": text,
                         "intended_text": intended_text or None,
-                        "context": loads(context),
+                        "context": context_of(conversation_id, position),
                         "gold_rating": rating,
                         "gold_label": label or None,
                         "gold_passed": None if passed is None else bool(passed),
@@ -151,7 +180,7 @@ def flat_rows(*, judge, filters: ExportFilters, chunk_size: int = CHUNK_SIZE) ->
                         "gold_labelled_at": labelled_at,
                         "adjudication": _adjudication(adjudication),
                         "reviews": _reviews(reviews),
-                        "comments": _comments(comments),
+                        "comments": _people(comments, "author"),
                         "verdicts": _verdicts(verdicts),
                     }
                 )
