@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
@@ -30,7 +31,6 @@ from django.db.models.functions import RowNumber
 
 from reviewapp.exports.selectors import export_filters
 from reviewapp.exports.selectors.export_filters import ExportFilters, pseudonym
-from reviewapp.exports.selectors.export_rows import ConversationStream
 from reviewapp.exports.selectors.export_sql import postgres_statement, sqlite_statement
 from reviewapp.models import Turn
 from reviewapp.quality.selectors.gold import gold_rank_ordering
@@ -107,16 +107,21 @@ class _Context:
     position beside the rows: the turns before the row's (the last `CONTEXT_TURNS` of them), or the
     whole conversation for a conversation-level row. Only one conversation's turns are held."""
 
-    def __init__(self, turns: ConversationStream) -> None:
-        self.stream = turns
+    def __init__(self, turns: Iterable[tuple[int, int, str, str]]) -> None:
+        self.conversations = groupby(turns, itemgetter(0))  # (conversation id, its turns), in id order
+        self.next = next(self.conversations, None)
         self.conversation_id: int | None = None
         self.turns: list[dict[str, Any]] = []
         self.positions: list[int] = []
 
     def of(self, conversation_id: int, position: int | None) -> list[dict[str, Any]]:
         if conversation_id != self.conversation_id:
-            rows = self.stream.take(conversation_id)
-            self.conversation_id = conversation_id
+            self.conversation_id, rows = conversation_id, []
+            while self.next is not None and self.next[0] < conversation_id:
+                self.next = next(self.conversations, None)
+            if self.next is not None and self.next[0] == conversation_id:
+                rows = list(self.next[1])
+                self.next = next(self.conversations, None)
             self.turns = [{"position": p, "role": role, "text": text} for _, p, role, text in rows]
             self.positions = [row[1] for row in rows]
         if position is None:
@@ -130,14 +135,14 @@ def _conversations(judge, filters: ExportFilters) -> QuerySet:
     return export_filters.gold_labels_for(judge=judge, filters=filters).values("conversation_id")
 
 
-def _turns(conversations: QuerySet, chunk_size: int) -> ConversationStream:
+def _turns(conversations: QuerySet, chunk_size: int) -> Iterator[tuple[int, int, str, str]]:
     """The turns of the export's conversations, by conversation then position."""
     turns = (
         Turn.objects.filter(conversation_id__in=conversations)
         .order_by("conversation_id", "position")
         .values_list("conversation_id", "position", "role", "text")
     )
-    return ConversationStream(turns.iterator(chunk_size=chunk_size), itemgetter(0))
+    return turns.iterator(chunk_size=chunk_size)
 
 
 def flat_rows(

@@ -120,7 +120,7 @@ def _decoded(text: str | None, default: Any) -> Any:
     return default if text is None else orjson.loads(text)
 
 
-class ConversationStream:
+class _Stream:
     """One query's rows, ordered by conversation id, read through a server-side cursor and handed out
     one conversation at a time. Every stream of an export walks the same conversations in the same
     order, so they advance together and none holds more than one conversation's rows."""
@@ -180,15 +180,15 @@ def _judged(entry: dict[str, Any], person: str, user_id: str, slugs: dict[int, l
     }
 
 
-def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[str, ConversationStream]:
+def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[str, _Stream]:
     """The export's queries, each one statement over every row, each ordered by conversation id."""
     conversations = golds.values("conversation_id")
 
-    def stream(qs, key: str) -> ConversationStream:  # rows as dicts (.values())
-        return ConversationStream(qs.iterator(chunk_size=chunk_size), itemgetter(key))
+    def stream(qs, key: str) -> _Stream:  # rows as dicts (.values())
+        return _Stream(qs.iterator(chunk_size=chunk_size), itemgetter(key))
 
-    def tuples(qs, position: int) -> ConversationStream:  # rows as tuples (.values_list())
-        return ConversationStream(qs.iterator(chunk_size=chunk_size), itemgetter(position))
+    def tuples(qs, position: int) -> _Stream:  # rows as tuples (.values_list())
+        return _Stream(qs.iterator(chunk_size=chunk_size), itemgetter(position))
 
     review_through = Review.categories.through.objects
     adjudication_through = Adjudication.categories.through.objects
@@ -302,7 +302,7 @@ GOLD_FIELDS = (
 )
 
 
-def _conversation_rows(streams: dict[str, ConversationStream], labels: list[tuple]) -> list[ExportRow]:
+def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list[ExportRow]:
     """One conversation's rows: its winning gold per target, with what was said about each target."""
     first = labels[0]
     conversation_id = first[1]
