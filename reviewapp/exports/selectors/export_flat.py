@@ -1,15 +1,16 @@
-"""The flat export rows (JSONL, CSV, Parquet) from two queries, read through server-side cursors.
+"""The flat export rows (JSONL, CSV, Parquet) from three queries, read through server-side cursors.
 
 One statement returns one row per labelled target: the winning gold label (ranked by a window over
 the target's labels, by the shared source order then id, as `selectors.gold.winning_label` ranks
-them) joined with its conversation, dataset and turn, and the nested values (reviews, adjudication,
-comments, verdicts) built as JSON by the database (`selectors.export_sql`). Python decodes that
-JSON with orjson, puts pseudonyms in place of user ids and gives the ratings back as floats.
+them) joined with its conversation, dataset and turn, and the reviews, adjudication and comments
+built as JSON by the database (`selectors.export_sql`). Python decodes that JSON with orjson, puts
+pseudonyms in place of user ids and gives the ratings back as floats.
 
-The context (the turns before a turn, or the whole conversation) comes from the second query: the
-export's turns by conversation and position, taken one conversation at a time beside the rows
-(`_Context`). Building it in Python as the turns stream costs far less than building every row's
-context window as JSON in the database, which ranked and sorted every turn of every target.
+The context (the turns before a turn, or the whole conversation) and the verdicts come from two
+more queries, the export's turns and its verdicts by conversation, grouped one conversation at a
+time as the rows reach it (`_PerConversation`). Building them in Python as they stream costs far
+less than building them as JSON in the database: every target's context window meant ranking and
+sorting every turn of its conversation, and the verdicts two levels of JSON aggregates.
 
 PostgreSQL reads each query through a named (server-side) cursor, `fetchmany(chunk_size)` at a
 time; SQLite steps through them the same way. The values written are the same as `export_rows` gives.
@@ -17,7 +18,6 @@ time; SQLite steps through them the same way. The values written are the same as
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from itertools import groupby
@@ -31,6 +31,7 @@ from django.db.models.functions import RowNumber
 
 from reviewapp.exports.selectors import export_filters
 from reviewapp.exports.selectors.export_filters import ExportFilters, pseudonym
+from reviewapp.exports.selectors.export_rows import json_value, verdicts_by_target, verdicts_of
 from reviewapp.exports.selectors.export_sql import postgres_statement, sqlite_statement
 from reviewapp.models import Turn
 from reviewapp.quality.selectors.gold import gold_rank_ordering
@@ -51,14 +52,6 @@ def _winning_gold(judge, filters: ExportFilters) -> tuple[str, tuple]:
         .values(*export_filters.GOLD_COLUMNS, "failure_modes", "created_at", "source_rank")
     )
     return labels.query.sql_with_params()
-
-
-def _loads(text: str) -> Any:
-    """orjson, or the standard parser for JSON text stored before NaN was refused (SQLite keeps it)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
 
 
 def _float(value: Any) -> float | None:
@@ -91,43 +84,61 @@ def _adjudication(text: str | None) -> dict[str, Any] | None:
     return adjudication
 
 
-def _verdicts(text: str) -> dict[str, list[dict[str, Any]]]:
-    if text == "{}":
-        return {}
-    verdicts = orjson.loads(text)
-    for runs in verdicts.values():
-        for verdict in runs:
-            verdict["rating"] = _float(verdict["rating"])
-            verdict["flags"] = _loads(verdict["flags"])
-    return verdicts
+class _PerConversation:
+    """What the rows draw from a query that streams by conversation beside them: the query's rows
+    are grouped by conversation and each group is made into what its rows need (`load`) when the
+    first of them reaches it. Only one conversation's is held."""
 
-
-class _Context:
-    """The context of each row from the turns of its conversation, which stream by conversation and
-    position beside the rows: the turns before the row's (the last `CONTEXT_TURNS` of them), or the
-    whole conversation for a conversation-level row. Only one conversation's turns are held."""
-
-    def __init__(self, turns: Iterable[tuple[int, int, str, str]]) -> None:
-        self.conversations = groupby(turns, itemgetter(0))  # (conversation id, its turns), in id order
-        self.next = next(self.conversations, None)
+    def __init__(self, rows: Iterable, conversation_of) -> None:
+        self.groups = groupby(rows, conversation_of)  # (conversation id, its rows), in id order
+        self.next = next(self.groups, None)
         self.conversation_id: int | None = None
-        self.turns: list[dict[str, Any]] = []
-        self.positions: list[int] = []
 
-    def of(self, conversation_id: int, position: int | None) -> list[dict[str, Any]]:
+    def _take(self, conversation_id: int) -> list:
+        while self.next is not None and self.next[0] < conversation_id:
+            self.next = next(self.groups, None)
+        if self.next is None or self.next[0] != conversation_id:
+            return []
+        rows = list(self.next[1])
+        self.next = next(self.groups, None)
+        return rows
+
+    def of(self, conversation_id: int, target: int | None) -> Any:
         if conversation_id != self.conversation_id:
-            self.conversation_id, rows = conversation_id, []
-            while self.next is not None and self.next[0] < conversation_id:
-                self.next = next(self.conversations, None)
-            if self.next is not None and self.next[0] == conversation_id:
-                rows = list(self.next[1])
-                self.next = next(self.conversations, None)
-            self.turns = [{"position": p, "role": role, "text": text} for _, p, role, text in rows]
-            self.positions = [row[1] for row in rows]
+            self.conversation_id = conversation_id
+            self.load(self._take(conversation_id))
+        return self.lookup(target)
+
+    def load(self, rows: list) -> None:
+        raise NotImplementedError
+
+    def lookup(self, target: int | None) -> Any:
+        raise NotImplementedError
+
+
+class _Context(_PerConversation):
+    """A row's context from the turns of its conversation (by position): the turns before the row's
+    (the last `CONTEXT_TURNS` of them), or the whole conversation for a conversation-level row."""
+
+    def load(self, rows: list[tuple[int, int, str, str]]) -> None:
+        self.turns = [{"position": p, "role": role, "text": text} for _, p, role, text in rows]
+        self.positions = [row[1] for row in rows]
+
+    def lookup(self, position: int | None) -> list[dict[str, Any]]:
         if position is None:
             return self.turns
         end = bisect_left(self.positions, position)
         return self.turns[max(0, end - export_filters.CONTEXT_TURNS) : end]
+
+
+class _Verdicts(_PerConversation):
+    """A row's verdicts by version, from the conversation's verdicts (`export_rows.verdicts_of`)."""
+
+    def load(self, rows: list[dict[str, Any]]) -> None:
+        self.by_target = verdicts_by_target(rows)
+
+    def lookup(self, turn_id: int | None) -> dict[str, list[dict[str, Any]]]:
+        return self.by_target.get(turn_id, {})
 
 
 def _conversations(judge, filters: ExportFilters) -> QuerySet:
@@ -135,35 +146,38 @@ def _conversations(judge, filters: ExportFilters) -> QuerySet:
     return export_filters.gold_labels_for(judge=judge, filters=filters).values("conversation_id")
 
 
-def _turns(conversations: QuerySet, chunk_size: int) -> Iterator[tuple[int, int, str, str]]:
+def _turns(conversations: QuerySet) -> QuerySet:
     """The turns of the export's conversations, by conversation then position."""
-    turns = (
+    return (
         Turn.objects.filter(conversation_id__in=conversations)
         .order_by("conversation_id", "position")
         .values_list("conversation_id", "position", "role", "text")
     )
-    return turns.iterator(chunk_size=chunk_size)
 
 
 def flat_rows(
     *, judge, filters: ExportFilters, chunk_size: int = export_filters.CHUNK_SIZE
 ) -> Iterator[list[dict[str, Any]]]:
     """The export's flat rows (the columns of `services.export_writers.COLUMNS`) in chunks of
-    `chunk_size`, ordered by conversation then turn: two queries at any size, the rows and the turns
-    their context comes from."""
+    `chunk_size`, ordered by conversation then turn: three queries at any size, the rows, the turns
+    their context comes from and their verdicts."""
     gold, conversations = _winning_gold(judge, filters), _conversations(judge, filters)
     if connection.vendor == "postgresql":
         statement, params = postgres_statement(int(judge.pk), gold, conversations.query.sql_with_params())
     else:
         statement, params = sqlite_statement(int(judge.pk), gold)
-    slug, context_of = judge.slug, _Context(_turns(conversations, chunk_size)).of
+    slug = judge.slug
+    context_of = _Context(_turns(conversations).iterator(chunk_size=chunk_size), itemgetter(0)).of
+    verdicts_of_row = _Verdicts(
+        verdicts_of(judge, conversations).iterator(chunk_size=chunk_size), itemgetter("conversation_id")
+    ).of
     with connection.chunked_cursor() as cursor:
         cursor.execute(statement, params)
         while records := cursor.fetchmany(chunk_size):
             chunk = []
             for (
-                conversation_id, source, rating, label, passed, failure_modes, labelled_at, external_id, language,
-                dataset, position, role, text, intended_text, reviews, adjudication, comments, verdicts,
+                conversation_id, turn_id, source, rating, label, passed, failure_modes, labelled_at, external_id,
+                language, dataset, position, role, text, intended_text, reviews, adjudication, comments,
             ) in records:  # fmt: skip
                 chunk.append(
                     {
@@ -180,13 +194,13 @@ def flat_rows(
                         "gold_rating": rating,
                         "gold_label": label or None,
                         "gold_passed": None if passed is None else bool(passed),
-                        "gold_failure_modes": list(_loads(failure_modes) or []),
+                        "gold_failure_modes": list(json_value(failure_modes) or []),
                         "gold_source": source,
                         "gold_labelled_at": labelled_at,
                         "adjudication": _adjudication(adjudication),
                         "reviews": _reviews(reviews),
                         "comments": _people(comments, "author"),
-                        "verdicts": _verdicts(verdicts),
+                        "verdicts": verdicts_of_row(conversation_id, turn_id),
                     }
                 )
             yield chunk

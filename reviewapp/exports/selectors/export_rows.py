@@ -9,6 +9,7 @@ The flat formats read one query of finished rows instead (`selectors.export_flat
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -116,6 +117,14 @@ def _json_text(name: str) -> Cast:
     return Cast(name, output_field=TextField())
 
 
+def json_value(text: str) -> Any:
+    """orjson, or the standard parser for JSON text stored before NaN was refused (SQLite keeps it)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 def _decoded(text: str | None, default: Any) -> Any:
     return default if text is None else orjson.loads(text)
 
@@ -156,7 +165,7 @@ def _verdict_dict(verdict: dict[str, Any]) -> dict[str, Any]:
         "rating": verdict["rating"],
         "label": verdict["label"],
         "passed": verdict["passed"],
-        "flags": verdict["flags"],
+        "flags": json_value(verdict["flags_text"]),
         "explanation": verdict["explanation"],
     }
 
@@ -267,26 +276,38 @@ def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[
             .order_by("comment__turn__conversation_id", "comment_id"),
             "conversation",
         ),
-        "verdicts": stream(
-            Verdict.objects.filter(judge_version__judge=judge, **in_export)
-            .values(
-                "conversation_id",
-                "turn_id",
-                "sweep_id",
-                "run_index",
-                "tier",
-                "status",
-                "rating",
-                "label",
-                "passed",
-                "flags",
-                "explanation",
-            )
-            .annotate(version=F("judge_version__version"))
-            .order_by("conversation_id", "judge_version_id", "sweep_id", "run_index", "id"),
-            "conversation_id",
-        ),
+        "verdicts": stream(verdicts_of(judge, conversations), "conversation_id"),
     }
+
+
+def verdicts_of(judge: Judge, conversations: QuerySet) -> QuerySet:
+    """The judge's verdicts on the export's conversations, by conversation, version, sweep and run."""
+    return (
+        Verdict.objects.filter(judge_version__judge=judge, conversation_id__in=conversations)
+        .values(
+            "conversation_id",
+            "turn_id",
+            "sweep_id",
+            "run_index",
+            "tier",
+            "status",
+            "rating",
+            "label",
+            "passed",
+            "explanation",
+        )
+        .annotate(flags_text=_json_text("flags"), version=F("judge_version__version"))
+        .order_by("conversation_id", "judge_version_id", "sweep_id", "run_index", "id")
+    )
+
+
+def verdicts_by_target(verdicts: Iterable[dict[str, Any]]) -> dict[int | None, dict[str, list[dict[str, Any]]]]:
+    """One conversation's verdicts (from `verdicts_of`) by target (turn id, None for the conversation),
+    then by version: each target's versions in the order they were created."""
+    by_target: dict[int | None, dict[str, list[dict[str, Any]]]] = {}
+    for verdict in verdicts:
+        by_target.setdefault(verdict["turn_id"], {}).setdefault(verdict["version"], []).append(_verdict_dict(verdict))
+    return by_target
 
 
 GOLD_FIELDS = (
@@ -369,9 +390,7 @@ def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list
         comments[comment["turn_id"]].append(entry)
         comments[None].append(entry)  # a conversation-level row carries every comment of the conversation
 
-    verdicts: dict[int | None, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for verdict in streams["verdicts"].take(conversation_id):
-        verdicts[verdict["turn_id"]][verdict["version"]].append(_verdict_dict(verdict))
+    verdicts = verdicts_by_target(streams["verdicts"].take(conversation_id))
 
     rows = []
     for turn_id, target_labels in by_target.items():
@@ -387,7 +406,7 @@ def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list
                 reviews=reviews.get(turn_id, []),
                 adjudication=adjudications.get(turn_id),
                 comments=comments.get(turn_id, []),
-                verdicts=dict(verdicts[turn_id]) if turn_id in verdicts else {},
+                verdicts=verdicts.get(turn_id, {}),
             )
         )
     return rows

@@ -1,12 +1,12 @@
-"""The SQL of the flat export: one statement per database that returns its rows but for the context.
+"""The SQL of the flat export: one statement per database that returns its rows, all but two values.
 
 Both statements give, per labelled target, the winning gold label (ranked in `export_flat`) with
 its conversation, dataset and turn, and the nested values built as JSON by the database: reviews,
-adjudication, comments and verdicts. The JSON objects are the same on both (`_objects`). The
-context is not built here: `export_flat` takes it from the conversation's turns as they stream.
+adjudication and comments. The JSON objects are the same on both (`_objects`). The context and
+the verdicts are not built here: `export_flat` takes them from queries that stream beside the rows.
 
 - PostgreSQL: set-based. Each relation is aggregated once per target over the whole export
-  (`json_agg` / `json_object_agg` with ORDER BY, grouped, hash-joined on the target), which costs
+  (`json_agg` with ORDER BY, grouped, hash-joined on the target), which costs
   far less than a subquery per row at 100,000 rows and more.
 - SQLite: a correlated subquery per row (an index lookup in the same process, cheap there); JSON1's
   aggregates follow the order of a sorted subquery.
@@ -88,13 +88,6 @@ class Sqlite(_Dialect):
         return f"json({built})" if nested else built
 
     @staticmethod
-    def mapping(key: str, value: str, source: str, order: str) -> str:
-        return (
-            f"(SELECT COALESCE(json_group_object(o.k, json(o.v)), '{{}}') "
-            f"FROM (SELECT {key} AS k, {value} AS v {source} ORDER BY {order}) o)"
-        )
-
-    @staticmethod
     def iso(column: str) -> str:
         return f"replace({column}, ' ', 'T') || '+00:00'"  # stored as UTC 'YYYY-MM-DD HH:MM:SS[.ffffff]'
 
@@ -124,7 +117,7 @@ def _slugs(sql, through, owner: str) -> str:
 
 
 def _objects(sql) -> dict[str, str]:
-    """One review (r), adjudication (a), comment (m on turn mt) and verdict (v) as a JSON object,
+    """One review (r), adjudication (a) and comment (m on turn mt) as a JSON object,
     keys in the order the export writes them."""
     return {
         "review": sql.obj(
@@ -142,18 +135,13 @@ def _objects(sql) -> dict[str, str]:
             "'categories'", _slugs(sql, Comment.categories.through, "m.id"), "'quoted_span'", "m.quoted_span",
             "'reply_to'", "m.parent_id", "'id'", "m.id", "'created_at'", sql.iso("m.created_at"),
         ),
-        "verdict": sql.obj(
-            "'sweep'", "v.sweep_id", "'run'", "v.run_index", "'tier'", "v.tier", "'status'", "v.status",
-            "'rating'", sql.number("v.rating"), "'label'", "v.label", "'passed'", sql.boolean("v.passed"),
-            "'flags'", sql.text("v.flags"), "'explanation'", "v.explanation",
-        ),
     }  # fmt: skip
 
 
 def _select(sql, nested: str) -> str:
-    """The columns `export_flat.flat_rows` reads, in its order; `nested` gives the four JSON ones."""
+    """The columns `export_flat.flat_rows` reads, in its order; `nested` gives the three JSON ones."""
     return (
-        f"SELECT g.conversation_id, g.source, g.rating, g.label, g.passed, {sql.text('g.failure_modes')},"
+        f"SELECT g.conversation_id, g.turn_id, g.source, g.rating, g.label, g.passed, {sql.text('g.failure_modes')},"
         f" {sql.iso('g.created_at')}, c.external_id, c.language, d.name,"
         f" t.position, t.role, t.text, t.intended_text, {nested}"
     )
@@ -182,19 +170,7 @@ def sqlite_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tuple
         f" AND (g.turn_id IS NULL OR m.turn_id = g.turn_id) AND (m.judge_id = {judge_id} OR m.judge_id IS NULL)",
         "m.created_at, m.id",
     )
-    on_target = "v.conversation_id = g.conversation_id AND v.turn_id IS g.turn_id"
-    runs = sql.array(
-        obj["verdict"],
-        f"FROM reviewapp_verdict v WHERE v.judge_version_id = vv.id AND {on_target}",
-        "v.sweep_id, v.run_index, v.id",
-        nested=True,
-    )
-    versions = (
-        "SELECT DISTINCT jv.id, jv.version FROM reviewapp_verdict v JOIN reviewapp_judgeversion jv"
-        f" ON jv.id = v.judge_version_id WHERE jv.judge_id = {judge_id} AND {on_target}"
-    )
-    verdicts = sql.mapping("vv.version", runs, f"FROM ({versions}) vv", "vv.id")
-    nested = f"{reviews}, {adjudication}, {comments}, {verdicts}"
+    nested = f"{reviews}, {adjudication}, {comments}"
     statement = (
         _select(sql, nested)
         + f" FROM ({gold_sql}) g"
@@ -230,17 +206,11 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple], conversations: tu
         " turn_comments AS (SELECT turn_id, json_agg(value ORDER BY created_at, id)::text AS value"
         " FROM comment_rows GROUP BY turn_id),"
         " conversation_comments AS (SELECT conversation_id, json_agg(value ORDER BY created_at, id)::text AS value"
-        " FROM comment_rows GROUP BY conversation_id),"
-        f" runs AS (SELECT v.conversation_id, COALESCE(v.turn_id, 0) AS target, v.judge_version_id, jv.version,"
-        f" json_agg({obj['verdict']} ORDER BY v.sweep_id, v.run_index, v.id) AS value"
-        " FROM reviewapp_verdict v JOIN reviewapp_judgeversion jv ON jv.id = v.judge_version_id"
-        f" WHERE jv.judge_id = {judge_id} AND v.conversation_id {in_export} GROUP BY 1, 2, 3, 4),"
-        " verdicts AS (SELECT conversation_id, target, json_object_agg(version, value ORDER BY judge_version_id)::text"
-        " AS value FROM runs GROUP BY 1, 2) "
+        " FROM comment_rows GROUP BY conversation_id) "
         + _select(
             Postgres,
             "COALESCE(rv.value, '[]'), ad.value,"
-            " COALESCE(CASE WHEN g.turn_id IS NULL THEN cc.value ELSE tc.value END, '[]'), COALESCE(vd.value, '{}')",
+            " COALESCE(CASE WHEN g.turn_id IS NULL THEN cc.value ELSE tc.value END, '[]')",
         )
         + " FROM g"
         + GOLD_JOINS
@@ -248,7 +218,6 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple], conversations: tu
         " LEFT JOIN adjudications ad ON ad.conversation_id = g.conversation_id AND ad.target = COALESCE(g.turn_id, 0)"
         " LEFT JOIN turn_comments tc ON tc.turn_id = g.turn_id"
         " LEFT JOIN conversation_comments cc ON cc.conversation_id = g.conversation_id AND g.turn_id IS NULL"
-        " LEFT JOIN verdicts vd ON vd.conversation_id = g.conversation_id AND vd.target = COALESCE(g.turn_id, 0)"
         " ORDER BY g.conversation_id, g.turn_id"
     )
     return statement, (*gold_params, *conversation_params * statement.count(in_export))
