@@ -156,18 +156,24 @@ class _Stream:
         return out
 
 
+# A verdict as the exports write it: each key with the column it is read from (flags as JSON text).
+VERDICT_COLUMNS = {
+    "sweep": "sweep_id",
+    "run": "run_index",
+    "tier": "tier",
+    "status": "status",
+    "rating": "rating",
+    "label": "label",
+    "passed": "passed",
+    "flags": "flags_text",
+    "explanation": "explanation",
+}
+
+
 def _verdict_dict(verdict: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "sweep": verdict["sweep_id"],
-        "run": verdict["run_index"],
-        "tier": verdict["tier"],
-        "status": verdict["status"],
-        "rating": verdict["rating"],
-        "label": verdict["label"],
-        "passed": verdict["passed"],
-        "flags": json_value(verdict["flags_text"]),
-        "explanation": verdict["explanation"],
-    }
+    written = {key: verdict[column] for key, column in VERDICT_COLUMNS.items()}
+    written["flags"] = json_value(written["flags"])
+    return written
 
 
 def _slugs_by(entries: Iterable[dict[str, Any]], owner: str) -> dict[int, list[str]]:
@@ -284,19 +290,8 @@ def verdicts_of(judge: Judge, conversations: QuerySet) -> QuerySet:
     """The judge's verdicts on the export's conversations, by conversation, version, sweep and run."""
     return (
         Verdict.objects.filter(judge_version__judge=judge, conversation_id__in=conversations)
-        .values(
-            "conversation_id",
-            "turn_id",
-            "sweep_id",
-            "run_index",
-            "tier",
-            "status",
-            "rating",
-            "label",
-            "passed",
-            "explanation",
-        )
         .annotate(flags_text=_json_text("flags"), version=F("judge_version__version"))
+        .values("conversation_id", "turn_id", "version", *VERDICT_COLUMNS.values())
         .order_by("conversation_id", "judge_version_id", "sweep_id", "run_index", "id")
     )
 
