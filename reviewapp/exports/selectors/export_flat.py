@@ -121,14 +121,14 @@ class _Context(_PerConversation):
     (the last `CONTEXT_TURNS` of them), or the whole conversation for a conversation-level row."""
 
     def load(self, rows: list[tuple[int, int, str, str]]) -> None:
-        self.turns = [{"position": p, "role": role, "text": text} for _, p, role, text in rows]
-        self.positions = [row[1] for row in rows]
+        self.rows = rows
 
     def lookup(self, position: int | None) -> list[dict[str, Any]]:
-        if position is None:
-            return self.turns
-        end = bisect_left(self.positions, position)
-        return self.turns[max(0, end - export_filters.CONTEXT_TURNS) : end]
+        rows = self.rows
+        if position is not None:
+            end = bisect_left(rows, position, key=itemgetter(1))
+            rows = rows[max(0, end - export_filters.CONTEXT_TURNS) : end]
+        return [{"position": p, "role": role, "text": text} for _, p, role, text in rows]
 
 
 class _Verdicts(_PerConversation):
@@ -144,6 +144,9 @@ class _Verdicts(_PerConversation):
 def _conversations(judge, filters: ExportFilters) -> QuerySet:
     """The ids of the export's conversations (with repeats: the conversation of every label)."""
     return export_filters.gold_labels_for(judge=judge, filters=filters).values("conversation_id")
+
+
+TURNS_PER_ROW = 8  # the turns stream is read in bigger chunks: a row's context holds several turns
 
 
 def _turns(conversations: QuerySet) -> QuerySet:
@@ -167,7 +170,8 @@ def flat_rows(
     else:
         statement, params = sqlite_statement(int(judge.pk), gold)
     slug = judge.slug
-    context_of = _Context(_turns(conversations).iterator(chunk_size=chunk_size), itemgetter(0)).of
+    turns = _turns(conversations).iterator(chunk_size=chunk_size * TURNS_PER_ROW)
+    context_of = _Context(turns, itemgetter(0)).of
     verdicts_of_row = _Verdicts(
         verdicts_of(judge, conversations).iterator(chunk_size=chunk_size), itemgetter("conversation_id")
     ).of
