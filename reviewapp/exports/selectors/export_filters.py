@@ -24,6 +24,8 @@ CHUNK_SIZE = 2000
 SOURCE_PRIORITY = GOLD_SOURCE_ORDER
 # A turn row carries the turns before it as context; the EVA shapes carry the whole conversation.
 CONTEXT_TURNS = 6
+# The columns of a gold label both exports read first: its target and what it says.
+GOLD_COLUMNS = ("id", "conversation_id", "turn_id", "source", "rating", "label", "passed")
 
 
 # --- pseudonyms ---------------------------------------------------------------------------------------

@@ -1,46 +1,46 @@
-"""The flat export rows (JSONL, CSV, Parquet) from one query, read through a server-side cursor.
+"""The flat export rows (JSONL, CSV, Parquet) from three queries, read through server-side cursors.
 
-One statement returns one finished row per labelled target: the winning gold label (ranked by a
-window over the target's labels, by the shared source order then id, as `selectors.gold.winning_label`
-ranks them) joined with its conversation, dataset and turn, and the nested values (context,
-reviews, adjudication, comments, verdicts) built as JSON by the database in correlated subqueries.
-Python only decodes that JSON with orjson, puts pseudonyms in place of user ids and gives the
-ratings back as floats, so the cost per row stays a few microseconds; the database does the joins in
-its own process while the rows stream.
+One statement returns one row per labelled target: the winning gold label (ranked by a window over
+the target's labels, by the shared source order then id, as `selectors.gold.winning_label` ranks
+them) joined with its conversation, dataset and turn, and the reviews, adjudication and comments
+built as JSON by the database (`selectors.export_sql`). Python decodes that JSON with orjson, puts
+pseudonyms in place of user ids and gives the ratings back as floats.
 
-PostgreSQL reads the statement through a named (server-side) cursor, `fetchmany(chunk_size)` at a
-time; SQLite steps through it the same way. The SQL differs per database only in its JSON and date
-functions (`_Postgres`, `_Sqlite`); the values written are the same as `export_rows` gives.
+The context (the turns before a turn, or the whole conversation) and the verdicts come from two
+more queries, the export's turns and its verdicts by conversation, grouped one conversation at a
+time as the rows reach it (`_PerConversation`). Building them in Python as they stream costs far
+less than building them as JSON in the database: every target's context window meant ranking and
+sorting every turn of its conversation, and the verdicts two levels of JSON aggregates.
 
-The statement is put together from fixed fragments and table names (hence the `noqa: S608`): the
-only values in it are the judge's integer id and the filters, which go as query parameters.
+PostgreSQL reads each query through a named (server-side) cursor, `fetchmany(chunk_size)` at a
+time; SQLite steps through them the same way. The values written are the same as `export_rows` gives.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 import orjson
 from django.db import connection
-from django.db.models import F, Window
+from django.db.models import F, QuerySet, Window
 from django.db.models.functions import RowNumber
 
-from reviewapp.exports.selectors.export_filters import (
-    CHUNK_SIZE,
-    ExportFilters,
-    gold_labels_for,
-    pseudonym,
-)
+from reviewapp.exports.selectors import export_filters
+from reviewapp.exports.selectors.export_filters import ExportFilters, pseudonym
+from reviewapp.exports.selectors.export_rows import json_value, verdicts_by_target, verdicts_of
 from reviewapp.exports.selectors.export_sql import postgres_statement, sqlite_statement
+from reviewapp.models import Turn
 from reviewapp.quality.selectors.gold import gold_rank_ordering
 
 
 def _winning_gold(judge, filters: ExportFilters) -> tuple[str, tuple]:
     """The export's gold labels, each with its rank among its target's labels (1 wins)."""
     labels = (
-        gold_labels_for(judge=judge, filters=filters)
+        export_filters.gold_labels_for(judge=judge, filters=filters)
         .annotate(
             source_rank=Window(
                 RowNumber(),
@@ -49,40 +49,28 @@ def _winning_gold(judge, filters: ExportFilters) -> tuple[str, tuple]:
             )
         )
         .order_by()
-        .values(
-            "id",
-            "conversation_id",
-            "turn_id",
-            "source",
-            "rating",
-            "label",
-            "passed",
-            "failure_modes",
-            "created_at",
-            "source_rank",
-        )
+        .values(*export_filters.GOLD_COLUMNS, "failure_modes", "created_at", "source_rank")
     )
     return labels.query.sql_with_params()
-
-
-def _loads(text: str) -> Any:
-    """orjson, or the standard parser for JSON text stored before NaN was refused (SQLite keeps it)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
 
 
 def _float(value: Any) -> float | None:
     return None if value is None else float(value)  # "NaN", "Infinity", "Inf" -> the float
 
 
-def _reviews(text: str) -> list[dict[str, Any]]:
+def _people(text: str, person: str) -> list[dict[str, Any]]:
+    """Decoded JSON objects with a pseudonym in place of the user id under `person`."""
     if text == "[]":
         return []
-    reviews = orjson.loads(text)
+    entries = orjson.loads(text)
+    for entry in entries:
+        entry[person] = pseudonym(entry[person])
+    return entries
+
+
+def _reviews(text: str) -> list[dict[str, Any]]:
+    reviews = _people(text, "reviewer")
     for review in reviews:
-        review["reviewer"] = pseudonym(review["reviewer"])
         review["rating"] = _float(review["rating"])
     return reviews
 
@@ -96,40 +84,104 @@ def _adjudication(text: str | None) -> dict[str, Any] | None:
     return adjudication
 
 
-def _comments(text: str) -> list[dict[str, Any]]:
-    if text == "[]":
-        return []
-    comments = orjson.loads(text)
-    for comment in comments:
-        comment["author"] = pseudonym(comment["author"])
-    return comments
+class _PerConversation:
+    """What the rows draw from a query that streams by conversation beside them: the query's rows
+    are grouped by conversation and each group is made into what its rows need (`load`) when the
+    first of them reaches it. Only one conversation's is held."""
+
+    def __init__(self, rows: Iterable, conversation_of) -> None:
+        self.groups = groupby(rows, conversation_of)  # (conversation id, its rows), in id order
+        self.next = next(self.groups, None)
+        self.conversation_id: int | None = None
+
+    def _take(self, conversation_id: int) -> list:
+        while self.next is not None and self.next[0] < conversation_id:
+            self.next = next(self.groups, None)
+        if self.next is None or self.next[0] != conversation_id:
+            return []
+        rows = list(self.next[1])
+        self.next = next(self.groups, None)
+        return rows
+
+    def of(self, conversation_id: int, target: int | None) -> Any:
+        if conversation_id != self.conversation_id:
+            self.conversation_id = conversation_id
+            self.load(self._take(conversation_id))
+        return self.lookup(target)
+
+    def load(self, rows: list) -> None:
+        raise NotImplementedError
+
+    def lookup(self, target: int | None) -> Any:
+        raise NotImplementedError
 
 
-def _verdicts(text: str) -> dict[str, list[dict[str, Any]]]:
-    if text == "{}":
-        return {}
-    verdicts = orjson.loads(text)
-    for runs in verdicts.values():
-        for verdict in runs:
-            verdict["rating"] = _float(verdict["rating"])
-            verdict["flags"] = _loads(verdict["flags"])
-    return verdicts
+class _Context(_PerConversation):
+    """A row's context from the turns of its conversation (by position): the turns before the row's
+    (the last `CONTEXT_TURNS` of them), or the whole conversation for a conversation-level row."""
+
+    def load(self, rows: list[tuple[int, int, str, str]]) -> None:
+        self.rows = rows
+
+    def lookup(self, position: int | None) -> list[dict[str, Any]]:
+        rows = self.rows
+        if position is not None:
+            end = bisect_left(rows, position, key=itemgetter(1))
+            rows = rows[max(0, end - export_filters.CONTEXT_TURNS) : end]
+        return [{"position": p, "role": role, "text": text} for _, p, role, text in rows]
 
 
-def flat_rows(*, judge, filters: ExportFilters, chunk_size: int = CHUNK_SIZE) -> Iterator[list[dict[str, Any]]]:
+class _Verdicts(_PerConversation):
+    """A row's verdicts by version, from the conversation's verdicts (`export_rows.verdicts_of`)."""
+
+    def load(self, rows: list[dict[str, Any]]) -> None:
+        self.by_target = verdicts_by_target(rows)
+
+    def lookup(self, turn_id: int | None) -> dict[str, list[dict[str, Any]]]:
+        return self.by_target.get(turn_id, {})
+
+
+def _conversations(judge, filters: ExportFilters) -> QuerySet:
+    """The ids of the export's conversations (with repeats: the conversation of every label)."""
+    return export_filters.gold_labels_for(judge=judge, filters=filters).values("conversation_id")
+
+
+TURNS_PER_ROW = 8  # the turns stream is read in bigger chunks: a row's context holds several turns
+
+
+def _turns(conversations: QuerySet) -> QuerySet:
+    """The turns of the export's conversations, by conversation then position."""
+    return (
+        Turn.objects.filter(conversation_id__in=conversations)
+        .order_by("conversation_id", "position")
+        .values_list("conversation_id", "position", "role", "text")
+    )
+
+
+def flat_rows(
+    *, judge, filters: ExportFilters, chunk_size: int = export_filters.CHUNK_SIZE
+) -> Iterator[list[dict[str, Any]]]:
     """The export's flat rows (the columns of `services.export_writers.COLUMNS`) in chunks of
-    `chunk_size`, ordered by conversation then turn: one query at any size."""
-    gold_sql, params = _winning_gold(judge, filters)
-    build = postgres_statement if connection.vendor == "postgresql" else sqlite_statement
-    statement = build(int(judge.pk), gold_sql)
-    slug, loads = judge.slug, orjson.loads
+    `chunk_size`, ordered by conversation then turn: three queries at any size, the rows, the turns
+    their context comes from and their verdicts."""
+    gold, conversations = _winning_gold(judge, filters), _conversations(judge, filters)
+    if connection.vendor == "postgresql":
+        statement, params = postgres_statement(int(judge.pk), gold, conversations.query.sql_with_params())
+    else:
+        statement, params = sqlite_statement(int(judge.pk), gold)
+    slug = judge.slug
+    turns = _turns(conversations).iterator(chunk_size=chunk_size * TURNS_PER_ROW)
+    context_of = _Context(turns, itemgetter(0)).of
+    verdicts_of_row = _Verdicts(
+        verdicts_of(judge, conversations).iterator(chunk_size=chunk_size), itemgetter("conversation_id")
+    ).of
     with connection.chunked_cursor() as cursor:
         cursor.execute(statement, params)
         while records := cursor.fetchmany(chunk_size):
             chunk = []
             for (
-                _turn_id, source, rating, label, passed, failure_modes, labelled_at, external_id, language, dataset,
-                position, role, text, intended_text, context, reviews, adjudication, comments, verdicts,
+                conversation_id, turn_id, source, rating, label, passed, failure_modes, labelled_at, external_id,
+                language, dataset, position, role, text, intended_text, reviews, adjudication, comments,
             ) in records:  # fmt: skip
                 chunk.append(
                     {
@@ -142,17 +194,17 @@ def flat_rows(*, judge, filters: ExportFilters, chunk_size: int = CHUNK_SIZE) ->
                         "turn_role": role,
                         "text": text,
                         "intended_text": intended_text or None,
-                        "context": loads(context),
+                        "context": context_of(conversation_id, position),
                         "gold_rating": rating,
                         "gold_label": label or None,
                         "gold_passed": None if passed is None else bool(passed),
-                        "gold_failure_modes": list(_loads(failure_modes) or []),
+                        "gold_failure_modes": list(json_value(failure_modes) or []),
                         "gold_source": source,
                         "gold_labelled_at": labelled_at,
                         "adjudication": _adjudication(adjudication),
                         "reviews": _reviews(reviews),
-                        "comments": _comments(comments),
-                        "verdicts": _verdicts(verdicts),
+                        "comments": _people(comments, "author"),
+                        "verdicts": verdicts_of_row(conversation_id, turn_id),
                     }
                 )
             yield chunk

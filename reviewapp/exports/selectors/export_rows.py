@@ -9,6 +9,7 @@ The flat formats read one query of finished rows instead (`selectors.export_flat
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from django.db.models.functions import Cast
 from reviewapp.exports.selectors.export_filters import (
     CHUNK_SIZE,
     CONTEXT_TURNS,
+    GOLD_COLUMNS,
     ExportFilters,
     gold_labels_for,
     pseudonym,
@@ -115,6 +117,14 @@ def _json_text(name: str) -> Cast:
     return Cast(name, output_field=TextField())
 
 
+def json_value(text: str) -> Any:
+    """orjson, or the standard parser for JSON text stored before NaN was refused (SQLite keeps it)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 def _decoded(text: str | None, default: Any) -> Any:
     return default if text is None else orjson.loads(text)
 
@@ -146,25 +156,43 @@ class _Stream:
         return out
 
 
+# A verdict as the exports write it: each key with the column it is read from (flags as JSON text).
+VERDICT_COLUMNS = {
+    "sweep": "sweep_id",
+    "run": "run_index",
+    "tier": "tier",
+    "status": "status",
+    "rating": "rating",
+    "label": "label",
+    "passed": "passed",
+    "flags": "flags_text",
+    "explanation": "explanation",
+}
+
+
 def _verdict_dict(verdict: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "sweep": verdict["sweep_id"],
-        "run": verdict["run_index"],
-        "tier": verdict["tier"],
-        "status": verdict["status"],
-        "rating": verdict["rating"],
-        "label": verdict["label"],
-        "passed": verdict["passed"],
-        "flags": verdict["flags"],
-        "explanation": verdict["explanation"],
-    }
+    written = {key: verdict[column] for key, column in VERDICT_COLUMNS.items()}
+    written["flags"] = json_value(written["flags"])
+    return written
 
 
-def _slugs_by(rows: Iterable[tuple[int, str]]) -> dict[int, list[str]]:
+def _slugs_by(entries: Iterable[dict[str, Any]], owner: str) -> dict[int, list[str]]:
+    """The sorted category slugs of each review, adjudication or comment (`owner` names its id)."""
     slugs: dict[int, list[str]] = defaultdict(list)
-    for owner_id, slug in rows:
-        slugs[owner_id].append(slug)
+    for entry in entries:
+        slugs[entry[owner]].append(entry["category__slug"])
     return {owner_id: sorted(values) for owner_id, values in slugs.items()}
+
+
+def _judged(entry: dict[str, Any], person: str, user_id: str, slugs: dict[int, list[str]]) -> dict[str, Any]:
+    """What a review and an adjudication both say: who (a pseudonym), the rating, label, pass and categories."""
+    return {
+        person: pseudonym(entry[user_id]),
+        "rating": entry["rating"],
+        "label": entry["label"],
+        "passed": entry["passed"],
+        "categories": slugs.get(entry["id"], []),
+    }
 
 
 def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[str, _Stream]:
@@ -254,36 +282,31 @@ def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[
             .order_by("comment__turn__conversation_id", "comment_id"),
             "conversation",
         ),
-        "verdicts": stream(
-            Verdict.objects.filter(judge_version__judge=judge, **in_export)
-            .values(
-                "conversation_id",
-                "turn_id",
-                "sweep_id",
-                "run_index",
-                "tier",
-                "status",
-                "rating",
-                "label",
-                "passed",
-                "flags",
-                "explanation",
-            )
-            .annotate(version=F("judge_version__version"))
-            .order_by("conversation_id", "judge_version_id", "sweep_id", "run_index", "id"),
-            "conversation_id",
-        ),
+        "verdicts": stream(verdicts_of(judge, conversations), "conversation_id"),
     }
 
 
+def verdicts_of(judge: Judge, conversations: QuerySet) -> QuerySet:
+    """The judge's verdicts on the export's conversations, by conversation, version, sweep and run."""
+    return (
+        Verdict.objects.filter(judge_version__judge=judge, conversation_id__in=conversations)
+        .annotate(flags_text=_json_text("flags"), version=F("judge_version__version"))
+        .values("conversation_id", "turn_id", "version", *VERDICT_COLUMNS.values())
+        .order_by("conversation_id", "judge_version_id", "sweep_id", "run_index", "id")
+    )
+
+
+def verdicts_by_target(verdicts: Iterable[dict[str, Any]]) -> dict[int | None, dict[str, list[dict[str, Any]]]]:
+    """One conversation's verdicts (from `verdicts_of`) by target (turn id, None for the conversation),
+    then by version: each target's versions in the order they were created."""
+    by_target: dict[int | None, dict[str, list[dict[str, Any]]]] = {}
+    for verdict in verdicts:
+        by_target.setdefault(verdict["turn_id"], {}).setdefault(verdict["version"], []).append(_verdict_dict(verdict))
+    return by_target
+
+
 GOLD_FIELDS = (
-    "id",
-    "conversation_id",
-    "turn_id",
-    "source",
-    "rating",
-    "label",
-    "passed",
+    *GOLD_COLUMNS,
     "failure_modes_text",
     "excluded",
     "metadata_text",
@@ -306,76 +329,47 @@ def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list
         metadata=_decoded(first[13], {}),
         dataset=ExportDataset(name=first[14]),
     )
-    turns = [
-        ExportTurn(
-            pk=row[0],
-            conversation_id=row[1],
-            position=row[2],
-            role=row[3],
-            text=row[4],
-            intended_text=row[5],
-            entities=_decoded(row[6], []),
-            metadata=_decoded(row[7], {}),
-        )
-        for row in streams["turns"].take(conversation_id)
+    turns = [  # the columns of the turns query are ExportTurn's fields, in order
+        ExportTurn(*plain, entities=_decoded(entities, []), metadata=_decoded(metadata, {}))
+        for *plain, entities, metadata in streams["turns"].take(conversation_id)
     ]
     turn_by_id = {turn.pk: turn for turn in turns}
 
     by_target: dict[int | None, list[ExportGold]] = {}
-    for row in labels:
+    for row in labels:  # GOLD_FIELDS: GOLD_COLUMNS are ExportGold's first fields, in order
+        failure_modes, excluded, metadata, created_at = row[7:11]
         label = ExportGold(
-            pk=row[0],
-            conversation_id=row[1],
-            turn_id=row[2],
-            source=row[3],
-            rating=row[4],
-            label=row[5],
-            passed=row[6],
-            failure_modes=_decoded(row[7], []),
-            excluded=row[8],
-            metadata=_decoded(row[9], {}),
-            created_at=row[10],
+            *row[:7],
+            failure_modes=_decoded(failure_modes, []),
+            excluded=excluded,
+            metadata=_decoded(metadata, {}),
+            created_at=created_at,
             conversation=conversation,
         )
         by_target.setdefault(label.turn_id, []).append(label)
 
     items = streams["items"].take(conversation_id)
     target_of_item = {item["id"]: item["turn_id"] for item in items}
-    review_slugs = _slugs_by(
-        (entry["review_id"], entry["category__slug"]) for entry in streams["review_categories"].take(conversation_id)
-    )
+    review_slugs = _slugs_by(streams["review_categories"].take(conversation_id), "review_id")
     reviews: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
     for review in streams["reviews"].take(conversation_id):
         reviews[target_of_item[review["item_id"]]].append(
             {
-                "reviewer": pseudonym(review["reviewer_id"]),
-                "rating": review["rating"],
-                "label": review["label"],
-                "passed": review["passed"],
-                "categories": review_slugs.get(review["id"], []),
+                **_judged(review, "reviewer", "reviewer_id", review_slugs),
                 "comment": review["comment"],
                 "quoted_span": review["quoted_span"],
                 "created_at": review["created_at"].isoformat(),
             }
         )
-    adjudication_slugs = _slugs_by(
-        (entry["adjudication_id"], entry["category__slug"])
-        for entry in streams["adjudication_categories"].take(conversation_id)
-    )
+    adjudication_slugs = _slugs_by(streams["adjudication_categories"].take(conversation_id), "adjudication_id")
     adjudications: dict[int | None, dict[str, Any]] = {}
     for adjudication in streams["adjudications"].take(conversation_id):
         adjudications[target_of_item[adjudication["item_id"]]] = {
-            "lead": pseudonym(adjudication["lead_id"]),
-            "rating": adjudication["rating"],
-            "label": adjudication["label"],
-            "passed": adjudication["passed"],
-            "categories": adjudication_slugs.get(adjudication["id"], []),
+            **_judged(adjudication, "lead", "lead_id", adjudication_slugs),
             "rationale": adjudication["rationale"],
         }
 
-    comment_slugs = _slugs_by(
-        (entry["comment_id"], entry["category__slug"]) for entry in streams["comment_categories"].take(conversation_id)
-    )
+    comment_slugs = _slugs_by(streams["comment_categories"].take(conversation_id), "comment_id")
     comments: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
     for comment in streams["comments"].take(conversation_id):
         entry = {
@@ -391,9 +385,7 @@ def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list
         comments[comment["turn_id"]].append(entry)
         comments[None].append(entry)  # a conversation-level row carries every comment of the conversation
 
-    verdicts: dict[int | None, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for verdict in streams["verdicts"].take(conversation_id):
-        verdicts[verdict["turn_id"]][verdict["version"]].append(_verdict_dict(verdict))
+    verdicts = verdicts_by_target(streams["verdicts"].take(conversation_id))
 
     rows = []
     for turn_id, target_labels in by_target.items():
@@ -409,7 +401,7 @@ def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list
                 reviews=reviews.get(turn_id, []),
                 adjudication=adjudications.get(turn_id),
                 comments=comments.get(turn_id, []),
-                verdicts=dict(verdicts[turn_id]) if turn_id in verdicts else {},
+                verdicts=verdicts.get(turn_id, {}),
             )
         )
     return rows

@@ -1,12 +1,12 @@
-"""The SQL of the flat export: one statement per database that returns finished rows.
+"""The SQL of the flat export: one statement per database that returns its rows, all but two values.
 
 Both statements give, per labelled target, the winning gold label (ranked in `export_flat`) with
-its conversation, dataset and turn, and the nested values built as JSON by the database: context
-(the six turns before, or the whole conversation for a conversation-level row), reviews,
-adjudication, comments and verdicts. The JSON objects are the same on both (`_objects`).
+its conversation, dataset and turn, and the nested values built as JSON by the database: reviews,
+adjudication and comments. The JSON objects are the same on both (`_objects`). The context and
+the verdicts are not built here: `export_flat` takes them from queries that stream beside the rows.
 
 - PostgreSQL: set-based. Each relation is aggregated once per target over the whole export
-  (`json_agg` / `json_object_agg` with ORDER BY, grouped, hash-joined on the target), which costs
+  (`json_agg` with ORDER BY, grouped, hash-joined on the target), which costs
   far less than a subquery per row at 100,000 rows and more.
 - SQLite: a correlated subquery per row (an index lookup in the same process, cheap there); JSON1's
   aggregates follow the order of a sorted subquery.
@@ -18,31 +18,44 @@ only values in them are the judge's integer id and the filters, which go as quer
 # ruff: noqa: S608 - fixed fragments and table names only; values go as query parameters (see above)
 from __future__ import annotations
 
-from reviewapp.exports.selectors.export_filters import CONTEXT_TURNS
 from reviewapp.models import Adjudication, Comment, Review
 
 FLOAT_MAX = "1.7976931348623157e308"
 
 
-class Postgres:
-    """PostgreSQL's JSON: `json` (not `jsonb`) keeps the keys in the order they are built."""
+class _Dialect:
+    """What both databases write the same way: a JSON object by their function of key, value pairs,
+    and by default a column as it is."""
+
+    object_function = ""
+
+    @classmethod
+    def obj(cls, *pairs: str) -> str:
+        return f"{cls.object_function}({', '.join(pairs)})"
 
     @staticmethod
-    def obj(*pairs: str) -> str:
-        return "json_build_object(" + ", ".join(pairs) + ")"
+    def boolean(column: str) -> str:
+        return column
+
+    @staticmethod
+    def number(column: str) -> str:
+        return column
+
+    @staticmethod
+    def text(column: str) -> str:
+        return column
+
+
+class Postgres(_Dialect):
+    """PostgreSQL's JSON: `json` (not `jsonb`) keeps the keys in the order they are built. Booleans
+    and numbers go in as they are; non-finite floats come out as the strings "NaN", "Infinity"."""
+
+    object_function = "json_build_object"
 
     @staticmethod
     def array(value: str, source: str, order: str, *, nested: bool = False, scalar: bool = False) -> str:
         cast = "" if nested else "::text"
         return f"(SELECT COALESCE(json_agg({value} ORDER BY {order}), '[]'::json){cast} {source})"
-
-    @staticmethod
-    def mapping(key: str, value: str, source: str, order: str) -> str:
-        return f"(SELECT COALESCE(json_object_agg({key}, {value} ORDER BY {order}), '{{}}'::json)::text {source})"
-
-    @staticmethod
-    def one(value: str) -> str:
-        return f"{value}::text"
 
     @staticmethod
     def iso(column: str) -> str:
@@ -54,31 +67,17 @@ class Postgres:
         )
 
     @staticmethod
-    def boolean(column: str) -> str:
-        return column
-
-    @staticmethod
-    def number(column: str) -> str:
-        return column  # non-finite floats come out as the strings "NaN", "Infinity", "-Infinity"
-
-    @staticmethod
     def text(column: str) -> str:
         return f"{column}::text"
-
-    @staticmethod
-    def same(a: str, b: str) -> str:
-        return f"{a} IS NOT DISTINCT FROM {b}"
 
     slug_order = 'cat.slug COLLATE "C"'  # code point order, as Python's sorted()
 
 
-class Sqlite:
+class Sqlite(_Dialect):
     """SQLite's JSON1: aggregates follow the order of a sorted subquery; values that leave a subquery
     lose their JSON type, so nested ones are passed through json() again."""
 
-    @staticmethod
-    def obj(*pairs: str) -> str:
-        return "json_object(" + ", ".join(pairs) + ")"
+    object_function = "json_object"
 
     @staticmethod
     def array(value: str, source: str, order: str, *, nested: bool = False, scalar: bool = False) -> str:
@@ -87,17 +86,6 @@ class Sqlite:
             f"(SELECT COALESCE(json_group_array({item}), '[]') FROM (SELECT {value} AS j {source} ORDER BY {order}))"
         )
         return f"json({built})" if nested else built
-
-    @staticmethod
-    def mapping(key: str, value: str, source: str, order: str) -> str:
-        return (
-            f"(SELECT COALESCE(json_group_object(o.k, json(o.v)), '{{}}') "
-            f"FROM (SELECT {key} AS k, {value} AS v {source} ORDER BY {order}) o)"
-        )
-
-    @staticmethod
-    def one(value: str) -> str:
-        return value
 
     @staticmethod
     def iso(column: str) -> str:
@@ -114,14 +102,6 @@ class Sqlite:
             f"CASE WHEN {column} > {FLOAT_MAX} OR {column} < -{FLOAT_MAX} THEN CAST({column} AS TEXT) ELSE {column} END"
         )
 
-    @staticmethod
-    def text(column: str) -> str:
-        return column
-
-    @staticmethod
-    def same(a: str, b: str) -> str:
-        return f"{a} IS {b}"
-
     slug_order = "cat.slug"  # BINARY collation: code point order
 
 
@@ -137,7 +117,7 @@ def _slugs(sql, through, owner: str) -> str:
 
 
 def _objects(sql) -> dict[str, str]:
-    """One review (r), adjudication (a), comment (m on turn mt) and verdict (v) as a JSON object,
+    """One review (r), adjudication (a) and comment (m on turn mt) as a JSON object,
     keys in the order the export writes them."""
     return {
         "review": sql.obj(
@@ -155,19 +135,13 @@ def _objects(sql) -> dict[str, str]:
             "'categories'", _slugs(sql, Comment.categories.through, "m.id"), "'quoted_span'", "m.quoted_span",
             "'reply_to'", "m.parent_id", "'id'", "m.id", "'created_at'", sql.iso("m.created_at"),
         ),
-        "verdict": sql.obj(
-            "'sweep'", "v.sweep_id", "'run'", "v.run_index", "'tier'", "v.tier", "'status'", "v.status",
-            "'rating'", sql.number("v.rating"), "'label'", "v.label", "'passed'", sql.boolean("v.passed"),
-            "'flags'", sql.text("v.flags"), "'explanation'", "v.explanation",
-        ),
-        "context": sql.obj("'position'", "x.position", "'role'", "x.role", "'text'", "x.text"),
     }  # fmt: skip
 
 
 def _select(sql, nested: str) -> str:
-    """The columns `export_flat.flat_rows` reads, in its order; `nested` gives the five JSON ones."""
+    """The columns `export_flat.flat_rows` reads, in its order; `nested` gives the three JSON ones."""
     return (
-        f"SELECT g.turn_id, g.source, g.rating, g.label, g.passed, {sql.text('g.failure_modes')},"
+        f"SELECT g.conversation_id, g.turn_id, g.source, g.rating, g.label, g.passed, {sql.text('g.failure_modes')},"
         f" {sql.iso('g.created_at')}, c.external_id, c.language, d.name,"
         f" t.position, t.role, t.text, t.intended_text, {nested}"
     )
@@ -179,12 +153,10 @@ GOLD_JOINS = (
 )
 
 
-def sqlite_statement(judge_id: int, gold_sql: str) -> str:
+def sqlite_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tuple]:
+    """The rows on SQLite and their parameters; `gold` is the ranked gold labels' SQL and parameters."""
+    gold_sql, gold_params = gold
     sql, obj = Sqlite, _objects(Sqlite)
-    turns = "SELECT u.position, u.role, u.text FROM reviewapp_turn u WHERE u.conversation_id = g.conversation_id"
-    whole = sql.array(obj["context"], f"FROM ({turns}) x", "x.position")
-    last = f"{turns} AND u.position < t.position ORDER BY u.position DESC LIMIT {CONTEXT_TURNS}"
-    before = sql.array(obj["context"], f"FROM ({last}) x", "x.position")
     target = f"i.judge_id = {judge_id} AND i.conversation_id = g.conversation_id AND i.turn_id IS g.turn_id"
     items = "JOIN reviewapp_reviewitem i ON i.id"
     reviews = sql.array(obj["review"], f"FROM reviewapp_review r {items} = r.item_id WHERE {target}", "r.id")
@@ -198,39 +170,29 @@ def sqlite_statement(judge_id: int, gold_sql: str) -> str:
         f" AND (g.turn_id IS NULL OR m.turn_id = g.turn_id) AND (m.judge_id = {judge_id} OR m.judge_id IS NULL)",
         "m.created_at, m.id",
     )
-    on_target = "v.conversation_id = g.conversation_id AND v.turn_id IS g.turn_id"
-    runs = sql.array(
-        obj["verdict"],
-        f"FROM reviewapp_verdict v WHERE v.judge_version_id = vv.id AND {on_target}",
-        "v.sweep_id, v.run_index, v.id",
-        nested=True,
-    )
-    versions = (
-        "SELECT DISTINCT jv.id, jv.version FROM reviewapp_verdict v JOIN reviewapp_judgeversion jv"
-        f" ON jv.id = v.judge_version_id WHERE jv.judge_id = {judge_id} AND {on_target}"
-    )
-    verdicts = sql.mapping("vv.version", runs, f"FROM ({versions}) vv", "vv.id")
-    nested = f"CASE WHEN t.id IS NULL THEN {whole} ELSE {before} END, {reviews}, {adjudication}, {comments}, {verdicts}"
-    return (
+    nested = f"{reviews}, {adjudication}, {comments}"
+    statement = (
         _select(sql, nested)
         + f" FROM ({gold_sql}) g"
         + GOLD_JOINS
         + " WHERE g.source_rank = 1 ORDER BY g.conversation_id, g.turn_id"
     )
+    return statement, gold_params
 
 
-def postgres_statement(judge_id: int, gold_sql: str) -> str:
-    obj = _objects(Postgres)
-    in_export = "IN (SELECT conversation_id FROM g)"
+def postgres_statement(judge_id: int, gold: tuple[str, tuple], conversations: tuple[str, tuple]) -> tuple[str, tuple]:
+    """The rows on PostgreSQL and their parameters. `gold` is the ranked gold labels' SQL and
+    parameters, `conversations` the export's conversation ids'. Each relation is limited to the
+    export's conversations by that query itself, not by the CTE `g`: the planner has statistics for
+    the gold label table and none for a CTE, and would take the export to be 200 conversations.
+    `g` keeps each target's first label by DISTINCT ON rather than by `source_rank = 1`, whose
+    estimate (0.5 % of the labels) led the planner to nested loops over every row of the export."""
+    (gold_sql, gold_params), (conversations_sql, conversation_params) = gold, conversations
+    obj, in_export = _objects(Postgres), f"IN ({conversations_sql})"
     target = "COALESCE(i.turn_id, 0)"  # ids start at 1: 0 stands for the conversation, and hash-joins
-    return (
-        f"WITH g AS MATERIALIZED (SELECT * FROM ({gold_sql}) w WHERE w.source_rank = 1),"
-        " context AS (SELECT x.gid, json_agg(" + obj["context"] + " ORDER BY x.position)::text AS value"
-        " FROM (SELECT g.id AS gid, u.position, u.role, u.text, t.id IS NULL AS whole,"
-        " row_number() OVER (PARTITION BY g.id ORDER BY u.position DESC) AS back"
-        " FROM g LEFT JOIN reviewapp_turn t ON t.id = g.turn_id JOIN reviewapp_turn u"
-        " ON u.conversation_id = g.conversation_id AND (t.id IS NULL OR u.position < t.position)) x"
-        f" WHERE x.whole OR x.back <= {CONTEXT_TURNS} GROUP BY x.gid),"
+    statement = (
+        "WITH g AS MATERIALIZED (SELECT DISTINCT ON (w.conversation_id, w.turn_id) *"
+        f" FROM ({gold_sql}) w ORDER BY w.conversation_id, w.turn_id, w.source_rank),"
         f" reviews AS (SELECT i.conversation_id, {target} AS target, json_agg({obj['review']} ORDER BY r.id)::text AS value"
         " FROM reviewapp_review r JOIN reviewapp_reviewitem i ON i.id = r.item_id"
         f" WHERE i.judge_id = {judge_id} AND i.conversation_id {in_export} GROUP BY 1, 2),"
@@ -244,25 +206,18 @@ def postgres_statement(judge_id: int, gold_sql: str) -> str:
         " turn_comments AS (SELECT turn_id, json_agg(value ORDER BY created_at, id)::text AS value"
         " FROM comment_rows GROUP BY turn_id),"
         " conversation_comments AS (SELECT conversation_id, json_agg(value ORDER BY created_at, id)::text AS value"
-        " FROM comment_rows GROUP BY conversation_id),"
-        f" runs AS (SELECT v.conversation_id, COALESCE(v.turn_id, 0) AS target, v.judge_version_id, jv.version,"
-        f" json_agg({obj['verdict']} ORDER BY v.sweep_id, v.run_index, v.id) AS value"
-        " FROM reviewapp_verdict v JOIN reviewapp_judgeversion jv ON jv.id = v.judge_version_id"
-        f" WHERE jv.judge_id = {judge_id} AND v.conversation_id {in_export} GROUP BY 1, 2, 3, 4),"
-        " verdicts AS (SELECT conversation_id, target, json_object_agg(version, value ORDER BY judge_version_id)::text"
-        " AS value FROM runs GROUP BY 1, 2) "
+        " FROM comment_rows GROUP BY conversation_id) "
         + _select(
             Postgres,
-            "COALESCE(cx.value, '[]'), COALESCE(rv.value, '[]'), ad.value,"
-            " COALESCE(CASE WHEN g.turn_id IS NULL THEN cc.value ELSE tc.value END, '[]'), COALESCE(vd.value, '{}')",
+            "COALESCE(rv.value, '[]'), ad.value,"
+            " COALESCE(CASE WHEN g.turn_id IS NULL THEN cc.value ELSE tc.value END, '[]')",
         )
         + " FROM g"
         + GOLD_JOINS
-        + " LEFT JOIN context cx ON cx.gid = g.id"
-        " LEFT JOIN reviews rv ON rv.conversation_id = g.conversation_id AND rv.target = COALESCE(g.turn_id, 0)"
+        + " LEFT JOIN reviews rv ON rv.conversation_id = g.conversation_id AND rv.target = COALESCE(g.turn_id, 0)"
         " LEFT JOIN adjudications ad ON ad.conversation_id = g.conversation_id AND ad.target = COALESCE(g.turn_id, 0)"
         " LEFT JOIN turn_comments tc ON tc.turn_id = g.turn_id"
         " LEFT JOIN conversation_comments cc ON cc.conversation_id = g.conversation_id AND g.turn_id IS NULL"
-        " LEFT JOIN verdicts vd ON vd.conversation_id = g.conversation_id AND vd.target = COALESCE(g.turn_id, 0)"
         " ORDER BY g.conversation_id, g.turn_id"
     )
+    return statement, (*gold_params, *conversation_params * statement.count(in_export))
