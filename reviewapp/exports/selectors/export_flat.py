@@ -18,6 +18,7 @@ time; SQLite steps through them the same way. The values written are the same as
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from itertools import groupby
@@ -84,7 +85,7 @@ def _adjudication(text: str | None) -> dict[str, Any] | None:
     return adjudication
 
 
-class _PerConversation:
+class _PerConversation(ABC):
     """What the rows draw from a query that streams by conversation beside them: the query's rows
     are grouped by conversation and each group is made into what its rows need (`load`) when the
     first of them reaches it. Only one conversation's is held."""
@@ -109,11 +110,13 @@ class _PerConversation:
             self.load(self._take(conversation_id))
         return self.lookup(target)
 
+    @abstractmethod
     def load(self, rows: list) -> None:
-        raise NotImplementedError
+        """Hold what one conversation's streamed rows say, for `lookup`."""
 
+    @abstractmethod
     def lookup(self, target: int | None) -> Any:
-        raise NotImplementedError
+        """What a row of the held conversation gets: its target is a turn position or id, or None."""
 
 
 class _Context(_PerConversation):
