@@ -2,21 +2,18 @@
 code typed or posted, so that a code with no data reaches the service and gets its precise reason
 ("this dataset has no target in ja") instead of a bare "not a valid choice"."""
 
-import re
-
 from django import forms
 
+from reviewapp.corpus.importers.limits import language_problem
 from reviewapp.corpus.selectors.languages import language_choices
-
-# The pattern the export service has always accepted: a language subtag and optional subtags.
-LANGUAGE_CODE = re.compile(r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
 
 
 class _WellFormedCodes:
     default_error_messages = {"invalid_choice": "%(value)s is not a BCP 47 language code (en, fr, fr-CA, ja ...)."}
 
     def valid_value(self, value) -> bool:
-        return bool(LANGUAGE_CODE.match(str(value)))
+        """A code the importers would accept (limits.language_problem: BCP 47, at most the column's length)."""
+        return not language_problem(str(value))
 
 
 class LanguageField(_WellFormedCodes, forms.ChoiceField):

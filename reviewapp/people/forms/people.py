@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django import forms
 
-from reviewapp.corpus.forms.languages import LANGUAGE_CODE, LanguagesField
+from reviewapp.corpus.forms.languages import LanguagesField
+from reviewapp.corpus.importers.limits import language_problem
 from reviewapp.models import Role
 
 LANGUAGES_HELP = "A base language (fr) covers its regional variants (fr-CA). Leads and admins see every language."
@@ -23,7 +24,7 @@ class _LanguagesForm(forms.Form):
 
     def clean_other_languages(self) -> list[str]:
         codes = [code.strip() for code in self.cleaned_data["other_languages"].split(",") if code.strip()]
-        wrong = [code for code in codes if not LANGUAGE_CODE.match(code)]
+        wrong = [code for code in codes if language_problem(code)]
         if wrong:
             raise forms.ValidationError(f"{', '.join(wrong)}: not a BCP 47 language code (en, fr, fr-CA, ja ...).")
         return codes

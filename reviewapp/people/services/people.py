@@ -12,11 +12,9 @@ from django.db import transaction
 
 from reviewapp import access
 from reviewapp.audit import audit_record
+from reviewapp.corpus.importers.limits import language_problem
 from reviewapp.models import Profile, Role
 from scoring.errors import TribunalError
-
-# BCP 47 as Tribunal uses it: a language subtag and optional region/script/variant subtags.
-LANGUAGE_CODE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})*$", re.IGNORECASE)
 
 
 class PeopleError(TribunalError):
@@ -30,7 +28,7 @@ def languages_clean(codes: Iterable[str]) -> list[str]:
         code = code.strip()
         if not code:
             continue
-        if not LANGUAGE_CODE.match(code):
+        if language_problem(code):  # the rule the importers apply to conversation languages
             raise PeopleError(f"{code!r} is not a BCP 47 language code (en, fr, fr-CA, ja ...).")
         if code.lower() not in (c.lower() for c in cleaned):
             cleaned.append(code)

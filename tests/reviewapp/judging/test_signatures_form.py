@@ -47,6 +47,11 @@ def test_the_language_is_a_select_of_the_known_languages(data):
         ("fr;drop", "fr;drop is not a BCP 47 language code (en, fr, fr-CA, ja ...)."),
         ("français", "français is not a BCP 47 language code (en, fr, fr-CA, ja ...)."),
         ("", "This field is required."),
+        # Well formed but longer than the 35 characters Signature.language holds: refused here, not a 500.
+        (
+            "en-abcdefgh-abcdefgh-abcdefgh-abcdefgh",
+            "en-abcdefgh-abcdefgh-abcdefgh-abcdefgh is not a BCP 47 language code (en, fr, fr-CA, ja ...).",
+        ),
     ],
 )
 def test_a_bad_language_is_refused_by_the_form(data, language, error):
