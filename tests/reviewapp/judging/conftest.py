@@ -11,14 +11,15 @@ from tests.reviewapp.judging.eva_support import CONCISENESS_SET, JUDGE_YAML, loa
 
 @pytest.fixture
 def endpoint(monkeypatch):
-    """The local test LLM server, which sweeps and replays reach through the real LLMClient over HTTP.
+    """The local test LLM server, which sweeps reach through the real LLMClient over HTTP.
 
     Gives the server (its requests, responses and audio received), with the client as `server.client`.
+    Replays and `replay_call` build their own client from settings or their options, as in production;
+    a test that replays through settings patches `calls.llm_client_from_settings` itself.
     """
     with run_llm_server() as server:
         client = LLMClient(base_url=server.base_url, api_key="test", timeout_s=20.0, max_attempts=1)
         monkeypatch.setattr("reviewapp.judging.services.sweeps.llm_client", lambda: client)
-        monkeypatch.setattr("reviewapp.judging.services.calls.llm_client_from_settings", lambda **kw: client)
         server.client = client
         yield server
         client.close()

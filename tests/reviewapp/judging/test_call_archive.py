@@ -17,8 +17,10 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def listened(settings, tmp_path, endpoint, run_sweep):
-    """One agent turn with audio, swept by a listening judge: one archived call with its audio's hash."""
+def listened(settings, tmp_path, endpoint, run_sweep, monkeypatch):
+    """One agent turn with audio, swept by a listening judge: one archived call with its audio's hash.
+    Replays from settings reach the same local endpoint."""
+    monkeypatch.setattr("reviewapp.judging.services.calls.llm_client_from_settings", lambda **kw: endpoint.client)
     settings.MEDIA_ROOT = tmp_path
     dataset = dataset_of_calls("voice", {"heard": ("fr", ["Votre siège est le 14C. <b>gras</b>"])})
     conversation = Conversation.objects.get(external_id="heard")
