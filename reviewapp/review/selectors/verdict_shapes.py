@@ -198,10 +198,9 @@ def annotated_grain(row) -> Grain:
 
 
 def review_grain(*, judge: Judge) -> Grain:
-    """The grain reviewers label at for `judge`: that of its newest version with a spec (one query).
+    """The grain reviewers label at for `judge`: that of its newest version with a spec (one query, the
+    same read the review screen makes inside its item query through `grain_annotations`).
 
     Taken from the judge, never from the verdicts, so a blind review's form shows nothing a judge said.
     """
-    versions = JudgeVersion.objects.filter(judge=judge).order_by("-created_at", "-pk")
-    newest = next((v for v in versions[:20] if not v.spec.get("imported")), None)
-    return grain_of(newest)
+    return annotated_grain(Judge.objects.annotate(**grain_annotations("pk")).get(pk=judge.pk))
