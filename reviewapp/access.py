@@ -163,9 +163,6 @@ def item_for_reviewer(user, item: ReviewItem) -> ReviewItem:
     return item
 
 
-check_item = item_for_reviewer
-
-
 def turn_for_user(user, turn: Turn) -> Turn:
     conversation_for_user(user, turn.conversation)
     return turn

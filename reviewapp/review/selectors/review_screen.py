@@ -31,8 +31,10 @@ def item_for_review(*, item_id: int, user) -> ReviewItem:
     return item
 
 
-# The access helper for review items lives in access.py; this name is kept for code that imports it here.
-check_item = access.item_for_reviewer
+def item_alone(*, item_id: int) -> ReviewItem:
+    """The item's own row, for actions that change its lease and show no screen (claim, heartbeat).
+    Raises ReviewItem.DoesNotExist."""
+    return ReviewItem.objects.get(pk=item_id)
 
 
 def item_verdicts(*, item: ReviewItem) -> list[Verdict]:

@@ -21,10 +21,15 @@ from reviewapp.triage.views.queue import next_item_redirect, remembered_filters
 TEMPLATE = "review/item.html"
 
 
-def item_or_404(request, item_id: int) -> ReviewItem:
-    item = found_or_404(
-        review_screen_selectors.item_for_review, "No such review item.", item_id=item_id, user=request.user
-    )
+def item_or_404(request, item_id: int, *, screen: bool = True) -> ReviewItem:
+    """The item in the address, if its language is the reviewer's; with what the screen shows of it
+    (`item_for_review`), or only its row for an action that renders no screen."""
+    if screen:
+        item = found_or_404(
+            review_screen_selectors.item_for_review, "No such review item.", item_id=item_id, user=request.user
+        )
+    else:
+        item = found_or_404(review_screen_selectors.item_alone, "No such review item.", item_id=item_id)
     return access.item_for_reviewer(request.user, item)
 
 
@@ -102,7 +107,7 @@ def review_item(request, item_id: int):
 @login_required
 def review_claim(request, item_id: int):
     """Claim this very item (from the queue list); when it is taken, the next one instead."""
-    item = item_or_404(request, item_id)
+    item = item_or_404(request, item_id, screen=False)
     claimed = claims.item_claim(user=request.user, item=item)
     if claimed is None:
         return next_item_redirect(request, remembered_filters(request))
@@ -130,7 +135,7 @@ def review_skip(request, item_id: int):
 @login_required
 def review_heartbeat(request, item_id: int):
     """htmx heartbeat from the open review screen: renew the lease and say how long it runs."""
-    item = item_or_404(request, item_id)
+    item = item_or_404(request, item_id, screen=False)
     lost = False
     try:
         claims.lease_renew(item=item, user=request.user)
