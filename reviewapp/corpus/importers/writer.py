@@ -23,6 +23,7 @@ from django.utils import timezone
 from reviewapp.corpus.importers.audio import store_audio
 from reviewapp.corpus.importers.records import LABEL_VALUES, TURN_VALUES, VERDICT_VALUES, ParsedImport
 from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, JudgeVersion, Sweep, Turn, Verdict
+from scoring.records import record_dict
 
 BATCH_SIZE = 2000
 
@@ -34,11 +35,6 @@ def imported_spec(judge: str, version: str) -> dict[str, Any]:
 def spec_hash(spec: dict[str, Any]) -> str:
     canonical = json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def values(item: Any, names: tuple[str, ...]) -> dict[str, Any]:
-    """A parsed record's values by column name (records.TURN_VALUES, LABEL_VALUES, VERDICT_VALUES)."""
-    return {name: getattr(item, name) for name in names}
 
 
 def new_judge(slug: str, parsed: ParsedImport) -> Judge:
@@ -83,7 +79,7 @@ def write_parsed(
     _bulk(
         Turn,
         (
-            Turn(conversation_id=conversation_ids[c.external_id], **values(t, TURN_VALUES))
+            Turn(conversation_id=conversation_ids[c.external_id], **record_dict(t, *TURN_VALUES))
             for c in conversations
             for t in c.turns
         ),
@@ -112,7 +108,10 @@ def write_parsed(
         GoldLabel,
         (
             GoldLabel(
-                judge_id=judges[label.judge], source=GoldLabel.Source.IMPORTED, **target, **values(label, LABEL_VALUES)
+                judge_id=judges[label.judge],
+                source=GoldLabel.Source.IMPORTED,
+                **target,
+                **record_dict(label, *LABEL_VALUES),
             )
             for label, target in targets("labels")
         ),
@@ -132,7 +131,7 @@ def write_parsed(
                     judge_version_id=versions[(v.judge, v.version)],
                     tier=Verdict.Tier.IMPORTED,
                     **target,
-                    **values(v, VERDICT_VALUES),
+                    **record_dict(v, *VERDICT_VALUES),
                 )
                 for v, target in targets("verdicts")
             ),

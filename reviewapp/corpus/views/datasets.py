@@ -8,7 +8,6 @@ from django.views.decorators.http import require_GET, require_http_methods
 from reviewapp import access
 from reviewapp.corpus.selectors import corpus
 from reviewapp.corpus.services import datasets as dataset_service
-from reviewapp.corpus.services.datasets import dataset_settings_update
 from reviewapp.models import Dataset
 from reviewapp.rendering import form_success, form_write, render_page
 
@@ -69,7 +68,9 @@ def dataset_settings(request, dataset_id: int):
     initial = {"blind_review": dataset.blind_review, "reviews_required": dataset.reviews_required}
     form = DatasetSettingsForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
-        saved = form_write(form, dataset_settings_update, actor=request.user, dataset=dataset, **form.cleaned_data)
+        saved = form_write(
+            form, dataset_service.dataset_settings_update, actor=request.user, dataset=dataset, **form.cleaned_data
+        )
         if saved is not None:
             return form_success(request, reverse("dataset_detail", args=[dataset.pk]) + "?saved=1")
     status = 400 if request.method == "POST" else 200

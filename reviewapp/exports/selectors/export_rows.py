@@ -336,10 +336,11 @@ def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list
     turn_by_id = {turn.pk: turn for turn in turns}
 
     by_target: dict[int | None, list[ExportGold]] = {}
+    shared = len(GOLD_COLUMNS)
     for row in labels:  # GOLD_FIELDS: GOLD_COLUMNS are ExportGold's first fields, in order
-        failure_modes, excluded, metadata, created_at = row[7:11]
+        failure_modes, excluded, metadata, created_at = row[shared : shared + 4]
         label = ExportGold(
-            *row[:7],
+            *row[:shared],
             failure_modes=_decoded(failure_modes, []),
             excluded=excluded,
             metadata=_decoded(metadata, {}),
