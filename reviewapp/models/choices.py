@@ -1,5 +1,6 @@
-"""The states, kinds and sources each model can take, in one place: a model names its own as a nested
-alias (`ReviewItem.Status` is `ReviewItemStatus`), and forms, filters and migrations read the same values."""
+"""The states, kinds and sources each model can take, side by side: a model names its own as a nested
+alias (`ReviewItem.Status` is `ReviewItemStatus`), and the rest of the code reads them through the model.
+Migrations keep the values as literal lists, so changing one here needs a migration like any field."""
 
 from django.db import models
 
