@@ -42,7 +42,8 @@ def form_success(request, url: str):
 
 def form_write[T](form, write: Callable[..., T], /, **arguments) -> T | None:
     """`write(**arguments)`: the service a valid form calls. When the service refuses (a TribunalError),
-    its reason becomes the form's error and the answer is None, so the view shows the form again."""
+    its reason becomes the form's error and the answer is None, so the view shows the form again. The
+    service must therefore return a value (not None) when it succeeds: None is read as a refusal."""
     try:
         return write(**arguments)
     except TribunalError as exc:

@@ -42,7 +42,6 @@ NOT_RATED = "not_rated"
 @dataclass(frozen=True)
 class EvaProfile:
     key: str
-    level: str  # the verdicts' level: "turn" or "conversation"
     shape: str
     scale: str  # "ordinal" or "binary"
     scale_min: int
@@ -61,6 +60,11 @@ class EvaProfile:
     def per_turn(self) -> bool:
         return self.shape in (PER_TURN, TURNS_OBJECT)
 
+    @property
+    def level(self) -> str:
+        """The verdicts' level, from the answer shape: a per-turn answer makes turn-level verdicts."""
+        return "turn" if self.per_turn else "conversation"
+
 
 # EVA's two rating scales: name, lowest, highest.
 BINARY = ("binary", 0, 1)
@@ -68,10 +72,9 @@ ORDINAL = ("ordinal", 1, 3)
 
 
 def _judge(key: str, shape: str, scale: tuple[str, int, int], **rest: Any) -> EvaProfile:
-    """A profile whose level follows from its answer shape: a per-turn answer makes turn-level verdicts."""
-    level = "turn" if shape in (PER_TURN, TURNS_OBJECT) else "conversation"
+    """A profile on one of EVA's two rating scales."""
     name, low, high = scale
-    return EvaProfile(key=key, level=level, shape=shape, scale=name, scale_min=low, scale_max=high, **rest)
+    return EvaProfile(key=key, shape=shape, scale=name, scale_min=low, scale_max=high, **rest)
 
 
 PROFILES: dict[str, EvaProfile] = {

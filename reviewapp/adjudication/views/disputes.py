@@ -15,9 +15,6 @@ from reviewapp.models import ReviewItem
 from reviewapp.rendering import form_write, found_or_404, render_page
 from reviewapp.triage.selectors import progress
 
-# Leads and admins only: these pages decide gold and show every reviewer's work.
-check_lead = access.check_lead
-
 
 def _item_or_404(item_id: int) -> ReviewItem:
     return found_or_404(selectors.item_for_dispute, "No such review item.", item_id=item_id)
@@ -26,7 +23,7 @@ def _item_or_404(item_id: int) -> ReviewItem:
 @require_GET
 @login_required
 def dispute_list(request):
-    check_lead(request.user)
+    access.check_lead(request.user)
     chosen = listings.query_filters(request, "language", "kind")
     if chosen["kind"] not in selectors.KIND_LABELS:
         chosen["kind"] = ""
@@ -65,7 +62,7 @@ def _detail_context(item: ReviewItem, decision: DecisionForm | None = None, send
 @require_GET
 @login_required
 def dispute_detail(request, item_id: int):
-    check_lead(request.user)
+    access.check_lead(request.user)
     item = _item_or_404(item_id)
     return render_page(request, "disputes/detail.html", "dispute", _detail_context(item))
 
@@ -73,7 +70,7 @@ def dispute_detail(request, item_id: int):
 @require_POST
 @login_required
 def dispute_decide(request, item_id: int):
-    check_lead(request.user)
+    access.check_lead(request.user)
     item = _item_or_404(item_id)
     form = DecisionForm(request.POST, judge=item.judge)
     if form.is_valid():
@@ -96,7 +93,7 @@ def dispute_decide(request, item_id: int):
 @require_http_methods(["POST"])
 @login_required
 def dispute_send_back(request, item_id: int):
-    check_lead(request.user)
+    access.check_lead(request.user)
     item = _item_or_404(item_id)
     form = SendBackForm(request.POST)
     if form.is_valid():

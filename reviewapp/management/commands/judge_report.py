@@ -87,13 +87,8 @@ class Command(JudgeVersionCommand):
         except Judge.DoesNotExist:
             raise CommandError(f"No judge {options['judge']!r}.") from None
         versions = quality.judge_versions(judge=judge)
-        version = None
-        if options["version"]:
-            version = next((v for v in versions if v.version == options["version"]), None)
-            if version is None:
-                known = ", ".join(v.version for v in versions) or "none"
-                raise CommandError(f"{judge.slug} has no version {options['version']!r} (known: {known}).")
-        elif not versions:
+        version = self.judge_version(options, runnable=False) if options["version"] else None
+        if not versions:
             raise CommandError(f"{judge.slug} has no version yet.")
         try:
             slice = quality_slice.slice_for(

@@ -33,7 +33,7 @@ class _LanguagesForm(forms.Form):
         cleaned = super().clean()
         others = cleaned.pop("other_languages", [])
         if "languages" in cleaned:
-            cleaned["languages"] = list(dict.fromkeys([*cleaned["languages"], *others]))
+            cleaned["languages"] = [*cleaned["languages"], *others]
         return cleaned
 
     def __init__(self, *args, **kwargs):

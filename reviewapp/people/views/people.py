@@ -9,7 +9,7 @@ from reviewapp import access, listings
 from reviewapp.models import Role
 from reviewapp.people.forms.people import PersonCreateForm, PersonForm
 from reviewapp.people.services import people
-from reviewapp.rendering import form_success, render_page
+from reviewapp.rendering import form_success, form_write, render_page
 
 require_admin = access.check_admin
 
@@ -40,11 +40,8 @@ def person_new(request):
     form = PersonCreateForm(request.POST)
     if form.is_valid():
         added = form.cleaned_data["username"].strip()
-        try:
-            people.person_create(actor=request.user, **form.cleaned_data)
-        except people.PeopleError as exc:
-            form.add_error(None, str(exc))
-        else:
+        created = form_write(form, people.person_create, actor=request.user, **form.cleaned_data)
+        if created is not None:
             return form_success(request, reverse("people_list") + "?" + urlencode({"added": added}))
     return render_page(request, "people/list.html", "create", _people_context(request, form), status=400)
 
@@ -55,13 +52,9 @@ def person_edit(request, user_id: int):
     require_admin(request.user)
     person = get_object_or_404(get_user_model().objects.select_related("profile"), pk=user_id)
     form = PersonForm.for_person(person, access.profile_of(person), request.POST or None)
-    error = ""
     if request.method == "POST" and form.is_valid():
-        try:
-            people.profile_update(actor=request.user, user=person, **form.cleaned_data)
-        except people.PeopleError as exc:
-            error = str(exc)
-        else:
+        saved = form_write(form, people.profile_update, actor=request.user, user=person, **form.cleaned_data)
+        if saved is not None:
             return redirect("people_list")
     status = 400 if request.method == "POST" else 200
-    return render_page(request, "people/edit.html", "", {"person": person, "form": form, "error": error}, status=status)
+    return render_page(request, "people/edit.html", "", {"person": person, "form": form}, status=status)

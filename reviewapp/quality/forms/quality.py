@@ -13,6 +13,9 @@ class SliceFilterForm(forms.Form):
     field for are left open. An unknown dataset or sweep, or a date range that ends before it starts, is a
     form error."""
 
+    language = forms.CharField(required=False, max_length=35, label="Language")
+    dataset = forms.MultipleChoiceField(required=False, label="Datasets")
+
     def __init__(self, data=None, *, datasets: list[Dataset]):
         super().__init__(data)
         self.fields["dataset"].choices = [(d.name, d.name) for d in datasets]
@@ -37,8 +40,6 @@ class SliceFilterForm(forms.Form):
 
 class QualityFilterForm(SliceFilterForm):
     version = forms.ChoiceField(required=False, label="Version")
-    language = forms.CharField(required=False, max_length=35, label="Language")
-    dataset = forms.MultipleChoiceField(required=False, label="Datasets")
     sweep = forms.IntegerField(required=False, min_value=1, label="Sweep")
     date_from = forms.DateField(required=False, label="Verdicts from", widget=forms.DateInput(attrs={"type": "date"}))
     date_to = forms.DateField(required=False, label="Verdicts until", widget=forms.DateInput(attrs={"type": "date"}))
@@ -62,6 +63,3 @@ class QualityFilterForm(SliceFilterForm):
 
 class CompareFilterForm(SliceFilterForm):
     """The comparison page's slice: language and datasets (both versions are read on the same slice)."""
-
-    language = forms.CharField(required=False, max_length=35, label="Language")
-    dataset = forms.MultipleChoiceField(required=False, label="Datasets")

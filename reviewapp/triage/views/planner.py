@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from reviewapp.adjudication.views.disputes import check_lead
-from reviewapp.models import Judge
 from reviewapp.quality.selectors.quality import judge_versions
 from reviewapp.quality.selectors.versions import pick_version
+from reviewapp.quality.views.judges import judge_for_lead
 from reviewapp.rendering import render_page
 from reviewapp.triage.selectors.planner import DEFAULT_BUDGET, plan_cells
 from reviewapp.triage.services.label_plan import label_plan_apply, plan_terms
@@ -27,8 +26,7 @@ class BudgetForm(forms.Form):
 @require_GET
 @login_required
 def plan_page(request, judge_slug: str):
-    check_lead(request.user)
-    judge = get_object_or_404(Judge, slug=judge_slug)
+    judge = judge_for_lead(request, judge_slug)
     versions = judge_versions(judge=judge)
     version = pick_version(versions, request.GET.get("version", "").strip())
     form = BudgetForm(request.GET or None)
@@ -50,8 +48,7 @@ def plan_page(request, judge_slug: str):
 @require_POST
 @login_required
 def plan_apply(request, judge_slug: str):
-    check_lead(request.user)
-    judge = get_object_or_404(Judge, slug=judge_slug)
+    judge = judge_for_lead(request, judge_slug)
     version = pick_version(judge_versions(judge=judge), request.POST.get("version", "").strip())
     form = BudgetForm(request.POST)
     budget = form.cleaned_data["budget"] if form.is_valid() else DEFAULT_BUDGET

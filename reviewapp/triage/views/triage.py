@@ -8,7 +8,6 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_POST
 
 from reviewapp import access
-from reviewapp.adjudication.views.disputes import check_lead
 from reviewapp.models import Dataset, Judge
 from reviewapp.rendering import render_page
 from reviewapp.triage.services.queue_items import DEFAULT_QA_RATE, TriageError, dataset_triage
@@ -24,7 +23,7 @@ class TriageForm(forms.Form):
 @require_POST
 @login_required
 def dataset_triage_run(request, dataset_id: int):
-    check_lead(request.user)
+    access.check_lead(request.user)
     dataset = access.dataset_for_user(request.user, get_object_or_404(Dataset, pk=dataset_id))
     form = TriageForm(request.POST)
     summary, error, status = None, "", 200
