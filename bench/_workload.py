@@ -11,8 +11,9 @@ triage would leave, without their per-row work), so 1M turns take minutes. `reco
 data as Tribunal JSONL records (the import operation) and `ls_task` as Label Studio tasks, so every
 system holds the same text and the same verdicts.
 
-`write_calls` is the bulk writer of conversations and their turns that every bench workload uses
-(this one, bench/review_queue.py, bench/sweep.py, bench/api_latency.py).
+`write_calls` is the bulk writer of conversations and their turns that this workload, bench/review_queue.py,
+bench/sweep.py and bench/api_latency.py use; bench/export_memory.py (SQL over a number series) and
+bench/import_rate.py (through `dataset_import`) write theirs their own way.
 """
 
 from __future__ import annotations

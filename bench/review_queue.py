@@ -12,8 +12,8 @@ the judge differs from gold, a third unresolved, a third a QA sample needing two
 languages. Use a database of its own: it is migrated first and the bench dataset replaced (kept with
 --reuse when its size matches). Each figure is the median of --repeats requests through Django's test
 client (in-process: views, templates, SQL), as a reviewer of fr (fr and fr-CA: 40% of the items) and as
-a lead; the query counts include the request's session, user and profile reads (and a write's BEGIN
-and COMMIT). "This process's CPU" is the time the bench process itself spent (views, templates, the
+a lead; the query counts include the request's session and user (with its profile) reads (and a write's
+BEGIN and COMMIT). "This process's CPU" is the time the bench process itself spent (views, templates, the
 ORM; on SQLite the SQL too, not PostgreSQL's server time): on a shared machine it tells the code's
 cost apart from waiting for the CPU.
 """
@@ -33,8 +33,6 @@ from bench import _workload as workload  # noqa: E402
 
 BENCH_DATASET = "bench-queue"
 LANGUAGES = ["fr", "fr-CA", "de", "ja", "hi"]
-MESSAGES = 9  # per conversation; the last one (an agent turn) is judged
-BATCH = 5000
 
 
 def external_id(c: int) -> str:
@@ -49,7 +47,7 @@ def messages(c: int) -> list[tuple[str, str]]:
     """Conversation c's messages, the agent's first and last."""
     return [
         ("user" if p % 2 else "agent", f"Message {p} of {external_id(c)}: the flight leaves at 9:40 from gate 12.")
-        for p in range(MESSAGES)
+        for p in range(workload.MESSAGES)
     ]
 
 
@@ -76,8 +74,8 @@ def build(judged: int) -> None:
     with transaction.atomic():
         dataset = Dataset.objects.create(name=BENCH_DATASET, kind=Dataset.Kind.REVIEW, blind_review=False)
         sweep = Sweep.objects.create(kind=Sweep.Kind.IMPORT, dataset=dataset, status=Sweep.Status.DONE)
-        for start in range(0, judged, BATCH):
-            block = range(start, min(judged, start + BATCH))
+        for start in range(0, judged, workload.BATCH):
+            block = range(start, min(judged, start + workload.BATCH))
             last = workload.write_calls(dataset, block, external_id=external_id, language=language, messages=messages)
             workload.write_verdicts(sweep, version, ((t, verdict_fields(n)) for n, t in enumerate(last, start)))
             GoldLabel.objects.bulk_create(

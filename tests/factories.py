@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from pathlib import Path
 
 import factory
 from django.contrib.auth import get_user_model
@@ -33,8 +32,8 @@ from reviewapp.models import (
     Turn,
     Verdict,
 )
+from tests.shipped import JUDGES, ROOT  # noqa: F401 (tests read the repo root as factories.ROOT)
 
-ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "pw-test-12345"
 # The header htmx sends with every request it makes: `client.get(url, **HTMX)`.
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -252,7 +251,7 @@ def judge_version(slug: str = "conciseness", level: str = Judge.Level.TURN) -> J
 def shipped_spec(name: str, /, **changes):
     from scoring.specs import load_specs
 
-    spec = load_specs(ROOT / "judges" / f"{name}.yaml")[0]
+    spec = load_specs(JUDGES / f"{name}.yaml")[0]
     return dataclasses.replace(spec, **changes) if changes else spec
 
 

@@ -8,13 +8,11 @@ from django.db import connection
 
 from reviewapp.corpus.services.imports import ImportFailed, dataset_import
 from reviewapp.judging.services import calls
-from reviewapp.judging.services.judges import judge_version_store
 from reviewapp.judging.services.sweeps import sweep_start
 from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import Conversation, Dataset, JudgeCall, ReviewItem, Sweep, Turn, Verdict
 from scoring.llm import LLMReply
-from scoring.specs import load_specs
-from tests.factories import ROOT
+from tests.factories import store_judge
 from tests.llm_server import HTML_BODY, HUGE_ANSWER_BYTES
 
 R = ReviewItem.Reason
@@ -33,7 +31,7 @@ EXPECTED = {
 def test_bad_answers_are_unresolved_archived_and_queued_on_postgresql(llm_worker, wait_until):
     worker, _server = llm_worker
     assert connection.vendor == "postgresql"
-    judge = judge_version_store(spec=load_specs(ROOT / "judges" / "conciseness.yaml")[0])
+    judge = store_judge("conciseness")
     dataset = Dataset.objects.create(name="bad-answers")
     for behaviour in EXPECTED:
         conversation = Conversation.objects.create(dataset=dataset, external_id=behaviour, language="en")
@@ -75,7 +73,7 @@ def test_bad_answers_are_unresolved_archived_and_queued_on_postgresql(llm_worker
 @pytest.mark.django_db
 def test_a_body_with_nul_and_surrogates_is_stored_by_postgresql():
     assert connection.vendor == "postgresql"
-    judge = judge_version_store(spec=load_specs(ROOT / "judges" / "conciseness.yaml")[0])
+    judge = store_judge("conciseness")
     reply = LLMReply("", None, None, 1, 1, "the response is not JSON", body="a\x00b\ud83dc")
     call = calls.call_archive(judge_version=judge, sweep=None, system="", user="u", model="m", params={}, reply=reply)
     assert JudgeCall.objects.get(pk=call.pk).raw_response == "a\\u0000b\\ud83dc"

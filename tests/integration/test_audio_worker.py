@@ -4,19 +4,16 @@ EVA record's recording; a listening judge's sweep then sends each agent turn's s
 endpoint received are exactly that stretch of the recording."""
 
 import hashlib
-from dataclasses import replace
 
 import pytest
 from django.db import connection
 
 from reviewapp.corpus.services.import_jobs import import_job_start
 from reviewapp.corpus.tasks.import_jobs import import_job_queue
-from reviewapp.judging.services.judges import judge_version_store
 from reviewapp.judging.services.sweeps import sweep_start
 from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import Conversation, ImportJob, Turn, Verdict
-from scoring.specs import load_specs
-from tests.factories import ROOT
+from tests.factories import store_judge
 from tests.reviewapp.corpus.audio_support import RATE, eva_record_with_audio, frames, read_frames
 
 
@@ -48,8 +45,7 @@ def test_imported_recording_reaches_the_listening_judge_segment_by_segment(audio
     recording = (record / "audio_mixed.wav").read_bytes()
     assert conversation.audio.read() == recording
 
-    spec = load_specs(ROOT / "judges" / "tts_fidelity.yaml")[0]
-    listening = judge_version_store(spec=replace(spec, needs_audio=True))
+    listening = store_judge("tts_fidelity", needs_audio=True)
     sweep = sweep_start(dataset=conversation.dataset, judge_versions=[listening], qa_sample=0, dispatch=sweep_queue)
     wait_until(
         lambda: Verdict.objects.filter(sweep=sweep).count() == 10,

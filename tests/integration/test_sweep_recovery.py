@@ -14,7 +14,7 @@ from django.db import connection
 
 from reviewapp.models import Sweep
 from tests.integration import harness
-from tests.integration.test_sweep_worker import assert_each_owed_verdict_once, kill_mid_sweep, start_sweep
+from tests.integration.sweep_support import assert_each_owed_verdict_once, kill_mid_sweep, start_sweep
 from tests.llm_server import run_llm_server
 
 

@@ -4,7 +4,6 @@ commented set re-scored at two revisions against a rerun, and per-conversation p
 import json
 import re
 from io import StringIO
-from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -24,8 +23,7 @@ from tests.reviewapp.judging.eva_support import (
     RUN_RECORDS,
     load,
 )
-
-REPO = Path(__file__).resolve().parents[3]
+from tests.shipped import JUDGES
 
 pytestmark = pytest.mark.django_db
 
@@ -56,7 +54,7 @@ def test_an_imported_eva_run_renders_the_trace_exactly_as_eva_formats_its_own_co
 
 
 def test_a_judge_at_another_grain_is_refused_whole_and_only_loads_the_rest():
-    call_command("load_judges", str(REPO / "judges"), stdout=StringIO())  # Tribunal's faithfulness is turn-level
+    call_command("load_judges", str(JUDGES), stdout=StringIO())  # Tribunal's faithfulness is turn-level
     before = JudgeVersion.objects.count()
 
     with pytest.raises(
