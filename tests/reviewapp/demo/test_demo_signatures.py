@@ -7,7 +7,7 @@ from django.core.management import call_command
 from reviewapp.demo.loader import DEMO_DATASET, demo_seed, demo_yaml
 from reviewapp.judging.services.signature_checks import signature_check_all
 from reviewapp.models import GoldLabel, JudgeVersion, Signature, SignatureVersion, Turn, Verdict
-from tests import factories
+from tests.shipped import JUDGES
 
 pytestmark = pytest.mark.django_db
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def demo():
     summary = demo_seed()
-    call_command("load_judges", str(factories.ROOT / "judges"), verbosity=0)
+    call_command("load_judges", str(JUDGES), verbosity=0)
     return summary
 
 
