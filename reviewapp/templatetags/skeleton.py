@@ -27,7 +27,9 @@ class _WrapNode(template.Node):
     def render(self, context):
         values = {key: value.resolve(context) for key, value in self.kwargs.items()}
         values["args"] = [value.resolve(context) for value in self.args]
-        values["body"] = self.nodelist.render(context)
+        # A results section whose filters failed shows their errors instead: its body is not rendered at
+        # all, so it neither runs its queries nor meets the values the invalid filters left.
+        values["body"] = "" if values.get("errors") else self.nodelist.render(context)
         values["csrf_token"] = context.get("csrf_token")
         return render_to_string(self.template_name, values | _shape(self.template_name, values))
 

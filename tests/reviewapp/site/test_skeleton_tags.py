@@ -58,6 +58,20 @@ def test_the_results_show_the_filters_errors_in_place_of_the_body():
     assert 'id="body"' in fine and "filter-errors" not in fine
 
 
+def test_the_results_body_is_not_rendered_when_the_filters_failed():
+    class Rows:
+        rendered = 0
+
+        def __iter__(self):
+            Rows.rendered += 1
+            return iter(["a", "b"])
+
+    source = '{% results "report" errors=errors %}{% for row in rows %}<i>{{ row }}</i>{% endfor %}{% endresults %}'
+    assert "<i>a</i>" not in _render(source, errors={"dataset": ["Select a valid choice."]}, rows=Rows())
+    assert Rows.rendered == 0
+    assert "<i>a</i><i>b</i>" in _render(source, errors={}, rows=Rows()) and Rows.rendered == 1
+
+
 class _Note(forms.Form):
     text = forms.CharField()
 
