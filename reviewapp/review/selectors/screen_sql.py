@@ -268,3 +268,35 @@ def turn_comments(*, turn_id: int, author_id: int | None = None) -> list[Comment
         comment.author, comment.judge = author, judge
         comments.append(comment)
     return comments
+
+
+# --- submitting a label -------------------------------------------------------------------------
+
+_LOCKED = Rows(Columns(ReviewItem, "ri"))
+
+
+def locked_item(*, item: ReviewItem) -> tuple[ReviewItem, bool]:
+    """`item`'s row read again under a row lock (PostgreSQL; SQLite serialises writers anyway), with the
+    judge, dataset and turn `item` already holds (they do not change), and whether its judge has an active,
+    unsuspended signature (whose checks new gold must set off: `signature_checks.signatures_after_gold`)."""
+    key = f"locked:{connection.vendor}"
+    if key not in _built:
+        quote = connection.ops.quote_name
+        signatures = quote(Signature._meta.db_table)
+        usable, usable_params = _where(Signature.objects.filter(active=True, suspended_at__isnull=True))
+        lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+        _built[key] = (
+            f"SELECT {_LOCKED.select()}, EXISTS (SELECT 1 FROM {signatures} WHERE {signatures}.judge_id = ri.judge_id"
+            f" AND {usable}) FROM {_LOCKED.parts[0].table()} WHERE ri.id = %s{lock}",
+            usable_params,
+        )
+    sql, constants = _built[key]
+    rows = _run(sql, [*constants, item.pk])
+    if not rows:
+        raise ReviewItem.DoesNotExist("ReviewItem matching query does not exist.")
+    locked, signed = _LOCKED.instances(rows[0])
+    for name in ("judge", "dataset", "turn"):
+        field = ReviewItem._meta.get_field(name)
+        if field.is_cached(item) and getattr(locked, field.attname) == getattr(item, field.attname):
+            field.set_cached_value(locked, field.get_cached_value(item))
+    return locked, bool(signed)
