@@ -1,24 +1,19 @@
-"""The review screen's reads as SQL written once: the screen is the page reviewers open most, and the ORM
-spent most of its time building the same few statements on every request (joins, subqueries and
-annotations compiled anew each time; the SQL itself runs in well under a millisecond).
+"""The review screen's reads, and submitting a label's, as SQL written once: the screen is the page
+reviewers open most, and the ORM spent most of its time building the same few statements on every
+request (joins, subqueries and annotations compiled anew each time; the SQL itself runs in well under a
+millisecond).
 
 Each statement is built once per database vendor (the access rules it needs, compiled from the ORM's own
-conditions: `verdict_shapes.NOT_IMPORTED`, `access._qa_blind_q`), then run with bound parameters. Rows
-become model instances through `Model.from_db` with the same converters the ORM applies (JSON, SQLite's
-dates), so templates and services see the same objects as before.
+conditions: `verdict_shapes.NOT_IMPORTED`, `access._qa_blind_q`), then run with bound parameters; rows
+become the same model instances as from a queryset (`reviewapp.rows`).
 """
 
 # ruff: noqa: S608 - fixed fragments, column and table names only; values go as query parameters
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
-
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.models import Model
 
 from reviewapp import access
 from reviewapp.models import (
@@ -35,83 +30,7 @@ from reviewapp.models import (
     Verdict,
 )
 from reviewapp.review.selectors import verdict_shapes
-
-
-@dataclass(frozen=True)
-class Columns:
-    """One model's concrete columns under a table alias, and how to turn them back into an instance."""
-
-    model: type[Model]
-    alias: str
-
-    @property
-    def fields(self):
-        return self.model._meta.concrete_fields
-
-    def select(self) -> str:
-        quote = connection.ops.quote_name
-        return ", ".join(f"{self.alias}.{quote(f.column)}" for f in self.fields)
-
-    def table(self) -> str:
-        return f"{connection.ops.quote_name(self.model._meta.db_table)} {self.alias}"
-
-    def converters(self) -> list[tuple[int, list, Any]]:
-        found = []
-        for index, field in enumerate(self.fields):
-            column = field.get_col(self.alias)
-            converters = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
-            if converters:
-                found.append((index, converters, column))
-        return found
-
-
-class Rows:
-    """Reads rows of several models side by side (a join) into instances, one `Columns` after another."""
-
-    def __init__(self, *parts: Columns):
-        self.parts = parts
-        self._converters = {}
-
-    def select(self) -> str:
-        return ", ".join(part.select() for part in self.parts)
-
-    def width(self) -> int:
-        return sum(len(part.fields) for part in self.parts)
-
-    def instances(self, row: Sequence[Any]) -> list[Model | None]:
-        """The instances of one row (None for a left join that found nothing), then the row's extra columns."""
-        converters = self._converters.get(connection.vendor)
-        if converters is None:
-            converters = self._converters[connection.vendor] = [part.converters() for part in self.parts]
-        found: list[Any] = []
-        start = 0
-        for part, part_converters in zip(self.parts, converters, strict=True):
-            fields = part.fields
-            values = list(row[start : start + len(fields)])
-            start += len(fields)
-            if values[[f.primary_key for f in fields].index(True)] is None:
-                found.append(None)
-                continue
-            for index, functions, column in part_converters:
-                for function in functions:
-                    values[index] = function(values[index], column, connection)
-            found.append(part.model.from_db(connection.alias, [f.attname for f in fields], values))
-        return [*found, *row[start:]]
-
-
-def _where(queryset) -> tuple[str, list]:
-    """The WHERE of a one-table queryset as SQL on its table's own name, with its parameters."""
-    query = queryset.query
-    compiler = query.get_compiler(connection=connection)
-    sql, params = compiler.compile(query.where)
-    return sql, list(params)
-
-
-def _run(sql: str, params: Sequence[Any]) -> list[tuple]:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
+from reviewapp.rows import Columns, Rows, run_sql, where_sql
 
 # --- the item -----------------------------------------------------------------------------------
 
@@ -137,8 +56,8 @@ def _item_sql() -> tuple[str, list]:
     if key not in _built:
         quote = connection.ops.quote_name
         items, reviews, versions = (quote(m._meta.db_table) for m in (ReviewItem, Review, JudgeVersion))
-        not_imported, not_imported_params = _where(JudgeVersion.objects.filter(verdict_shapes.NOT_IMPORTED))
-        qa_blind, qa_params = _where(ReviewItem.objects.filter(access._qa_blind_q()))
+        not_imported, not_imported_params = where_sql(JudgeVersion.objects.filter(verdict_shapes.NOT_IMPORTED))
+        qa_blind, qa_params = where_sql(ReviewItem.objects.filter(access._qa_blind_q()))
         item, judge, dataset, conversation, conversation_dataset, turn, holder, version = _ITEM.parts
         sql = f"""
 SELECT {_ITEM.select()},
@@ -165,7 +84,7 @@ def item_row(*, item_id: int, user) -> ReviewItem:
     """The review item as `item_for_review` describes it, in one statement. Raises ReviewItem.DoesNotExist."""
     sql, constants = _item_sql()
     # In the order of their placeholders: the reviewer, the QA rule's and the grain rule's constants, the item.
-    rows = _run(sql, [user.pk, *constants, item_id])
+    rows = run_sql(sql, [user.pk, *constants, item_id])
     if not rows:
         raise ReviewItem.DoesNotExist("ReviewItem matching query does not exist.")
     item, judge, dataset, conversation, conversation_dataset, turn, holder, version, labelled, qa = _ITEM.instances(
@@ -203,7 +122,7 @@ def item_reviews(*, item: ReviewItem) -> list[Review]:
         " WHERE r.item_id = %s ORDER BY r.created_at, r.id"
     )
     reviews = []
-    for row in _run(sql, [item.pk]):
+    for row in run_sql(sql, [item.pk]):
         review, reviewer = _REVIEWS.instances(row)
         review.reviewer, review.item = reviewer, item
         reviews.append(review)
@@ -226,7 +145,7 @@ def window_turns(*, conversation_id: int, position: int | None, around: int) -> 
             f" OR t.id IN ({walk} >= %s ORDER BY {inner}.position LIMIT %s)) ORDER BY t.position"
         )
         params = [conversation_id, conversation_id, position, around, conversation_id, position, around + 1]
-    return [row[0] for row in map(_TURNS.instances, _run(sql, params))]
+    return [row[0] for row in map(_TURNS.instances, run_sql(sql, params))]
 
 
 def target_verdicts(*, item: ReviewItem) -> list[Verdict]:
@@ -244,7 +163,7 @@ def target_verdicts(*, item: ReviewItem) -> list[Verdict]:
     )
     params = [item.judge_id, item.conversation_id] + ([item.turn_id] if item.turn_id else [])
     verdicts = []
-    for row in _run(sql, params):
+    for row in run_sql(sql, params):
         verdict, version, sweep, signature = _VERDICTS.instances(row)
         version.judge = item.judge
         verdict.judge_version, verdict.sweep, verdict.signature = version, sweep, signature
@@ -263,7 +182,7 @@ def turn_comments(*, turn_id: int, author_id: int | None = None) -> list[Comment
         f" WHERE cm.turn_id = %s{mine} ORDER BY cm.created_at, cm.id"
     )
     comments = []
-    for row in _run(sql, [turn_id] + ([author_id] if author_id is not None else [])):
+    for row in run_sql(sql, [turn_id] + ([author_id] if author_id is not None else [])):
         comment, author, judge = _COMMENTS.instances(row)
         comment.author, comment.judge = author, judge
         comments.append(comment)
@@ -283,7 +202,7 @@ def locked_item(*, item: ReviewItem) -> tuple[ReviewItem, bool]:
     if key not in _built:
         quote = connection.ops.quote_name
         signatures = quote(Signature._meta.db_table)
-        usable, usable_params = _where(Signature.objects.filter(active=True, suspended_at__isnull=True))
+        usable, usable_params = where_sql(Signature.objects.filter(active=True, suspended_at__isnull=True))
         lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
         _built[key] = (
             f"SELECT {_LOCKED.select()}, EXISTS (SELECT 1 FROM {signatures} WHERE {signatures}.judge_id = ri.judge_id"
@@ -291,7 +210,7 @@ def locked_item(*, item: ReviewItem) -> tuple[ReviewItem, bool]:
             usable_params,
         )
     sql, constants = _built[key]
-    rows = _run(sql, [*constants, item.pk])
+    rows = run_sql(sql, [*constants, item.pk])
     if not rows:
         raise ReviewItem.DoesNotExist("ReviewItem matching query does not exist.")
     locked, signed = _LOCKED.instances(rows[0])

@@ -97,7 +97,7 @@ def review_submit(
             raise ReviewError("Another reviewer holds this item; take the next one from the queue.")
         # The item's few reviews, read once: whether this is a revision, whether others are revising,
         # and later whether the item has its k reviews.
-        others = list(Review.objects.filter(item=item).order_by("pk"))
+        others = sorted(screen_sql.item_reviews(item=item), key=lambda r: r.pk)
         existing = next((r for r in others if r.reviewer_id == user.pk), None)
         others = [r for r in others if r.reviewer_id != user.pk]
         if existing is not None and not existing.revision_requested:
@@ -110,7 +110,7 @@ def review_submit(
             passed = _binary_passed(judge, rating)
         if rating is None and passed is None and not label.strip():
             raise ReviewError("Give a rating (or a label) before submitting.")
-        verdicts = _item_verdicts(item)
+        verdicts = screen_sql.target_verdicts(item=item)
         agreement = _check_agreement(verdict_agreement or {}, {v.pk for v in verdicts})
         categories = _active_categories(categories)
         turn = item.turn
@@ -171,12 +171,6 @@ def review_submit(
         # One INSERT for the comment's, the review's and the item's events, in the order they happened.
         audit_records(actor=user, events=[*changes, (f"item.{item.status}", item, before, _state(item))])
         return review
-
-
-def _item_verdicts(item: ReviewItem) -> list[Verdict]:
-    verdicts = Verdict.objects.filter(judge_version__judge=item.judge_id, conversation=item.conversation_id)
-    verdicts = verdicts.filter(turn=item.turn_id) if item.turn_id else verdicts.filter(turn__isnull=True)
-    return list(verdicts.only("pk", "status", "rating", "passed", "label"))
 
 
 def _check_agreement(agreement: Mapping[int, str], verdict_ids: set[int]) -> dict[int, str]:
