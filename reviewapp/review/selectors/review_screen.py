@@ -13,7 +13,6 @@ from reviewapp import access
 from reviewapp.corpus.selectors import corpus
 from reviewapp.models import Category, Comment, Judge, Review, ReviewItem, Turn, Verdict
 from reviewapp.review.selectors import screen_sql
-from reviewapp.review.selectors.comments import active_categories
 
 # Turns shown around the turn under review.
 CONTEXT_TURNS = 4
@@ -143,7 +142,7 @@ def review_screen(*, item: ReviewItem, user, now: datetime | None = None) -> Rev
         reviews=reviews if revealed else [r for r in reviews if r.reviewer_id == user.pk],
         my_review=my_review,
         comments=screen_comments(item=item, user=user) if item.turn_id else [],
-        categories=active_categories(),
+        categories=screen_sql.active_categories(),
         ratings=rating_choices(item.judge),
         revealed=revealed,
         held_by_me=lease_active and item.claimed_by_id == user.pk,

@@ -17,6 +17,7 @@ from django.db import connection
 
 from reviewapp import access
 from reviewapp.models import (
+    Category,
     Comment,
     Conversation,
     Dataset,
@@ -187,6 +188,15 @@ def turn_comments(*, turn_id: int, author_id: int | None = None) -> list[Comment
         comment.author, comment.judge = author, judge
         comments.append(comment)
     return comments
+
+
+_CATEGORIES = Rows(Columns(Category, "cat"))
+
+
+def active_categories() -> list[Category]:
+    """The categories in use now, by name (`selectors.comments.active_categories`' read)."""
+    sql = f"SELECT {_CATEGORIES.select()} FROM {_CATEGORIES.parts[0].table()} WHERE cat.active ORDER BY cat.name"
+    return [row[0] for row in map(_CATEGORIES.instances, run_sql(sql, []))]
 
 
 # --- submitting a label -------------------------------------------------------------------------

@@ -148,3 +148,14 @@ def test_the_screen_shows_the_comments_the_access_rule_lets_each_person_read(cas
             "Réponse."
         ]
         assert [c.slug for c in threads[0].categories.all()] == ["gloss"] and threads[0].author.username == "ana"
+
+
+def test_the_screen_offers_the_active_categories_by_name():
+    from reviewapp.review.selectors.comments import active_categories
+
+    for slug, name in (("wrong-term", "Wrong term"), ("accent", "Accent"), ("gloss", "Gloss")):
+        category(slug, name)
+    category("retired", "Old").__class__.objects.filter(slug="retired").update(active=False)
+    read = review_screen.screen_sql.active_categories()
+    assert [c.name for c in read] == ["Accent", "Gloss", "Wrong term"]
+    assert [fields(c) for c in read] == [fields(c) for c in active_categories()]
