@@ -150,6 +150,8 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+# Database sessions, their per-request read written once (reviewapp/people/sessions.py).
+SESSION_ENGINE = "reviewapp.people.sessions"
 
 # --- Celery -----------------------------------------------------------------------------------
 # Default broker needs no server: kombu's filesystem transport under var/. Redis when set.

@@ -7,12 +7,18 @@ client's `login()`) never come from the login form, so they are left to the mode
 (`ProfileModelBackend`).
 
 The signed-in user of each request is read with their profile in the same query: every page asks
-`access` about the profile's role and languages.
+`access` about the profile's role and languages. That statement is written once (`reviewapp.rows`):
+building it through the ORM on every request cost more than running it.
 """
 
 from axes.backends import AxesStandaloneBackend
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
+
+from reviewapp.models import Profile
+from reviewapp.rows import Columns, Rows, run_sql
+
+_USER = Rows(Columns(get_user_model(), "u"), Columns(Profile, "p"))
 
 
 class LoginThrottleBackend(AxesStandaloneBackend):
@@ -26,5 +32,20 @@ class ProfileModelBackend(ModelBackend):
     """Django's model backend, reading the signed-in user of each request with their profile."""
 
     def get_user(self, user_id):
-        user = get_user_model()._default_manager.select_related("profile").filter(pk=user_id).first()
+        user = signed_in_user(user_id)
         return user if user is not None and self.user_can_authenticate(user) else None
+
+
+def signed_in_user(user_id):
+    """The user `user_id` with their profile (None when they have none), or None: one statement."""
+    users, profiles = _USER.parts
+    joined = f"{users.table()} LEFT OUTER JOIN {profiles.table()} ON p.user_id = u.id"
+    sql = f"SELECT {_USER.select()} FROM {joined} WHERE u.id = %s"  # noqa: S608 - names only; the id is a parameter
+    rows = run_sql(sql, [get_user_model()._meta.pk.to_python(user_id)])
+    if not rows:
+        return None
+    user, profile = _USER.instances(rows[0])
+    get_user_model()._meta.get_field("profile").set_cached_value(user, profile)
+    if profile is not None:
+        profile.user = user
+    return user

@@ -6,14 +6,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import prefetch_related_objects
 from django.utils import timezone
 
 from reviewapp import access
 from reviewapp.corpus.selectors import corpus
 from reviewapp.models import Category, Comment, Judge, Review, ReviewItem, Turn, Verdict
-from reviewapp.review.selectors import verdict_shapes
-from reviewapp.review.selectors.comments import active_categories
+from reviewapp.review.selectors import screen_sql
 
 # Turns shown around the turn under review.
 CONTEXT_TURNS = 4
@@ -22,13 +21,12 @@ CONTEXT_TURNS = 4
 
 
 def item_for_review(*, item_id: int, user) -> ReviewItem:
-    """The item with what the review screen and a submitted label ask of it, in one query: whether `user`
-    has labelled its target (`access.target_labelled`, kept as `labelled_by`) and the grain its judge is
-    labelled at (`verdict_shapes.annotated_grain`). Raises ReviewItem.DoesNotExist."""
-    items = ReviewItem.objects.select_related("judge", "dataset", "conversation__dataset", "turn", "claimed_by")
-    item = items.annotate(labelled=access.target_labelled(user), **verdict_shapes.grain_annotations()).get(pk=item_id)
-    item.labelled_by = {user.pk: item.labelled}
-    return item
+    """The item with what the review screen and a submitted label ask of it, in one statement
+    (`screen_sql.item_row`): its judge, dataset, conversation, turn and holder; whether `user` has
+    labelled its target (`access.target_labelled`, kept as `labelled_by`); the grain its judge is
+    labelled at (`verdict_shapes.annotated_grain`); whether a QA-sample item keeps its turn blind.
+    Raises ReviewItem.DoesNotExist."""
+    return screen_sql.item_row(item_id=item_id, user=user)
 
 
 def item_alone(*, item_id: int) -> ReviewItem:
@@ -39,17 +37,13 @@ def item_alone(*, item_id: int) -> ReviewItem:
 
 def item_verdicts(*, item: ReviewItem) -> list[Verdict]:
     """Every verdict of the item's judge on its target, newest version first, runs in order."""
-    verdicts = Verdict.objects.filter(judge_version__judge=item.judge_id, conversation=item.conversation_id)
-    verdicts = verdicts.filter(turn=item.turn_id) if item.turn_id else verdicts.filter(turn__isnull=True)
-    return list(
-        verdicts.select_related("judge_version__judge", "sweep", "signature").order_by(
-            "-judge_version__created_at", "sweep_id", "run_index", "pk"
-        )
-    )
+    return screen_sql.target_verdicts(item=item)
 
 
 def item_reviews(*, item: ReviewItem) -> list[Review]:
-    return list(item.reviews.select_related("reviewer").prefetch_related("categories").order_by("created_at", "pk"))
+    reviews = screen_sql.item_reviews(item=item)
+    prefetch_related_objects(reviews, "categories")
+    return reviews
 
 
 def turn_comments(*, turn_id: int, user) -> list[Comment]:
@@ -57,9 +51,26 @@ def turn_comments(*, turn_id: int, user) -> list[Comment]:
     their own until they have labelled it): top-level comments in order, each with `thread` (its
     replies, in order)."""
     comments = Comment.objects.filter(access.comments_visible_to(user), turn_id=turn_id)
-    comments = list(
-        comments.select_related("author", "judge").prefetch_related("categories").order_by("created_at", "pk")
+    return threads(
+        list(comments.select_related("author", "judge").prefetch_related("categories").order_by("created_at", "pk"))
     )
+
+
+def screen_comments(*, item: ReviewItem, user) -> list[Comment]:
+    """The threads on the item's turn that `user` may read, as `turn_comments` (the rule of
+    `access.comments_visible_to`), decided from what `item_for_review` read: the conversation's
+    language and dataset, whether `user` labelled the turn and whether a QA-sample item keeps it blind."""
+    conversation = item.conversation
+    if not access.language_allowed(user, conversation.language):
+        return []
+    open_eyes = access.is_lead(user) or item.labelled or not (conversation.dataset.blind_review or item.turn_qa_blind)
+    comments = screen_sql.turn_comments(turn_id=item.turn_id, author_id=None if open_eyes else user.pk)
+    prefetch_related_objects(comments, "categories")
+    return threads(comments)
+
+
+def threads(comments: list[Comment]) -> list[Comment]:
+    """Top-level comments in order, each with `thread` (its replies, in order)."""
     by_parent: dict[int | None, list[Comment]] = {}
     for comment in comments:
         by_parent.setdefault(comment.parent_id, []).append(comment)
@@ -101,13 +112,8 @@ def context_turns(*, item: ReviewItem) -> list[Turn]:
 
     The verdicts panel shows this item's judge; context turns stay plain text, and without gold (nor
     "agrees with gold" marks) so reviewers label independently of it."""
-    turns = Turn.objects.filter(conversation_id=item.conversation_id)
-    if item.turn_id:
-        position = item.turn.position
-        before = turns.filter(position__lt=position).order_by("-position").values("pk")[:CONTEXT_TURNS]
-        after = turns.filter(position__gte=position).order_by("position").values("pk")[: CONTEXT_TURNS + 1]
-        turns = turns.filter(Q(pk__in=before) | Q(pk__in=after))
-    shown = list(turns.order_by("position"))
+    position = item.turn.position if item.turn_id else None
+    shown = screen_sql.window_turns(conversation_id=item.conversation_id, position=position, around=CONTEXT_TURNS)
     for turn in shown:
         turn.gold, turn.judged = [], []
         corpus._decorate(turn)  # the diff and tidy tool JSON, as on the conversation page
@@ -135,8 +141,8 @@ def review_screen(*, item: ReviewItem, user, now: datetime | None = None) -> Rev
         verdicts=item_verdicts(item=item) if revealed else [],
         reviews=reviews if revealed else [r for r in reviews if r.reviewer_id == user.pk],
         my_review=my_review,
-        comments=turn_comments(turn_id=item.turn_id, user=user) if item.turn_id else [],
-        categories=active_categories(),
+        comments=screen_comments(item=item, user=user) if item.turn_id else [],
+        categories=screen_sql.active_categories(),
         ratings=rating_choices(item.judge),
         revealed=revealed,
         held_by_me=lease_active and item.claimed_by_id == user.pk,

@@ -178,12 +178,15 @@ def grain_of(judge_version: JudgeVersion | None) -> Grain:
     )
 
 
+# A version that is not an imported placeholder (a missing key is NULL in SQL).
+NOT_IMPORTED = Q(spec__imported__isnull=True) | ~Q(spec__imported=True)
+
+
 def grain_annotations(judge_ref: str = "judge_id") -> dict[str, Subquery]:
     """`review_grain`'s version read inside another query, for the judge at `judge_ref` of its rows: the
     newest version that is not an imported placeholder, as `grain_version_id` and `grain_version_spec`
     (read back with `annotated_grain`)."""
-    not_imported = Q(spec__imported__isnull=True) | ~Q(spec__imported=True)  # (a missing key is NULL in SQL)
-    newest = JudgeVersion.objects.filter(not_imported, judge=OuterRef(judge_ref)).order_by("-created_at", "-pk")
+    newest = JudgeVersion.objects.filter(NOT_IMPORTED, judge=OuterRef(judge_ref)).order_by("-created_at", "-pk")
     return {
         "grain_version_id": Subquery(newest.values("pk")[:1]),
         "grain_version_spec": Subquery(newest.values("spec")[:1], output_field=JSONField()),

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 
 from django.db import transaction
 
-from reviewapp.audit import audit_record, model_state
+from reviewapp.audit import AuditChange, audit_record, audit_records, model_state
 from reviewapp.models import Category, Comment, Judge, Turn
 from reviewapp.triage.services.claims import ReviewError
 
@@ -59,29 +59,51 @@ def comment_create(
     categories = _active_categories(categories)
     quoted_span = _check_span(turn, quoted_span)
     with transaction.atomic():
-        comment = Comment.objects.create(
-            turn=turn,
+        comment, change = comment_row(
             author=author,
+            turn=turn,
+            body=body,
+            categories=categories,
             parent=parent,
             judge=judge,
-            body=body,
             quoted_span=quoted_span,
             flagged_for_lead=flagged_for_lead,
         )
-        comment.categories.set(categories)
-        audit_record(
-            actor=author,
-            action="comment.create",
-            obj=comment,
-            before=None,
-            after={
-                "turn": turn.pk,
-                "parent": parent.pk if parent else None,
-                "categories": [c.slug for c in categories],
-                "flagged_for_lead": flagged_for_lead,
-            },
-        )
+        audit_records(actor=author, events=[change])
     return comment
+
+
+def comment_row(
+    *,
+    author,
+    turn: Turn,
+    body: str,
+    categories: Sequence[Category],
+    parent: Comment | None = None,
+    judge: Judge | None = None,
+    quoted_span: str = "",
+    flagged_for_lead: bool = False,
+) -> tuple[Comment, AuditChange]:
+    """Write a new comment whose text, categories and span are already checked, inside the caller's
+    transaction; returns it with its audit change for the caller to write (with its own, in one INSERT)."""
+    comment = Comment.objects.create(
+        turn=turn,
+        author=author,
+        parent=parent,
+        judge=judge,
+        body=body.strip(),
+        quoted_span=quoted_span,
+        flagged_for_lead=flagged_for_lead,
+    )
+    if categories:  # a new comment has none: nothing to read or clear
+        comment.categories.add(*categories)
+    after = {
+        "turn": turn.pk,
+        "parent": parent.pk if parent else None,
+        "categories": [c.slug for c in categories],
+        "flagged_for_lead": flagged_for_lead,
+    }
+    return comment, ("comment.create", comment, None, after)
 
 
 def comment_flag(*, comment: Comment, user, flagged: bool) -> Comment:

@@ -13,18 +13,18 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from reviewapp.access import language_allowed
 from reviewapp.audit import audit_record, audit_records
-from reviewapp.judging.services.signature_checks import signatures_after_gold
 from reviewapp.models import Category, GoldLabel, Judge, Review, ReviewItem, ReviewSkip, Verdict
 from reviewapp.quality.selectors.outcomes import outcome_for
+from reviewapp.review.selectors import screen_sql
 from reviewapp.review.services.comments import (
     _active_categories,
     _check_span,
-    comment_create,
+    comment_row,
 )
 from reviewapp.triage.selectors.queue_filters import ACTIVE
 from reviewapp.triage.services.claims import (
@@ -88,7 +88,7 @@ def review_submit(
     A non-empty comment on a turn item is also kept as a Comment with the same categories."""
     now = now or timezone.now()
     with transaction.atomic():
-        item = _locked(item, with_turn=True)
+        item, signed = screen_sql.locked_item(item=item)
         if item.status not in ACTIVE:
             raise ReviewError(f"This item is {item.get_status_display().lower()}: it takes no more reviews.")
         if not language_allowed(user, item.language):
@@ -97,7 +97,7 @@ def review_submit(
             raise ReviewError("Another reviewer holds this item; take the next one from the queue.")
         # The item's few reviews, read once: whether this is a revision, whether others are revising,
         # and later whether the item has its k reviews.
-        others = list(Review.objects.filter(item=item).order_by("pk"))
+        others = sorted(screen_sql.item_reviews(item=item), key=lambda r: r.pk)
         existing = next((r for r in others if r.reviewer_id == user.pk), None)
         others = [r for r in others if r.reviewer_id != user.pk]
         if existing is not None and not existing.revision_requested:
@@ -110,7 +110,7 @@ def review_submit(
             passed = _binary_passed(judge, rating)
         if rating is None and passed is None and not label.strip():
             raise ReviewError("Give a rating (or a label) before submitting.")
-        verdicts = _item_verdicts(item)
+        verdicts = screen_sql.target_verdicts(item=item)
         agreement = _check_agreement(verdict_agreement or {}, {v.pk for v in verdicts})
         categories = _active_categories(categories)
         turn = item.turn
@@ -142,15 +142,14 @@ def review_submit(
             review.categories.set(categories)
         elif categories:  # a new review has none yet: nothing to read or clear
             review.categories.add(*categories)
+        changes = []
         if comment.strip() and turn is not None:
-            comment_create(
-                author=user,
-                turn=turn,
-                body=comment,
-                categories=categories,
-                judge=judge,
-                quoted_span=quoted_span,
+            _, created = comment_row(
+                author=user, turn=turn, body=comment, categories=categories, judge=judge, quoted_span=quoted_span
             )
+            changes.append(created)
+        labelled = {"item": item.pk, "rating": rating, "passed": passed, "label": review.label}
+        changes.append((action, review, revised_from, labelled))
 
         reviews = sorted([*others, review], key=lambda r: r.pk)
         if item.claimed_by_id == user.pk or not _lease_live(item, now):
@@ -159,23 +158,19 @@ def review_submit(
             item.status = _outcome(item, reviews, verdicts)
             item.claimed_by, item.lease_expires_at = None, None
             if item.status == Status.CLOSED:
-                _unanimous_gold(item, reviews, after_gold, categories=categories if not others else None)
+                _unanimous_gold(item, reviews, categories=categories if not others else None)
+                if signed and after_gold is not None:
+                    # New gold for a judge with signatures: recheck them once it is committed (as
+                    # signature_checks.signatures_after_gold does, with the check read under the item's lock).
+                    judge_id = item.judge_id
+                    transaction.on_commit(lambda: after_gold(judge_id))
         else:
             item.status = Status.IN_REVIEW
         item.updated_at = now
         item.save(update_fields=["status", "claimed_by", "lease_expires_at", "updated_at"])
-        labelled = {"item": item.pk, "rating": rating, "passed": passed, "label": review.label}
-        audit_records(
-            actor=user,
-            events=[(action, review, revised_from, labelled), (f"item.{item.status}", item, before, _state(item))],
-        )
+        # One INSERT for the comment's, the review's and the item's events, in the order they happened.
+        audit_records(actor=user, events=[*changes, (f"item.{item.status}", item, before, _state(item))])
         return review
-
-
-def _item_verdicts(item: ReviewItem) -> list[Verdict]:
-    verdicts = Verdict.objects.filter(judge_version__judge=item.judge_id, conversation=item.conversation_id)
-    verdicts = verdicts.filter(turn=item.turn_id) if item.turn_id else verdicts.filter(turn__isnull=True)
-    return list(verdicts.only("pk", "status", "rating", "passed", "label"))
 
 
 def _check_agreement(agreement: Mapping[int, str], verdict_ids: set[int]) -> dict[int, str]:
@@ -208,38 +203,43 @@ def _outcome(item: ReviewItem, reviews: list[Review], verdicts: list[Verdict]) -
     return Status.CLOSED
 
 
-def _unanimous_gold(
-    item: ReviewItem,
-    reviews: list[Review],
-    after_gold: Callable[[int], object] | None,
-    *,
-    categories: Sequence[Category] | None = None,
-) -> None:
+def _unanimous_gold(item: ReviewItem, reviews: list[Review], *, categories: Sequence[Category] | None = None) -> None:
     """The item's unanimous gold label; its failure modes are the reviews' categories (`categories`
     when the caller holds them all, as for a single review, else read)."""
     first = reviews[0]
     if categories is None:
         categories = Category.objects.filter(reviews__in=[r.pk for r in reviews]).only("slug")
-    modes = sorted({c.slug for c in categories})
-    target = {
-        "judge_id": item.judge_id,
-        "conversation_id": item.conversation_id,
-        "turn_id": item.turn_id,
-        "source": GoldLabel.Source.UNANIMOUS,
-    }
-    values = {
-        "rating": first.rating,
-        "passed": first.passed,
-        "label": first.label,
-        "failure_modes": modes,
-        "excluded": False,
-        "metadata": {"review_item": item.pk, "reviews": [r.pk for r in reviews]},
-    }
-    # The item's row lock serialises its closings, and one item per judge and target holds its unanimous
-    # gold: an UPDATE, else an INSERT, needs no savepoint (update_or_create would add four statements).
-    if not GoldLabel.objects.filter(**target).update(**values):
-        GoldLabel.objects.create(**target, **values)
-    signatures_after_gold(judge_id=item.judge_id, dispatch=after_gold)
+    gold = GoldLabel(
+        judge_id=item.judge_id,
+        conversation_id=item.conversation_id,
+        turn_id=item.turn_id,
+        source=GoldLabel.Source.UNANIMOUS,
+        rating=first.rating,
+        passed=first.passed,
+        label=first.label,
+        failure_modes=sorted({c.slug for c in categories}),
+        excluded=False,
+        metadata={"review_item": item.pk, "reviews": [r.pk for r in reviews]},
+    )
+    _gold_upsert(gold, changed=("rating", "passed", "label", "failure_modes", "excluded", "metadata"))
+
+
+def _gold_upsert(gold: GoldLabel, *, changed: Sequence[str]) -> None:
+    """INSERT `gold`, or when its target already has gold of its source, UPDATE that row's `changed` fields:
+    one statement on the unique index of the target (per turn, or per conversation for a conversation's
+    label). The item's row lock serialises its closings; update_or_create would add four statements."""
+    quote = connection.ops.quote_name
+    fields = [f for f in GoldLabel._meta.concrete_fields if not f.primary_key]
+    values = [f.get_db_prep_save(f.pre_save(gold, add=True), connection) for f in fields]
+    target, where = ("turn_id", "turn_id IS NOT NULL") if gold.turn_id else ("conversation_id", "turn_id IS NULL")
+    columns = [quote(GoldLabel._meta.get_field(name).column) for name in changed]
+    updates = ", ".join(f"{column} = excluded.{column}" for column in columns)
+    table, names = quote(GoldLabel._meta.db_table), ", ".join(quote(f.column) for f in fields)
+    # Table and column names only; the values are parameters.
+    sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(fields))})"  # noqa: S608
+    sql += f" ON CONFLICT (judge_id, {target}, source) WHERE {where} DO UPDATE SET {updates}"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
 
 
 def item_skip(*, item: ReviewItem, user, reason: str, now: datetime | None = None) -> ReviewSkip:

@@ -6,8 +6,8 @@ import re
 import pytest
 from django.urls import reverse
 
-from reviewapp.models import Dataset, JudgeVersion, Review, ReviewItem, Role, Verdict
-from reviewapp.review.selectors import verdict_shapes
+from reviewapp.models import Dataset, JudgeVersion, Review, Role, Verdict
+from reviewapp.review.selectors import review_screen, verdict_shapes
 from reviewapp.review.selectors.verdict_shapes import verdict_shape
 from reviewapp.review.services import reviews
 from reviewapp.triage.services import claims
@@ -183,7 +183,7 @@ def test_a_lead_decides_with_the_judges_own_failure_modes_beside_the_shared_ones
     assert gold.failure_modes == ["gloss", "wrong_language"]
 
 
-def test_the_dispute_form_and_the_review_screen_read_the_same_grain_however_many_imports_came_after():
+def test_the_dispute_form_and_the_review_screen_read_the_same_grain_however_many_imports_came_after(reviewer):
     """The newest version with a spec gives the grain, even behind more imported placeholders than any
     fixed window: the dispute form's read and the review screen's item query agree."""
     item = _item_of("language_clarity", sub_scores={}, flags=[])
@@ -194,7 +194,7 @@ def test_the_dispute_form_and_the_review_screen_read_the_same_grain_however_many
         )
 
     dispute_grain = verdict_shapes.review_grain(judge=version.judge)
-    screen = ReviewItem.objects.annotate(**verdict_shapes.grain_annotations()).get(pk=item.pk)
+    screen = review_screen.item_for_review(item_id=item.pk, user=reviewer)
 
     assert dispute_grain.judge_version_id == version.pk
     assert verdict_shapes.annotated_grain(screen) == dispute_grain

@@ -1,0 +1,231 @@
+"""The review screen's reads, and submitting a label's, as SQL written once: the screen is the page
+reviewers open most, and the ORM spent most of its time building the same few statements on every
+request (joins, subqueries and annotations compiled anew each time; the SQL itself runs in well under a
+millisecond).
+
+Each statement is built once per database vendor (the access rules it needs, compiled from the ORM's own
+conditions: `verdict_shapes.NOT_IMPORTED`, `access._qa_blind_q`), then run with bound parameters; rows
+become the same model instances as from a queryset (`reviewapp.rows`).
+"""
+
+# ruff: noqa: S608 - fixed fragments, column and table names only; values go as query parameters
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from reviewapp import access
+from reviewapp.models import (
+    Category,
+    Comment,
+    Conversation,
+    Dataset,
+    Judge,
+    JudgeVersion,
+    Review,
+    ReviewItem,
+    Signature,
+    Sweep,
+    Turn,
+    Verdict,
+)
+from reviewapp.review.selectors import verdict_shapes
+from reviewapp.rows import Columns, Rows, run_sql, where_sql
+
+# --- the item -----------------------------------------------------------------------------------
+
+User = get_user_model()
+_ITEM = Rows(
+    Columns(ReviewItem, "ri"),
+    Columns(Judge, "j"),
+    Columns(Dataset, "d"),
+    Columns(Conversation, "c"),
+    Columns(Dataset, "cd"),
+    Columns(Turn, "t"),
+    Columns(User, "u"),
+    Columns(JudgeVersion, "gv"),
+)
+_built: dict[str, tuple[str, list]] = {}
+
+
+def _item_sql() -> tuple[str, list]:
+    """SELECT the item with its judge, dataset, conversation (and its dataset), turn and holder; whether
+    the reviewer labelled its target (`access.target_labelled`); the grain version
+    (`verdict_shapes.grain_annotations`); and whether a QA-sample item keeps its turn blind (`access._qa_blind_q`)."""
+    key = f"item:{connection.vendor}"
+    if key not in _built:
+        quote = connection.ops.quote_name
+        items, reviews, versions = (quote(m._meta.db_table) for m in (ReviewItem, Review, JudgeVersion))
+        not_imported, not_imported_params = where_sql(JudgeVersion.objects.filter(verdict_shapes.NOT_IMPORTED))
+        qa_blind, qa_params = where_sql(ReviewItem.objects.filter(access._qa_blind_q()))
+        item, judge, dataset, conversation, conversation_dataset, turn, holder, version = _ITEM.parts
+        sql = f"""
+SELECT {_ITEM.select()},
+  EXISTS (SELECT 1 FROM {reviews} r INNER JOIN {items} ri2 ON r.item_id = ri2.id
+          WHERE r.reviewer_id = %s AND ri2.conversation_id = ri.conversation_id
+            AND (ri2.turn_id = ri.turn_id OR (ri.turn_id IS NULL AND ri2.turn_id IS NULL))),
+  EXISTS (SELECT 1 FROM {items} WHERE {items}.turn_id = ri.turn_id AND {qa_blind})
+FROM {item.table()}
+INNER JOIN {judge.table()} ON j.id = ri.judge_id
+INNER JOIN {dataset.table()} ON d.id = ri.dataset_id
+INNER JOIN {conversation.table()} ON c.id = ri.conversation_id
+INNER JOIN {conversation_dataset.table()} ON cd.id = c.dataset_id
+LEFT OUTER JOIN {turn.table()} ON t.id = ri.turn_id
+LEFT OUTER JOIN {holder.table()} ON u.id = ri.claimed_by_id
+LEFT OUTER JOIN {version.table()} ON gv.id = (
+  SELECT {versions}.id FROM {versions} WHERE {versions}.judge_id = ri.judge_id AND {not_imported}
+  ORDER BY {versions}.created_at DESC, {versions}.id DESC LIMIT 1)
+WHERE ri.id = %s"""
+        _built[key] = (sql, [*qa_params, *not_imported_params])
+    return _built[key]
+
+
+def item_row(*, item_id: int, user) -> ReviewItem:
+    """The review item as `item_for_review` describes it, in one statement. Raises ReviewItem.DoesNotExist."""
+    sql, constants = _item_sql()
+    # In the order of their placeholders: the reviewer, the QA rule's and the grain rule's constants, the item.
+    rows = run_sql(sql, [user.pk, *constants, item_id])
+    if not rows:
+        raise ReviewItem.DoesNotExist("ReviewItem matching query does not exist.")
+    item, judge, dataset, conversation, conversation_dataset, turn, holder, version, labelled, qa = _ITEM.instances(
+        rows[0]
+    )
+    conversation.dataset = conversation_dataset
+    item.judge, item.dataset, item.conversation, item.turn, item.claimed_by = (
+        judge,
+        dataset,
+        conversation,
+        turn,
+        holder,
+    )
+    item.labelled = bool(labelled)
+    item.labelled_by = {user.pk: item.labelled}
+    item.grain_version_id = version.pk if version else None
+    item.grain_version_spec = version.spec if version else None
+    item.turn_qa_blind = bool(qa)
+    return item
+
+
+# --- what the screen lists -----------------------------------------------------------------------
+
+_REVIEWS = Rows(Columns(Review, "r"), Columns(User, "u"))
+_TURNS = Rows(Columns(Turn, "t"))
+_VERDICTS = Rows(Columns(Verdict, "v"), Columns(JudgeVersion, "jv"), Columns(Sweep, "s"), Columns(Signature, "sg"))
+_COMMENTS = Rows(Columns(Comment, "cm"), Columns(User, "u"), Columns(Judge, "j"))
+
+
+def item_reviews(*, item: ReviewItem) -> list[Review]:
+    """The item's reviews with their reviewers, in order (their categories are read by the caller)."""
+    sql = (
+        f"SELECT {_REVIEWS.select()} FROM {_REVIEWS.parts[0].table()}"
+        f" INNER JOIN {_REVIEWS.parts[1].table()} ON u.id = r.reviewer_id"
+        " WHERE r.item_id = %s ORDER BY r.created_at, r.id"
+    )
+    reviews = []
+    for row in run_sql(sql, [item.pk]):
+        review, reviewer = _REVIEWS.instances(row)
+        review.reviewer, review.item = reviewer, item
+        reviews.append(review)
+    return reviews
+
+
+def window_turns(*, conversation_id: int, position: int | None, around: int) -> list[Turn]:
+    """The turns at most `around` before `position` and `around` from it on, in order (all of them
+    when `position` is None): the index on (conversation, position) is walked in both directions."""
+    table = _TURNS.parts[0].table()
+    if position is None:
+        sql = f"SELECT {_TURNS.select()} FROM {table} WHERE t.conversation_id = %s ORDER BY t.position"
+        params = [conversation_id]
+    else:
+        inner = connection.ops.quote_name(Turn._meta.db_table)
+        walk = f"SELECT {inner}.id FROM {inner} WHERE {inner}.conversation_id = %s AND {inner}.position"
+        sql = (
+            f"SELECT {_TURNS.select()} FROM {table} WHERE t.conversation_id = %s"
+            f" AND (t.id IN ({walk} < %s ORDER BY {inner}.position DESC LIMIT %s)"
+            f" OR t.id IN ({walk} >= %s ORDER BY {inner}.position LIMIT %s)) ORDER BY t.position"
+        )
+        params = [conversation_id, conversation_id, position, around, conversation_id, position, around + 1]
+    return [row[0] for row in map(_TURNS.instances, run_sql(sql, params))]
+
+
+def target_verdicts(*, item: ReviewItem) -> list[Verdict]:
+    """Every verdict of the item's judge on its target, newest version first, runs in order; each with
+    its version (whose judge is the item's), sweep and signature."""
+    v, jv, s, sg = _VERDICTS.parts
+    target = "v.turn_id = %s" if item.turn_id else "v.turn_id IS NULL"
+    sql = (
+        f"SELECT {_VERDICTS.select()} FROM {v.table()}"
+        f" INNER JOIN {jv.table()} ON jv.id = v.judge_version_id"
+        f" INNER JOIN {s.table()} ON s.id = v.sweep_id"
+        f" LEFT OUTER JOIN {sg.table()} ON sg.id = v.signature_id"
+        f" WHERE jv.judge_id = %s AND v.conversation_id = %s AND {target}"
+        " ORDER BY jv.created_at DESC, v.sweep_id, v.run_index, v.id"
+    )
+    params = [item.judge_id, item.conversation_id] + ([item.turn_id] if item.turn_id else [])
+    verdicts = []
+    for row in run_sql(sql, params):
+        verdict, version, sweep, signature = _VERDICTS.instances(row)
+        version.judge = item.judge
+        verdict.judge_version, verdict.sweep, verdict.signature = version, sweep, signature
+        verdicts.append(verdict)
+    return verdicts
+
+
+def turn_comments(*, turn_id: int, author_id: int | None = None) -> list[Comment]:
+    """The comments on a turn (only `author_id`'s when given) with author and judge, oldest first."""
+    cm, u, j = _COMMENTS.parts
+    mine = " AND cm.author_id = %s" if author_id is not None else ""
+    sql = (
+        f"SELECT {_COMMENTS.select()} FROM {cm.table()}"
+        f" INNER JOIN {u.table()} ON u.id = cm.author_id"
+        f" LEFT OUTER JOIN {j.table()} ON j.id = cm.judge_id"
+        f" WHERE cm.turn_id = %s{mine} ORDER BY cm.created_at, cm.id"
+    )
+    comments = []
+    for row in run_sql(sql, [turn_id] + ([author_id] if author_id is not None else [])):
+        comment, author, judge = _COMMENTS.instances(row)
+        comment.author, comment.judge = author, judge
+        comments.append(comment)
+    return comments
+
+
+_CATEGORIES = Rows(Columns(Category, "cat"))
+
+
+def active_categories() -> list[Category]:
+    """The categories in use now, by name (`selectors.comments.active_categories`' read)."""
+    sql = f"SELECT {_CATEGORIES.select()} FROM {_CATEGORIES.parts[0].table()} WHERE cat.active ORDER BY cat.name"
+    return [row[0] for row in map(_CATEGORIES.instances, run_sql(sql, []))]
+
+
+# --- submitting a label -------------------------------------------------------------------------
+
+_LOCKED = Rows(Columns(ReviewItem, "ri"))
+
+
+def locked_item(*, item: ReviewItem) -> tuple[ReviewItem, bool]:
+    """`item`'s row read again under a row lock (PostgreSQL; SQLite serialises writers anyway), with the
+    judge, dataset and turn `item` already holds (they do not change), and whether its judge has an active,
+    unsuspended signature (whose checks new gold must set off: `signature_checks.signatures_after_gold`)."""
+    key = f"locked:{connection.vendor}"
+    if key not in _built:
+        quote = connection.ops.quote_name
+        signatures = quote(Signature._meta.db_table)
+        usable, usable_params = where_sql(Signature.objects.filter(active=True, suspended_at__isnull=True))
+        lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+        _built[key] = (
+            f"SELECT {_LOCKED.select()}, EXISTS (SELECT 1 FROM {signatures} WHERE {signatures}.judge_id = ri.judge_id"
+            f" AND {usable}) FROM {_LOCKED.parts[0].table()} WHERE ri.id = %s{lock}",
+            usable_params,
+        )
+    sql, constants = _built[key]
+    rows = run_sql(sql, [*constants, item.pk])
+    if not rows:
+        raise ReviewItem.DoesNotExist("ReviewItem matching query does not exist.")
+    locked, signed = _LOCKED.instances(rows[0])
+    for name in ("judge", "dataset", "turn"):
+        field = ReviewItem._meta.get_field(name)
+        if field.is_cached(item) and getattr(locked, field.attname) == getattr(item, field.attname):
+            field.set_cached_value(locked, field.get_cached_value(item))
+    return locked, bool(signed)

@@ -1,0 +1,98 @@
+"""Reads written as SQL once and turned back into model instances, for the few hot paths where building
+the same statement through the ORM on every request costs more than running it (the review screen,
+submitting a label, the signed-in user of every request).
+
+`Columns` names one model's concrete columns under a table alias; `Rows` reads the columns of several
+models side by side (a join) back into instances through `Model.from_db`, with the converters the ORM
+itself applies (JSON, SQLite's dates), so callers see the same objects as from a queryset. Values always
+go as query parameters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.db.models import Model
+
+
+@dataclass(frozen=True)
+class Columns:
+    """One model's concrete columns under a table alias, and how to turn them back into an instance."""
+
+    model: type[Model]
+    alias: str
+
+    @property
+    def fields(self):
+        return self.model._meta.concrete_fields
+
+    def select(self) -> str:
+        quote = connection.ops.quote_name
+        return ", ".join(f"{self.alias}.{quote(f.column)}" for f in self.fields)
+
+    def table(self) -> str:
+        return f"{connection.ops.quote_name(self.model._meta.db_table)} {self.alias}"
+
+    def converters(self) -> list[tuple[int, list, Any]]:
+        found = []
+        for index, field in enumerate(self.fields):
+            column = field.get_col(self.alias)
+            converters = connection.ops.get_db_converters(column) + field.get_db_converters(connection)
+            if converters:
+                found.append((index, converters, column))
+        return found
+
+
+class Rows:
+    """Reads rows of several models side by side (a join) into instances, one `Columns` after another."""
+
+    def __init__(self, *parts: Columns):
+        self.parts = parts
+        self._converters = {}
+
+    def select(self) -> str:
+        return ", ".join(part.select() for part in self.parts)
+
+    def instances(self, row: Sequence[Any]) -> list[Model | None]:
+        """The instances of one row (None for a left join that found nothing), then the row's extra columns."""
+        shapes = self._converters.get(connection.vendor)
+        if shapes is None:
+            shapes = self._converters[connection.vendor] = [
+                (
+                    part.model,
+                    [f.attname for f in part.fields],
+                    [f.primary_key for f in part.fields].index(True),
+                    part.converters(),
+                )
+                for part in self.parts
+            ]
+        found: list[Any] = []
+        start = 0
+        for model, names, pk, converters in shapes:
+            values = list(row[start : start + len(names)])
+            start += len(names)
+            if values[pk] is None:
+                found.append(None)
+                continue
+            for index, functions, column in converters:
+                for function in functions:
+                    values[index] = function(values[index], column, connection)
+            found.append(model.from_db(connection.alias, names, values))
+        return [*found, *row[start:]]
+
+
+def where_sql(queryset) -> tuple[str, list]:
+    """The WHERE of a one-table queryset as SQL on its table's own name, with its parameters."""
+    query = queryset.query
+    compiler = query.get_compiler(connection=connection)
+    sql, params = compiler.compile(query.where)
+    return sql, list(params)
+
+
+def run_sql(sql: str, params: Sequence[Any]) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()

@@ -1,0 +1,99 @@
+"""What one submitted label writes: the unanimous gold in one upsert (a turn's or a conversation's), the
+signature recheck only for a judge with usable signatures, and the audit events in the order they happened."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from reviewapp.models import AuditEvent, GoldLabel, ReviewItem
+from reviewapp.review.services import reviews
+from reviewapp.triage.services import claims
+from tests.factories import ReviewItemFactory, add_signature, category, make_item
+
+pytestmark = pytest.mark.django_db
+UNANIMOUS = GoldLabel.Source.UNANIMOUS
+
+
+def _close(item, user, **fields):
+    claims.item_claim(user=user, item=item)
+    return reviews.review_submit(item=item, user=user, rating=2, **fields)
+
+
+@pytest.mark.parametrize("level", ["turn", "conversation"])
+def test_a_closing_updates_the_one_unanimous_gold_of_its_target_or_writes_it(make_user, level):
+    ana = make_user("ana", languages=["fr"])
+    item = make_item("fr", verdict_rating=2)
+    if level == "conversation":
+        item = ReviewItemFactory(judge=item.judge, conversation=item.conversation, turn=None, dataset=item.dataset)
+    old = GoldLabel.objects.create(
+        judge=item.judge,
+        conversation=item.conversation,
+        turn=item.turn,
+        source=UNANIMOUS,
+        rating=3,
+        failure_modes=["gloss"],
+        excluded=True,
+    )
+    GoldLabel.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=3))
+    other = GoldLabel.objects.create(  # imported gold of the same target is another row, left alone
+        judge=item.judge, conversation=item.conversation, turn=item.turn, source=GoldLabel.Source.IMPORTED, rating=1
+    )
+
+    review = _close(item, ana, categories=[category()])
+
+    item.refresh_from_db()
+    assert item.status == ReviewItem.Status.CLOSED
+    gold = GoldLabel.objects.get(judge=item.judge, conversation=item.conversation, turn=item.turn, source=UNANIMOUS)
+    assert gold.pk == old.pk and gold.created_at < timezone.now() - timedelta(days=2)
+    assert (gold.rating, gold.excluded, gold.failure_modes) == (2.0, False, ["verbosity"])
+    assert gold.metadata == {"review_item": item.pk, "reviews": [review.pk]}
+    assert GoldLabel.objects.get(pk=other.pk).rating == 1
+
+    GoldLabel.objects.filter(pk=old.pk).delete()
+    second = make_item("fr", verdict_rating=2)
+    if level == "conversation":
+        second = ReviewItemFactory(judge=item.judge, conversation=second.conversation, turn=None, dataset=item.dataset)
+    _close(second, make_user("bea", languages=["fr"]))
+    written = GoldLabel.objects.get(conversation=second.conversation, turn=second.turn, source=UNANIMOUS)
+    assert (written.rating, written.failure_modes, written.turn_id) == (2.0, [], second.turn_id)
+    assert timezone.now() - written.created_at < timedelta(minutes=1)
+
+
+@pytest.mark.parametrize(("signature", "queued"), [("active", True), ("suspended", False), ("none", False)])
+def test_new_gold_queues_a_signature_recheck_only_when_its_judge_has_usable_signatures(
+    make_user, django_capture_on_commit_callbacks, signature, queued
+):
+    item = make_item("fr", verdict_rating=2)
+    if signature != "none":
+        add_signature(item.judge, suspended_at=timezone.now() if signature == "suspended" else None)
+    asked = []
+    with django_capture_on_commit_callbacks(execute=True):
+        _close(item, make_user("ana", languages=["fr"]), after_gold=asked.append)
+    assert asked == ([item.judge_id] if queued else [])
+    with django_capture_on_commit_callbacks(execute=True):  # no dispatch given: nothing is queued
+        _close(make_item("fr", verdict_rating=2), make_user("bea", languages=["fr"]))
+    assert asked == ([item.judge_id] if queued else [])
+
+
+def test_a_label_with_a_comment_writes_its_three_events_in_order(make_user):
+    ana = make_user("ana", languages=["fr"])
+    item = make_item("fr", verdict_rating=2)
+    claims.item_claim(user=ana, item=item)
+    first = AuditEvent.objects.order_by("-pk").first().pk
+
+    review = reviews.review_submit(item=item, user=ana, rating=2, comment="  Trop long.  ", categories=[category()])
+
+    events = list(AuditEvent.objects.filter(pk__gt=first).order_by("pk"))
+    assert [e.action for e in events] == ["comment.create", "review.submit", "item.closed"]
+    assert [e.pk for e in events] == list(range(events[0].pk, events[0].pk + 3))
+    comment = item.turn.comments.get()
+    assert events[0].object_id == str(comment.pk) and events[1].object_id == str(review.pk)
+    assert events[0].after == {
+        "turn": item.turn_id,
+        "parent": None,
+        "categories": ["verbosity"],
+        "flagged_for_lead": False,
+    }
+    assert comment.body == "Trop long." and [c.slug for c in comment.categories.all()] == ["verbosity"]
+    assert comment.judge_id == item.judge_id and all(e.actor_id == ana.pk for e in events)
