@@ -14,19 +14,21 @@ A snapshot never changes once done: exporting the same name again makes version 
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import logging
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -187,6 +189,7 @@ class _Tally:
     comments: int = 0
     non_finite: int = 0
     classes: dict[tuple, str] = field(default_factory=dict)  # (rating, passed, label) -> class
+    flat: Counter = field(default_factory=Counter)  # flat rows by what the counts tell apart
 
     def class_of(self, rating: float | None, passed: bool | None, label: str) -> str:
         key = (rating, passed, label)
@@ -210,16 +213,33 @@ class _Tally:
         self.comments += comments
 
     def add_flat(self, row: dict[str, Any]) -> None:
-        """A flat row, before its writer turns non-finite numbers into null."""
-        self.add(
-            language=row["language"],
-            dataset=row["dataset"],
-            source=row["gold_source"],
-            label=self.class_of(row["gold_rating"], row["gold_passed"], row["gold_label"] or ""),
-            verdicts=row["verdicts"].keys(),
-            reviews=len(row["reviews"]),
-            comments=len(row["comments"]),
-        )
+        """A flat row, before its writer turns non-finite numbers into null. Rows are counted by
+        what the datasheet tells apart (few distinct keys), and spread into the counts at `close`:
+        one counter update a row instead of nine."""
+        self.rows += 1
+        self.flat[
+            row["language"],
+            row["dataset"],
+            row["gold_source"],
+            self.class_of(row["gold_rating"], row["gold_passed"], row["gold_label"] or ""),
+            tuple(row["verdicts"]),
+            len(row["reviews"]),
+            len(row["comments"]),
+        ] += 1
+
+    def close(self) -> None:
+        """Spread the flat rows' counts (`add_flat`) into the datasheet's."""
+        for (language, dataset, source, label, versions, reviews, comments), rows in self.flat.items():
+            self.by_class[label] += rows
+            self.by_language[language] += rows
+            self.by_language_class[language][label] += rows
+            self.by_source[source] += rows
+            self.by_dataset[dataset] += rows
+            for version in versions:
+                self.versions[version] += rows
+            self.reviews += reviews * rows
+            self.comments += comments * rows
+        self.flat.clear()
 
     def add_row(self, row: ExportRow) -> None:
         gold = row.gold
@@ -290,9 +310,52 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _progress(snapshot_id: int, rows: int, total: int) -> None:
-    percent = min(99, (100 * rows) // total) if total else 0
-    ExportSnapshot.objects.filter(pk=snapshot_id).update(progress=percent, row_count=rows)
+class _Progress:
+    """The snapshot's progress, for the page to poll while the rows stream. On PostgreSQL the rows
+    come as one streamed statement that keeps the export's connection busy to the last row, so
+    progress goes through a second connection (autocommit, opened at the first update). Inside a
+    transaction it waits for the final update: nobody could see it before the commit, and the
+    snapshot's row may be locked by that very transaction."""
+
+    def __init__(self, snapshot_id: int, total: int) -> None:
+        self.snapshot_id, self.total = snapshot_id, total
+        self.other: Any = None
+        self.streamed = connection.vendor == "postgresql"
+
+    def __call__(self, rows: int) -> None:
+        percent = min(99, (100 * rows) // self.total) if self.total else 0
+        if not self.streamed:
+            ExportSnapshot.objects.filter(pk=self.snapshot_id).update(progress=percent, row_count=rows)
+            return
+        if connection.in_atomic_block:
+            return
+        if self.other is None:
+            self.other = connections.create_connection(DEFAULT_DB_ALIAS)
+        quote, meta = self.other.ops.quote_name, ExportSnapshot._meta
+        columns = (quote(meta.get_field(name).column) for name in ("progress", "row_count", "id"))
+        with self.other.cursor() as cursor:
+            cursor.execute(
+                "UPDATE {} SET {} = %s, {} = %s WHERE {} = %s".format(quote(meta.db_table), *columns),  # noqa: S608 - quoted model names only
+                [percent, rows, self.snapshot_id],
+            )
+
+    def close(self) -> None:
+        if self.other is not None:
+            self.other.close()
+
+
+@contextmanager
+def _no_cycle_collection():
+    """The rows are plain dicts and lists without cycles, freed as soon as they are written; but
+    every few hundred of them allocated set off Python's cycle collector, which walked them all for
+    nothing (40% of the export's CPU at 100,000 rows). It is paused while the rows stream."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _open(path: Path, binary: bool):
@@ -301,7 +364,7 @@ def _open(path: Path, binary: bool):
     return path.open("w", encoding="utf-8", newline="", buffering=HASH_BLOCK)
 
 
-def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, tally, chunk_size: int, total: int):
+def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, tally, chunk_size: int, progress):
     """Stream the rows into `partial`: the flat formats from `export_flat.flat_rows`, EVA from row
     objects a conversation at a time. Returns the closed writer (its NonFinite holds the count)."""
     fmt = snapshot.format
@@ -316,13 +379,15 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
             chunks = export_flat_selectors.flat_rows(judge=judge, filters=filters, chunk_size=chunk_size)
             add = tally.add_flat
         write, next_progress = writer.write, PROGRESS_EVERY_ROWS
-        for chunk in chunks:
-            for row in chunk:
-                add(row)  # before the writer, which writes non-finite numbers as null
-                write(row)
-            if tally.rows >= next_progress:
-                _progress(snapshot.pk, tally.rows, total)
-                next_progress = tally.rows + PROGRESS_EVERY_ROWS
+        with _no_cycle_collection():
+            for chunk in chunks:
+                for row in chunk:
+                    add(row)  # before the writer, which writes non-finite numbers as null
+                    write(row)
+                if tally.rows >= next_progress:
+                    progress(tally.rows)
+                    next_progress = tally.rows + PROGRESS_EVERY_ROWS
+        tally.close()
         writer.close()
     finally:
         if handle is not None:
@@ -350,9 +415,9 @@ def snapshot_write(*, snapshot_id: int, chunk_size: int = export_filters.CHUNK_S
     final = snapshot_path(snapshot)
     final.parent.mkdir(parents=True, exist_ok=True)
     partial = final.with_name(final.name + ".partial")
-    tally = _Tally(judge=judge)
+    tally, progress = _Tally(judge=judge), _Progress(snapshot_id, total)
     try:
-        writer = _write_rows(snapshot, judge, filters, partial, tally, chunk_size, total)
+        writer = _write_rows(snapshot, judge, filters, partial, tally, chunk_size, progress)
         tally.non_finite = writer.finite.count
         sha256 = file_sha256(partial)
         size = partial.stat().st_size
@@ -368,6 +433,8 @@ def snapshot_write(*, snapshot_id: int, chunk_size: int = export_filters.CHUNK_S
         partial.unlink(missing_ok=True)
         snapshot_fail(snapshot_id=snapshot_id, error=f"{type(exc).__name__}: {exc}")
         raise
+    finally:
+        progress.close()
     ExportSnapshot.objects.filter(pk=snapshot_id).update(
         status=ExportSnapshot.Status.DONE,
         progress=100,
