@@ -60,11 +60,10 @@ class Postgres(_Dialect):
 
     @staticmethod
     def iso(column: str) -> str:
-        """Python's isoformat() of the UTC time: microseconds only when there are some."""
-        utc = f"({column} AT TIME ZONE 'UTC')"
+        """Python's isoformat() of the UTC time: microseconds only when there are some (one to_char:
+        '.000000' can only be the fraction, the date and time around it have no dot)."""
         return (
-            f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || "
-            f"CASE WHEN to_char({utc}, 'US') = '000000' THEN '' ELSE to_char({utc}, '.US') END || '+00:00'"
+            f"replace(to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), '.000000', '') || '+00:00'"
         )
 
     @staticmethod
@@ -194,15 +193,28 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tup
     only when that branch is taken). A target is its turn id, or 0 for the conversation."""
     gold_sql, gold_params = gold
     obj = _objects(Postgres)
-    context = (  # the turns before the row's, the nearest first (CONTEXT_TURNS of them), or the whole conversation
-        "SELECT array_agg(x.position) AS positions, array_agg(x.role) AS roles, array_agg(x.text) AS texts"
+    context = (  # the turns before the row's (the last CONTEXT_TURNS of them), or the whole conversation,
+        # as the JSON text orjson writes: to_json escapes text as orjson does, the pieces have no spaces
+        """SELECT '[' || string_agg('{"position":' || x.position || ',"role":' || to_json(x.role)"""
+        """ || ',"text":' || to_json(x.text) || '}', ',' ORDER BY x.position) || ']'"""
         " FROM (SELECT x.position, x.role, x.text FROM reviewapp_turn x WHERE x.conversation_id = g.conversation_id"
         " AND (t.position IS NULL OR x.position < t.position)"
         f" ORDER BY x.position DESC LIMIT CASE WHEN t.position IS NULL THEN NULL ELSE {CONTEXT_TURNS} END) x"
     )
-    item = (  # the target's review item (one at most: unique per judge and target)
+    # Uncorrelated IN subqueries: hashed once, then a probe per row, so that most rows (no review
+    # item, no comment) skip the lookups that would find nothing.
+    has_item = (
+        f"CASE WHEN g.turn_id IS NULL THEN g.conversation_id IN (SELECT conversation_id FROM reviewapp_reviewitem"
+        f" WHERE judge_id = {judge_id} AND turn_id IS NULL) ELSE g.turn_id IN (SELECT turn_id FROM reviewapp_reviewitem"
+        f" WHERE judge_id = {judge_id}) END"
+    )
+    has_comments = (
+        "CASE WHEN g.turn_id IS NULL THEN g.conversation_id IN (SELECT ct.conversation_id FROM reviewapp_comment m"
+        " JOIN reviewapp_turn ct ON ct.id = m.turn_id) ELSE g.turn_id IN (SELECT turn_id FROM reviewapp_comment) END"
+    )
+    item = (  # the target's review item (one at most: unique per judge and target), when it has one
         f"SELECT i.id FROM reviewapp_reviewitem i WHERE i.judge_id = {judge_id} AND i.conversation_id = g.conversation_id"
-        " AND COALESCE(i.turn_id, 0) = COALESCE(g.turn_id, 0) LIMIT 1"
+        f" AND COALESCE(i.turn_id, 0) = COALESCE(g.turn_id, 0) AND {has_item} LIMIT 1"
     )
     reviews = f"SELECT json_agg({obj['review']} ORDER BY r.id)::text FROM reviewapp_review r WHERE r.item_id = it.id"
     adjudication = (  # the item's last decision
@@ -223,16 +235,17 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tup
     )
     nested = (
         f"CASE WHEN it.id IS NULL THEN '[]' ELSE COALESCE(({reviews}), '[]') END,"
-        f" CASE WHEN it.id IS NULL THEN NULL ELSE ({adjudication}) END, COALESCE(({comments}), '[]')"
+        f" CASE WHEN it.id IS NULL THEN NULL ELSE ({adjudication}) END,"
+        f" CASE WHEN {has_comments} THEN COALESCE(({comments}), '[]') ELSE '[]' END"
     )
     statement = (
-        f"WITH g AS MATERIALIZED ({gold_sql}) "
+        f"WITH g AS NOT MATERIALIZED ({gold_sql}) "
         + _select(Postgres, nested)
-        + f", cx.positions, cx.roles, cx.texts, ({verdicts}) FROM g"
+        + f", COALESCE(({context}), '[]'), ({verdicts}) FROM g"
         " JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
         # LIMIT 1 keeps the turn a lookup by id: joined, the planner would hash every turn of the table
         " LEFT JOIN LATERAL (SELECT * FROM reviewapp_turn t WHERE t.id = g.turn_id LIMIT 1) t ON TRUE"
-        f" LEFT JOIN LATERAL ({item}) it ON TRUE LEFT JOIN LATERAL ({context}) cx ON TRUE"
+        f" LEFT JOIN LATERAL ({item}) it ON TRUE"
         " ORDER BY g.conversation_id, g.turn_id"
     )
     return statement, gold_params
