@@ -174,16 +174,12 @@ def _postgres_gold(judge, filters: ExportFilters) -> tuple[str, tuple]:
     return labels.query.sql_with_params()
 
 
-VERDICT_KEYS = ("sweep", "run", "tier", "status", "rating", "label", "passed", "flags", "explanation")
-
-
 def _verdicts(text: str | None) -> dict[str, list[dict[str, Any]]]:
-    """The row's verdicts from the statement's [version, sweep, run, ...] arrays, by version."""
+    """The row's verdicts from the statement's [version, verdict] pairs, by version; ratings as floats."""
     by_version: dict[str, list[dict[str, Any]]] = {}
     if text is None:
         return by_version
-    for version, *values in orjson.loads(text):
-        verdict = dict(zip(VERDICT_KEYS, values, strict=True))
+    for version, verdict in orjson.loads(text):
         verdict["rating"] = _float(verdict["rating"])
         by_version.setdefault(version, []).append(verdict)
     return by_version

@@ -226,9 +226,10 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tup
         " JOIN reviewapp_turn ct ON ct.id = m.turn_id WHERE g.turn_id IS NULL AND ct.conversation_id = g.conversation_id"
         f") m JOIN reviewapp_turn mt ON mt.id = m.turn_id WHERE m.judge_id = {judge_id} OR m.judge_id IS NULL"
     )
-    verdicts = (  # by version (in the order versions were made), sweep and run
-        "SELECT json_agg(json_build_array(jv.version, v.sweep_id, v.run_index, v.tier, v.status, v.rating, v.label,"
-        " v.passed, v.flags, v.explanation) ORDER BY v.judge_version_id, v.sweep_id, v.run_index, v.id)::text"
+    verdicts = (  # [version, verdict] pairs by version (in the order versions were made), sweep and run
+        "SELECT json_agg(json_build_array(jv.version, json_build_object('sweep', v.sweep_id, 'run', v.run_index,"
+        " 'tier', v.tier, 'status', v.status, 'rating', v.rating, 'label', v.label, 'passed', v.passed, 'flags', v.flags,"
+        " 'explanation', v.explanation)) ORDER BY v.judge_version_id, v.sweep_id, v.run_index, v.id)::text"
         " FROM reviewapp_verdict v JOIN reviewapp_judgeversion jv ON jv.id = v.judge_version_id"
         f" WHERE jv.judge_id = {judge_id} AND v.conversation_id = g.conversation_id"
         " AND COALESCE(v.turn_id, 0) = COALESCE(g.turn_id, 0)"

@@ -14,21 +14,19 @@ A snapshot never changes once done: exporting the same name again makes version 
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import json
 import logging
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -39,6 +37,7 @@ from reviewapp.exports.selectors import export_rows as export_rows_selectors
 from reviewapp.exports.selectors.export_filters import ExportFilters
 from reviewapp.exports.selectors.export_rows import ExportRow
 from reviewapp.exports.services.export_eva import EvaWriter
+from reviewapp.exports.services.export_progress import Progress, no_cycle_collection
 from reviewapp.exports.services.export_writers import COLUMN_NAMES, flat_writer
 from reviewapp.models import ExportSnapshot, Judge, JudgeVersion
 from reviewapp.quality.selectors.outcomes import outcome_for
@@ -310,54 +309,6 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-class _Progress:
-    """The snapshot's progress, for the page to poll while the rows stream. On PostgreSQL the rows
-    come as one streamed statement that keeps the export's connection busy to the last row, so
-    progress goes through a second connection (autocommit, opened at the first update). Inside a
-    transaction it waits for the final update: nobody could see it before the commit, and the
-    snapshot's row may be locked by that very transaction."""
-
-    def __init__(self, snapshot_id: int, total: int) -> None:
-        self.snapshot_id, self.total = snapshot_id, total
-        self.other: Any = None
-        self.streamed = connection.vendor == "postgresql"
-
-    def __call__(self, rows: int) -> None:
-        percent = min(99, (100 * rows) // self.total) if self.total else 0
-        if not self.streamed:
-            ExportSnapshot.objects.filter(pk=self.snapshot_id).update(progress=percent, row_count=rows)
-            return
-        if connection.in_atomic_block:
-            return
-        if self.other is None:
-            self.other = connections.create_connection(DEFAULT_DB_ALIAS)
-        quote, meta = self.other.ops.quote_name, ExportSnapshot._meta
-        columns = (quote(meta.get_field(name).column) for name in ("progress", "row_count", "id"))
-        with self.other.cursor() as cursor:
-            cursor.execute(
-                "UPDATE {} SET {} = %s, {} = %s WHERE {} = %s".format(quote(meta.db_table), *columns),  # noqa: S608 - quoted model names only
-                [percent, rows, self.snapshot_id],
-            )
-
-    def close(self) -> None:
-        if self.other is not None:
-            self.other.close()
-
-
-@contextmanager
-def _no_cycle_collection():
-    """The rows are plain dicts and lists without cycles, freed as soon as they are written; but
-    every few hundred of them allocated set off Python's cycle collector, which walked them all for
-    nothing (40% of the export's CPU at 100,000 rows). It is paused while the rows stream."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
-
-
 def _open(path: Path, binary: bool):
     if binary:
         return path.open("wb", buffering=HASH_BLOCK)
@@ -379,7 +330,7 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
             chunks = export_flat_selectors.flat_rows(judge=judge, filters=filters, chunk_size=chunk_size)
             add = tally.add_flat
         write, next_progress = writer.write, PROGRESS_EVERY_ROWS
-        with _no_cycle_collection():
+        with no_cycle_collection():
             for chunk in chunks:
                 for row in chunk:
                     add(row)  # before the writer, which writes non-finite numbers as null
@@ -415,7 +366,7 @@ def snapshot_write(*, snapshot_id: int, chunk_size: int = export_filters.CHUNK_S
     final = snapshot_path(snapshot)
     final.parent.mkdir(parents=True, exist_ok=True)
     partial = final.with_name(final.name + ".partial")
-    tally, progress = _Tally(judge=judge), _Progress(snapshot_id, total)
+    tally, progress = _Tally(judge=judge), Progress(snapshot_id, total)
     try:
         writer = _write_rows(snapshot, judge, filters, partial, tally, chunk_size, progress)
         tally.non_finite = writer.finite.count
