@@ -1,19 +1,18 @@
-"""The flat export rows (JSONL, CSV, Parquet) from three queries, read through server-side cursors.
+"""The flat export rows (JSONL, CSV, Parquet), streamed from the database in order.
 
-One statement returns one row per labelled target: the winning gold label (ranked by a window over
-the target's labels, by the shared source order then id, as `selectors.gold.winning_label` ranks
-them) joined with its conversation, dataset and turn, and the reviews, adjudication and comments
-built as JSON by the database (`selectors.export_sql`). Python decodes that JSON with orjson, puts
-pseudonyms in place of user ids and gives the ratings back as floats.
+PostgreSQL: one statement (`selectors.export_sql.postgres_statement`) gives each row everything it
+writes: the winning gold label with its conversation, dataset and turn, the context as JSON text,
+and the reviews, adjudication, comments and verdicts as JSON. It is read with psycopg's stream, so
+the database builds rows while Python writes them (a server-side cursor in autocommit is WITH
+HOLD: PostgreSQL would finish the whole result before the first fetch). Python decodes the nested
+JSON with orjson, puts pseudonyms in place of user ids, gives the ratings back as floats, and
+passes the context on as an orjson Fragment, written as it is.
 
-The context (the turns before a turn, or the whole conversation) and the verdicts come from two
-more queries, the export's turns and its verdicts by conversation, grouped one conversation at a
-time as the rows reach it (`_PerConversation`). Building them in Python as they stream costs far
-less than building them as JSON in the database: every target's context window meant ranking and
-sorting every turn of its conversation, and the verdicts two levels of JSON aggregates.
+SQLite: one statement for the rows with their reviews, adjudication and comments, and two more
+queries, the export's turns and its verdicts by conversation, grouped one conversation at a time
+as the rows reach them (`_PerConversation`).
 
-PostgreSQL reads each query through a named (server-side) cursor, `fetchmany(chunk_size)` at a
-time; SQLite steps through them the same way. The values written are the same as `export_rows` gives.
+The values written are the same on both, and the same as `export_rows` gives.
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
-"""The SQL of the flat export: one statement per database that returns its rows, all but two values.
+"""The SQL of the flat export: one statement per database that returns its rows.
 
-Both statements give, per labelled target, the winning gold label (ranked in `export_flat`) with
-its conversation, dataset and turn, and the nested values built as JSON by the database: reviews,
-adjudication and comments. The JSON objects are the same on both (`_objects`). The context and
-the verdicts are not built here: `export_flat` takes them from queries that stream beside the rows.
+Both give, per labelled target, the winning gold label with its conversation, dataset and turn,
+and the nested values built as JSON by the database: reviews, adjudication and comments (the same
+JSON objects on both, `_objects`).
 
-- PostgreSQL: set-based. Each relation is aggregated once per target over the whole export
-  (`json_agg` with ORDER BY, grouped, hash-joined on the target), which costs
-  far less than a subquery per row at 100,000 rows and more.
+- PostgreSQL: the context and the verdicts too, everything a row writes, as lookups by index per
+  row above one sort of the gold labels, so the rows can be streamed as they are built
+  (`postgres_statement`).
 - SQLite: a correlated subquery per row (an index lookup in the same process, cheap there); JSON1's
-  aggregates follow the order of a sorted subquery.
+  aggregates follow the order of a sorted subquery. The context and the verdicts come from two
+  queries that `export_flat` streams beside the rows.
 
 The statements are put together from fixed fragments and table names (hence the `noqa: S608`): the
 only values in them are the judge's integer id and the filters, which go as query parameters.

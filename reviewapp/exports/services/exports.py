@@ -2,7 +2,7 @@
 
 `snapshot_create` records what to export (judge, filters, format) as the next version of a name and
 queues `tasks.exports.snapshot_build` when the transaction commits. `snapshot_write` streams the rows
-into the file: JSONL, CSV and Parquet from the streamed queries of `selectors.export_flat` (a line at a time,
+into the file: JSONL, CSV and Parquet from the streamed rows of `selectors.export_flat` (a line at a time,
 Parquet a record batch at a time, `services.export_writers`), the EVA shapes a conversation at a time
 from `selectors.export_rows` (`services.export_eva`), so memory does not grow with the row count.
 The file is written beside its final name and renamed when complete, then its sha256 and the
