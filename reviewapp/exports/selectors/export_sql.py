@@ -189,8 +189,9 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tup
     `g` is sorted once (narrow rows); everything else is a lookup by index on the row's conversation,
     turn or review item, evaluated row by row above that sort, so rows leave the database in order as
     each is built: no sort of wide rows, no aggregate over the whole export first. The reviews and
-    the adjudication are read only when the target has a review item (a CASE evaluates its subquery
-    only when that branch is taken). A target is its turn id, or 0 for the conversation."""
+    the adjudication are read only when the target has a review item, the comments only when it has
+    some (a CASE evaluates its subquery only when that branch is taken). A target is its turn id, or
+    0 for the conversation."""
     gold_sql, gold_params = gold
     obj = _objects(Postgres)
     context = (  # the turns before the row's (the last CONTEXT_TURNS of them), or the whole conversation,
@@ -201,20 +202,12 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tup
         " AND (t.position IS NULL OR x.position < t.position)"
         f" ORDER BY x.position DESC LIMIT CASE WHEN t.position IS NULL THEN NULL ELSE {CONTEXT_TURNS} END) x"
     )
-    # Uncorrelated IN subqueries: hashed once, then a probe per row, so that most rows (no review
-    # item, no comment) skip the lookups that would find nothing.
-    has_item = (
-        f"CASE WHEN g.turn_id IS NULL THEN g.conversation_id IN (SELECT conversation_id FROM reviewapp_reviewitem"
-        f" WHERE judge_id = {judge_id} AND turn_id IS NULL) ELSE g.turn_id IN (SELECT turn_id FROM reviewapp_reviewitem"
-        f" WHERE judge_id = {judge_id}) END"
-    )
-    has_comments = (
-        "CASE WHEN g.turn_id IS NULL THEN g.conversation_id IN (SELECT ct.conversation_id FROM reviewapp_comment m"
-        " JOIN reviewapp_turn ct ON ct.id = m.turn_id) ELSE g.turn_id IN (SELECT turn_id FROM reviewapp_comment) END"
-    )
-    item = (  # the target's review item (one at most: unique per judge and target), when it has one
+    # Most targets have no comment: an index probe tells, and spares them the aggregate. (Not an
+    # uncorrelated IN: once its set outgrows work_mem it is no longer hashed but scanned for every row.)
+    has_comments = "g.turn_id IS NULL OR EXISTS (SELECT 1 FROM reviewapp_comment e WHERE e.turn_id = g.turn_id)"
+    item = (  # the target's review item (one at most: unique per judge and target)
         f"SELECT i.id FROM reviewapp_reviewitem i WHERE i.judge_id = {judge_id} AND i.conversation_id = g.conversation_id"
-        f" AND COALESCE(i.turn_id, 0) = COALESCE(g.turn_id, 0) AND {has_item} LIMIT 1"
+        " AND COALESCE(i.turn_id, 0) = COALESCE(g.turn_id, 0) LIMIT 1"
     )
     reviews = f"SELECT json_agg({obj['review']} ORDER BY r.id)::text FROM reviewapp_review r WHERE r.item_id = it.id"
     adjudication = (  # the item's last decision
