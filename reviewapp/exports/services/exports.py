@@ -20,6 +20,7 @@ import logging
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -330,7 +331,8 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
             chunks = export_flat_selectors.flat_rows(judge=judge, filters=filters, chunk_size=chunk_size)
             add = tally.add_flat
         write, next_progress = writer.write, PROGRESS_EVERY_ROWS
-        with no_cycle_collection():
+        # closing(): a stream given up half way must end before its connection marks the snapshot failed
+        with closing(chunks), no_cycle_collection():
             for chunk in chunks:
                 for row in chunk:
                     add(row)  # before the writer, which writes non-finite numbers as null

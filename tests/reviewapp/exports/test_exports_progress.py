@@ -81,3 +81,24 @@ def _recording(write, reader, seen):
             seen.append(tuple(cursor.fetchone()))
 
     return call
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("fmt", ["jsonl", "eva"])
+def test_a_write_failing_half_way_marks_the_snapshot_failed(corpus, media, monkeypatch, fmt):
+    """The rows still streaming when the writer fails: the stream ends before the failure is
+    written on the same connection (on PostgreSQL that write would otherwise wait forever)."""
+    written = []
+
+    def full_after_one(self, row):
+        if written:
+            raise OSError("disk full")
+        written.append(row)
+
+    writer = "export_eva.EvaWriter" if fmt == "eva" else "export_writers.JsonlWriter"
+    monkeypatch.setattr(f"reviewapp.exports.services.{writer}.write", full_after_one)
+    snapshot = snapshot_create(judge=corpus.judge, fmt=fmt, build=False)
+    with pytest.raises(OSError, match="disk full"):
+        snapshot_write(snapshot_id=snapshot.pk, chunk_size=1)
+    assert ExportSnapshot.objects.values_list("status", flat=True).get(pk=snapshot.pk) == "failed"
+    assert len(written) == 1
