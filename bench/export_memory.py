@@ -97,17 +97,39 @@ print(rows)
 # The export in its own process, timed from the moment Django is loaded (process start-up is not the
 # export's): snapshot_create + snapshot_write, which counts, streams, writes, hashes and renames.
 EXPORT = r"""
-import json, sys, time, django
+import json, os, shutil, sys, time, django
 django.setup()
+from django.db import connection
 from reviewapp.models import Judge
 from reviewapp.exports.services import exports
-fmt = sys.argv[1]
-started = time.perf_counter()
+fmt, keep = sys.argv[1], sys.argv[2]
+
+
+def server_cpu():  # CPU seconds of this connection's PostgreSQL backend (same machine), else None
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+started, cpu, server = time.perf_counter(), os.times(), server_cpu()
 snapshot = exports.snapshot_create(judge=Judge.objects.get(slug="conciseness"), fmt=fmt, name=f"bench-{fmt}", build=False)
 snapshot = exports.snapshot_write(snapshot_id=snapshot.pk)
-seconds = time.perf_counter() - started
+seconds, done, server_done = time.perf_counter() - started, os.times(), server_cpu()
 path = exports.snapshot_path(snapshot)
-print(json.dumps({"rows": snapshot.row_count, "export_s": seconds, "bytes": path.stat().st_size}))
+print(json.dumps({
+    "rows": snapshot.row_count, "export_s": seconds, "bytes": path.stat().st_size, "sha256": snapshot.sha256,
+    "cpu_s": done.user + done.system - cpu.user - cpu.system,
+    "server_cpu_s": None if server is None else server_done - server,
+}))
+if keep:
+    shutil.copy(path, os.path.join(keep, path.name))
 path.unlink()
 """
 
@@ -138,7 +160,7 @@ def fresh_postgres(url: str) -> None:
         connection.execute(f'CREATE DATABASE "{name}"')
 
 
-def bench(rows: int, formats: list[str], database_url: str | None = None) -> list[dict]:
+def bench(rows: int, formats: list[str], database_url: str | None = None, keep: str | None = None) -> list[dict]:
     python = sys.executable
     results = []
     with tempfile.TemporaryDirectory(prefix="tribunal-export-bench-") as folder:
@@ -157,7 +179,7 @@ def bench(rows: int, formats: list[str], database_url: str | None = None) -> lis
         run([python, "manage.py", "migrate", "-v0"], env)
         _, generated_s, _ = run([python, "-c", GENERATE, str(rows)], env)
         for fmt in formats:
-            peak_kib, seconds, stdout = run([python, "-c", EXPORT, fmt], env)
+            peak_kib, seconds, stdout = run([python, "-c", EXPORT, fmt, keep or ""], env)
             summary = json.loads(stdout.strip().splitlines()[-1])
             results.append(
                 {
@@ -167,6 +189,9 @@ def bench(rows: int, formats: list[str], database_url: str | None = None) -> lis
                     "peak_rss_mib": round(peak_kib / 1024, 1),
                     "seconds": round(summary["export_s"], 1),
                     "rows_per_s": round(summary["rows"] / summary["export_s"]),
+                    "cpu_s": round(summary["cpu_s"], 1),
+                    "server_cpu_s": None if summary["server_cpu_s"] is None else round(summary["server_cpu_s"], 1),
+                    "sha256": summary["sha256"],
                     "process_s": round(seconds, 1),
                     "file_mib": round(summary["bytes"] / 2**20, 1),
                     "generate_s": round(generated_s, 1),
@@ -181,14 +206,17 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--formats", nargs="+", default=["jsonl", "csv", "parquet", "eva"])
     parser.add_argument("--database-url", help="a PostgreSQL database to drop, create and fill (default: SQLite)")
+    parser.add_argument("--keep", help="a folder to copy each exported file into (to compare two versions)")
     args = parser.parse_args()
-    results = [result for rows in args.rows for result in bench(rows, args.formats, args.database_url)]
+    results = [result for rows in args.rows for result in bench(rows, args.formats, args.database_url, args.keep)]
+    print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
     header = f"{'database':<10} {'rows':>9} {'format':<8} {'peak RSS MiB':>12} {'seconds':>8} {'rows/s':>8}"
-    print(header + f" {'file MiB':>9}")
+    print(header + f" {'CPU s':>6} {'DB CPU s':>8} {'file MiB':>9}  sha256")
     for r in results:
+        server = "-" if r["server_cpu_s"] is None else r["server_cpu_s"]
         print(
             f"{r['database']:<10} {r['rows']:>9} {r['format']:<8} {r['peak_rss_mib']:>12} {r['seconds']:>8} "
-            f"{r['rows_per_s']:>8} {r['file_mib']:>9}"
+            f"{r['rows_per_s']:>8} {r['cpu_s']:>6} {server:>8} {r['file_mib']:>9}  {r['sha256'][:12]}"
         )
 
 

@@ -4,7 +4,7 @@
 reviews, adjudications, comments, categories, verdicts) are one query each, read through server-side
 cursors (`.iterator(chunk_size=...)`) in conversation order and merged as they stream. The number of
 queries does not grow with the rows, and memory follows one conversation, not the row count.
-The flat formats read three streamed queries instead (`selectors.export_flat`).
+The flat formats read their rows another way (`selectors.export_flat`).
 """
 
 from __future__ import annotations

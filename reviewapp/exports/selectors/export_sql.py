@@ -1,15 +1,15 @@
-"""The SQL of the flat export: one statement per database that returns its rows, all but two values.
+"""The SQL of the flat export: one statement per database that returns its rows.
 
-Both statements give, per labelled target, the winning gold label (ranked in `export_flat`) with
-its conversation, dataset and turn, and the nested values built as JSON by the database: reviews,
-adjudication and comments. The JSON objects are the same on both (`_objects`). The context and
-the verdicts are not built here: `export_flat` takes them from queries that stream beside the rows.
+Both give, per labelled target, the winning gold label with its conversation, dataset and turn,
+and the nested values built as JSON by the database: reviews, adjudication and comments (the same
+JSON objects on both, `_objects`).
 
-- PostgreSQL: set-based. Each relation is aggregated once per target over the whole export
-  (`json_agg` with ORDER BY, grouped, hash-joined on the target), which costs
-  far less than a subquery per row at 100,000 rows and more.
+- PostgreSQL: the context and the verdicts too, everything a row writes, as lookups by index per
+  row above one sort of the gold labels, so the rows can be streamed as they are built
+  (`postgres_statement`).
 - SQLite: a correlated subquery per row (an index lookup in the same process, cheap there); JSON1's
-  aggregates follow the order of a sorted subquery.
+  aggregates follow the order of a sorted subquery. The context and the verdicts come from two
+  queries that `export_flat` streams beside the rows.
 
 The statements are put together from fixed fragments and table names (hence the `noqa: S608`): the
 only values in them are the judge's integer id and the filters, which go as query parameters.
@@ -18,6 +18,7 @@ only values in them are the judge's integer id and the filters, which go as quer
 # ruff: noqa: S608 - fixed fragments and table names only; values go as query parameters (see above)
 from __future__ import annotations
 
+from reviewapp.exports.selectors.export_filters import CONTEXT_TURNS
 from reviewapp.models import Adjudication, Comment, Review
 
 FLOAT_MAX = "1.7976931348623157e308"
@@ -59,11 +60,10 @@ class Postgres(_Dialect):
 
     @staticmethod
     def iso(column: str) -> str:
-        """Python's isoformat() of the UTC time: microseconds only when there are some."""
-        utc = f"({column} AT TIME ZONE 'UTC')"
+        """Python's isoformat() of the UTC time: microseconds only when there are some (one to_char:
+        '.000000' can only be the fraction, the date and time around it have no dot)."""
         return (
-            f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || "
-            f"CASE WHEN to_char({utc}, 'US') = '000000' THEN '' ELSE to_char({utc}, '.US') END || '+00:00'"
+            f"replace(to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US'), '.000000', '') || '+00:00'"
         )
 
     @staticmethod
@@ -180,44 +180,66 @@ def sqlite_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tuple
     return statement, gold_params
 
 
-def postgres_statement(judge_id: int, gold: tuple[str, tuple], conversations: tuple[str, tuple]) -> tuple[str, tuple]:
-    """The rows on PostgreSQL and their parameters. `gold` is the ranked gold labels' SQL and
-    parameters, `conversations` the export's conversation ids'. Each relation is limited to the
-    export's conversations by that query itself, not by the CTE `g`: the planner has statistics for
-    the gold label table and none for a CTE, and would take the export to be 200 conversations.
-    `g` keeps each target's first label by DISTINCT ON rather than by `source_rank = 1`, whose
-    estimate (0.5 % of the labels) led the planner to nested loops over every row of the export."""
-    (gold_sql, gold_params), (conversations_sql, conversation_params) = gold, conversations
-    obj, in_export = _objects(Postgres), f"IN ({conversations_sql})"
-    target = "COALESCE(i.turn_id, 0)"  # ids start at 1: 0 stands for the conversation, and hash-joins
+def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tuple]:
+    """The rows on PostgreSQL and their parameters, `gold` being the SQL and parameters of each
+    target's winning gold label (DISTINCT ON, by conversation and turn). One statement gives each row
+    everything it writes, its context and verdicts too, so it can be streamed (`export_flat`) while
+    the database is still producing the rest.
+
+    `g` is sorted once (narrow rows); everything else is a lookup by index on the row's conversation,
+    turn or review item, evaluated row by row above that sort, so rows leave the database in order as
+    each is built: no sort of wide rows, no aggregate over the whole export first. The reviews and
+    the adjudication are read only when the target has a review item, the comments only when it has
+    some (a CASE evaluates its subquery only when that branch is taken). A target is its turn id, or
+    0 for the conversation."""
+    gold_sql, gold_params = gold
+    obj = _objects(Postgres)
+    context = (  # the turns before the row's (the last CONTEXT_TURNS of them), or the whole conversation,
+        # as the JSON text orjson writes: to_json escapes text as orjson does, the pieces have no spaces
+        """SELECT '[' || string_agg('{"position":' || x.position || ',"role":' || to_json(x.role)"""
+        """ || ',"text":' || to_json(x.text) || '}', ',' ORDER BY x.position) || ']'"""
+        " FROM (SELECT x.position, x.role, x.text FROM reviewapp_turn x WHERE x.conversation_id = g.conversation_id"
+        " AND (t.position IS NULL OR x.position < t.position)"
+        f" ORDER BY x.position DESC LIMIT CASE WHEN t.position IS NULL THEN NULL ELSE {CONTEXT_TURNS} END) x"
+    )
+    # Most targets have no comment: an index probe tells, and spares them the aggregate. (Not an
+    # uncorrelated IN: once its set outgrows work_mem it is no longer hashed but scanned for every row.)
+    has_comments = "g.turn_id IS NULL OR EXISTS (SELECT 1 FROM reviewapp_comment e WHERE e.turn_id = g.turn_id)"
+    item = (  # the target's review item (one at most: unique per judge and target)
+        f"SELECT i.id FROM reviewapp_reviewitem i WHERE i.judge_id = {judge_id} AND i.conversation_id = g.conversation_id"
+        " AND COALESCE(i.turn_id, 0) = COALESCE(g.turn_id, 0) LIMIT 1"
+    )
+    reviews = f"SELECT json_agg({obj['review']} ORDER BY r.id)::text FROM reviewapp_review r WHERE r.item_id = it.id"
+    adjudication = (  # the item's last decision
+        f"SELECT {obj['adjudication']}::text FROM reviewapp_adjudication a WHERE a.item_id = it.id ORDER BY a.id DESC LIMIT 1"
+    )
+    comments = (  # a turn's own comments, or those on every turn of the conversation
+        f"SELECT json_agg({obj['comment']} ORDER BY m.created_at, m.id)::text FROM ("
+        " SELECT * FROM reviewapp_comment m WHERE m.turn_id = g.turn_id UNION ALL SELECT m.* FROM reviewapp_comment m"
+        " JOIN reviewapp_turn ct ON ct.id = m.turn_id WHERE g.turn_id IS NULL AND ct.conversation_id = g.conversation_id"
+        f") m JOIN reviewapp_turn mt ON mt.id = m.turn_id WHERE m.judge_id = {judge_id} OR m.judge_id IS NULL"
+    )
+    verdicts = (  # [version, verdict] pairs by version (in the order versions were made), sweep and run
+        "SELECT json_agg(json_build_array(jv.version, json_build_object('sweep', v.sweep_id, 'run', v.run_index,"
+        " 'tier', v.tier, 'status', v.status, 'rating', v.rating, 'label', v.label, 'passed', v.passed, 'flags', v.flags,"
+        " 'explanation', v.explanation)) ORDER BY v.judge_version_id, v.sweep_id, v.run_index, v.id)::text"
+        " FROM reviewapp_verdict v JOIN reviewapp_judgeversion jv ON jv.id = v.judge_version_id"
+        f" WHERE jv.judge_id = {judge_id} AND v.conversation_id = g.conversation_id"
+        " AND COALESCE(v.turn_id, 0) = COALESCE(g.turn_id, 0)"
+    )
+    nested = (
+        f"CASE WHEN it.id IS NULL THEN '[]' ELSE COALESCE(({reviews}), '[]') END,"
+        f" CASE WHEN it.id IS NULL THEN NULL ELSE ({adjudication}) END,"
+        f" CASE WHEN {has_comments} THEN COALESCE(({comments}), '[]') ELSE '[]' END"
+    )
     statement = (
-        "WITH g AS MATERIALIZED (SELECT DISTINCT ON (w.conversation_id, w.turn_id) *"
-        f" FROM ({gold_sql}) w ORDER BY w.conversation_id, w.turn_id, w.source_rank),"
-        f" reviews AS (SELECT i.conversation_id, {target} AS target, json_agg({obj['review']} ORDER BY r.id)::text AS value"
-        " FROM reviewapp_review r JOIN reviewapp_reviewitem i ON i.id = r.item_id"
-        f" WHERE i.judge_id = {judge_id} AND i.conversation_id {in_export} GROUP BY 1, 2),"
-        f" adjudications AS (SELECT DISTINCT ON (i.conversation_id, {target}) i.conversation_id, {target} AS target,"
-        f" {obj['adjudication']}::text AS value FROM reviewapp_adjudication a JOIN reviewapp_reviewitem i"
-        f" ON i.id = a.item_id WHERE i.judge_id = {judge_id} AND i.conversation_id {in_export}"
-        f" ORDER BY i.conversation_id, {target}, a.id DESC),"
-        f" comment_rows AS (SELECT mt.conversation_id, m.turn_id, m.created_at, m.id, {obj['comment']} AS value"
-        " FROM reviewapp_comment m JOIN reviewapp_turn mt ON mt.id = m.turn_id"
-        f" WHERE mt.conversation_id {in_export} AND (m.judge_id = {judge_id} OR m.judge_id IS NULL)),"
-        " turn_comments AS (SELECT turn_id, json_agg(value ORDER BY created_at, id)::text AS value"
-        " FROM comment_rows GROUP BY turn_id),"
-        " conversation_comments AS (SELECT conversation_id, json_agg(value ORDER BY created_at, id)::text AS value"
-        " FROM comment_rows GROUP BY conversation_id) "
-        + _select(
-            Postgres,
-            "COALESCE(rv.value, '[]'), ad.value,"
-            " COALESCE(CASE WHEN g.turn_id IS NULL THEN cc.value ELSE tc.value END, '[]')",
-        )
-        + " FROM g"
-        + GOLD_JOINS
-        + " LEFT JOIN reviews rv ON rv.conversation_id = g.conversation_id AND rv.target = COALESCE(g.turn_id, 0)"
-        " LEFT JOIN adjudications ad ON ad.conversation_id = g.conversation_id AND ad.target = COALESCE(g.turn_id, 0)"
-        " LEFT JOIN turn_comments tc ON tc.turn_id = g.turn_id"
-        " LEFT JOIN conversation_comments cc ON cc.conversation_id = g.conversation_id AND g.turn_id IS NULL"
+        f"WITH g AS NOT MATERIALIZED ({gold_sql}) "
+        + _select(Postgres, nested)
+        + f", COALESCE(({context}), '[]'), ({verdicts}) FROM g"
+        " JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
+        # LIMIT 1 keeps the turn a lookup by id: joined, the planner would hash every turn of the table
+        " LEFT JOIN LATERAL (SELECT * FROM reviewapp_turn t WHERE t.id = g.turn_id LIMIT 1) t ON TRUE"
+        f" LEFT JOIN LATERAL ({item}) it ON TRUE"
         " ORDER BY g.conversation_id, g.turn_id"
     )
-    return statement, (*gold_params, *conversation_params * statement.count(in_export))
+    return statement, gold_params

@@ -1,7 +1,8 @@
 """Reads for exports: who may see them, and the rows they hold.
 
 The rows come two ways, both a fixed number of streamed queries whatever the size:
-`export_flat.flat_rows` (three streamed queries: rows, turns, verdicts; for JSONL, CSV and Parquet) and
+`export_flat.flat_rows` (for JSONL, CSV and Parquet: one streamed statement on PostgreSQL; rows, turns
+and verdicts on SQLite) and
 `export_rows.export_rows` (row objects with the whole conversation, for the EVA shapes). What an
 export draws from (filters, gold labels, pseudonyms) is in `export_filters`.
 """

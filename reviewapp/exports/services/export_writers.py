@@ -50,8 +50,15 @@ def json_bytes(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
 
 
+def flat_json_bytes(value: Any) -> bytes:
+    """`json_bytes` for a flat row or cell: every key there is text (column names, version labels,
+    decoded JSON), and orjson's non-text-key option costs more than the rest of the encoding (a
+    non-text key would raise, not pass silently)."""
+    return orjson.dumps(value)
+
+
 def _json(value: Any) -> str:
-    return json_bytes(value).decode()
+    return orjson.dumps(value).decode()
 
 
 class NonFinite:
@@ -102,7 +109,7 @@ class JsonlWriter:
         self.finite = NonFinite()
 
     def write(self, row: dict[str, Any]) -> None:
-        self.handle.write(json_bytes(self.finite.flat(row)) + b"\n")
+        self.handle.write(flat_json_bytes(self.finite.flat(row)) + b"\n")
 
     def close(self) -> None:
         pass
