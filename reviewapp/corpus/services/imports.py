@@ -1,8 +1,9 @@
 """Imports: conversations, gold labels and judge outputs from files into a dataset.
 
 `dataset_import` streams the input (reviewapp.corpus.importers.open_stream), checking each record as it is
-read, and writes the good ones in batches (reviewapp.corpus.importers.bulk) inside one transaction, so
-memory holds one batch whatever the input's size. A bad record (unless skip_invalid) stops the
+read, and writes the good ones in batches (reviewapp.corpus.importers.bulk) inside one transaction, on
+a second thread while the next batch is read (importers.pipeline), so memory holds a few batches
+whatever the input's size. A bad record (unless skip_invalid) stops the
 writing, the rest of the input is still read so that every bad record is listed, and the
 transaction is rolled back: a refused input leaves the database as it was. Re-importing the same
 input changes nothing.
@@ -21,6 +22,7 @@ from django.db import transaction
 from reviewapp.corpus.importers import ImportStream, default_dataset_name, open_stream
 from reviewapp.corpus.importers.bulk import BATCH_CONVERSATIONS, StreamWriter
 from reviewapp.corpus.importers.limits import length_problem
+from reviewapp.corpus.importers.pipeline import WriterThread
 from reviewapp.corpus.importers.records import ParsedConversation, RecordError
 from scoring.errors import TribunalError
 from scoring.records import record_dict
@@ -100,13 +102,21 @@ def dataset_import(
             writer = StreamWriter(header=stream.header, dataset_name=name, source=f"{stream.fmt}:{path}", method=method)
             if not name_problem:
                 writer.start()
-            for batch in _batches(stream, summary, batch_size):
-                if summary.errors and not skip_invalid:
-                    continue  # refused: read on only to list every bad record
+
+            def write(step: tuple[list[ParsedConversation], str, int]) -> None:
+                batch, stage, percent = step
                 if not name_problem:
                     writer.write(batch)
-                percent = 10 + int(0.85 * stream.progress.percent())
-                report(f"writing: {summary.conversations} conversations and {summary.turns} turns so far", percent)
+                report(stage, percent)
+
+            # The database stores one batch while the next is read and checked (importers.pipeline).
+            with WriterThread(write) as writing:
+                for batch in _batches(stream, summary, batch_size):
+                    if summary.errors and not skip_invalid:
+                        continue  # refused: read on only to list every bad record
+                    percent = 10 + int(0.85 * stream.progress.percent())
+                    stage = f"writing: {summary.conversations} conversations and {summary.turns} turns so far"
+                    writing.put((batch, stage, percent))
             if summary.errors and not skip_invalid:
                 raise _Refused
             if name_problem:
