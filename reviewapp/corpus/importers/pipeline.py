@@ -56,9 +56,8 @@ class WriterThread:
             self._raise_error()
 
     def _raise_error(self) -> None:
-        if self.error is not None:
-            error, self.error = self.error, None
-            raise error
+        if self.error is not None:  # kept: the writing thread writes nothing more once it is set
+            raise self.error
 
     def _run(self) -> None:
         # This thread's default connection is the importing thread's: the same session and transaction.
