@@ -10,8 +10,10 @@ the SQLite library works, and the reading thread runs meanwhile.
 The writing thread uses the importing thread's own database connection (Django lets a connection be
 shared between threads once `inc_thread_sharing` is called), so every write stays in the import's one
 transaction and a refused import still writes nothing. The two threads never use the connection at
-the same time: the reading thread does not touch the database between `__enter__` and `__exit__`.
+the same time: the reading thread does not touch the database between `__enter__` and `__exit__`
+while anything it put is still being written.
 At most `depth` batches wait in the queue, so memory holds a few batches whatever the input's size.
+The reading thread may use the connection between `wait_idle` and its next `put`.
 """
 
 from __future__ import annotations
@@ -48,6 +50,12 @@ class WriterThread:
         self._raise_error()
         self.items.put(item)
 
+    def wait_idle(self) -> None:
+        """Return once every item put so far is written (or failed): the connection is free until the
+        next `put`. A failed write is raised here."""
+        self.items.join()
+        self._raise_error()
+
     def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
         self.items.put(_STOP)
         self.thread.join()
@@ -69,5 +77,6 @@ class WriterThread:
                         self.write(item)
                     except BaseException as error:  # raised again in the reading thread
                         self.error = error
+                self.items.task_done()
         finally:
             del connections[self.using]

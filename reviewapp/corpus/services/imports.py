@@ -20,7 +20,7 @@ from typing import Any
 from django.db import transaction
 
 from reviewapp.corpus.importers import ImportStream, default_dataset_name, open_stream
-from reviewapp.corpus.importers.bulk import BATCH_CONVERSATIONS, StreamWriter
+from reviewapp.corpus.importers.bulk import BATCH_CONVERSATIONS, Prepared, StreamWriter
 from reviewapp.corpus.importers.limits import length_problem
 from reviewapp.corpus.importers.pipeline import WriterThread
 from reviewapp.corpus.importers.records import ParsedConversation, RecordError
@@ -103,20 +103,24 @@ def dataset_import(
             if not name_problem:
                 writer.start()
 
-            def write(step: tuple[list[ParsedConversation], str, int]) -> None:
-                batch, stage, percent = step
-                if not name_problem:
-                    writer.write(batch)
+            def write(step: tuple[Prepared | None, str, int]) -> None:
+                prepared, stage, percent = step
+                if prepared is not None:
+                    writer.write(prepared)
                 report(stage, percent)
 
-            # The database stores one batch while the next is read and checked (importers.pipeline).
-            with WriterThread(write) as writing:
-                for batch in _batches(stream, summary, batch_size):
-                    if summary.errors and not skip_invalid:
-                        continue  # refused: read on only to list every bad record
-                    percent = 10 + int(0.85 * stream.progress.percent())
-                    stage = f"writing: {summary.conversations} conversations and {summary.turns} turns so far"
-                    writing.put((batch, stage, percent))
+            # The database stores one batch while the next is read, checked and prepared (importers.pipeline).
+            try:
+                with WriterThread(write) as writing:
+                    for batch in _batches(stream, summary, batch_size):
+                        if summary.errors and not skip_invalid:
+                            continue  # refused: read on only to list every bad record
+                        prepared = None if name_problem else writer.prepare(batch, writing.wait_idle)
+                        percent = 10 + int(0.85 * stream.progress.percent())
+                        stage = f"writing: {summary.conversations} conversations and {summary.turns} turns so far"
+                        writing.put((prepared, stage, percent))
+            finally:
+                writer.close()
             if summary.errors and not skip_invalid:
                 raise _Refused
             if name_problem:

@@ -67,11 +67,11 @@ def test_a_database_error_in_a_later_batch_rolls_the_whole_import_back(tmp_path,
     path = write_jsonl(tmp_path / "calls.jsonl", [call(i) for i in range(50)])
     original, batches = StreamWriter.write, []
 
-    def failing(self, conversations):
-        batches.append(len(conversations))
+    def failing(self, prepared):
+        batches.append(len(prepared.conversations))
         if len(batches) == 3:
             raise IntegrityError("the third batch is refused")
-        original(self, conversations)
+        original(self, prepared)
 
     monkeypatch.setattr(StreamWriter, "write", failing)
     with pytest.raises(IntegrityError, match="third batch"):
@@ -205,3 +205,27 @@ def test_any_other_record_goes_the_checked_way(record):
         assert str(raised.value) == str(error)
     else:
         assert parse_conversation(record, FieldReader("x", 3), None, header) == expected
+
+
+# --- COPY's text format ------------------------------------------------------------------------------
+
+
+def test_copy_text_escapes_what_copy_reads_specially_and_spells_null_and_booleans():
+    from datetime import UTC, datetime
+
+    from reviewapp.corpus.importers.tables import copy_text, copy_value
+
+    assert copy_value('a\\b\tc\nd\re "q"') == 'a\\\\b\\tc\\nd\\re "q"'
+    assert [copy_value(v) for v in (None, True, False, 3, 2.5, "")] == ["\\N", "t", "f", "3", "2.5", ""]
+    assert copy_value(datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)) == "2026-01-02T03:04:05+00:00"
+    assert copy_text([(1, "x\ty"), (2, None)], "\tdone\n") == b"1\tx\\ty\tdone\n2\t\\N\tdone\n"
+    with pytest.raises(TypeError):
+        copy_value(object())
+
+
+def test_a_text_with_tabs_newlines_and_backslashes_is_stored_as_given(tmp_path):
+    text = 'line one\nline\ttwo \\ "three"\r\n'
+    records = [{"external_id": "c-1", "metadata": {"path": "C:\\calls\\1"}, "turns": [{"role": "user", "text": text}]}]
+    dataset_import(path=write_jsonl(tmp_path / "calls.jsonl", records), fmt="jsonl", dataset_name="calls")
+    turn = Turn.objects.get()
+    assert turn.text == text and turn.conversation.metadata == {"path": "C:\\calls\\1"}
