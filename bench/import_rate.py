@@ -10,8 +10,8 @@ turn carries a gold label and an imported judge verdict; a third of the verdicts
 
 Each (database, size) runs in a fresh process, so its peak RSS (resource.getrusage) is its own: it
 is printed beside the RSS before the import, and does not grow with the file when memory is constant.
-SQLite gets a new file under var/ per run; on PostgreSQL the bench dataset is deleted first and the
-tables vacuumed. "cpu_seconds_database_backend" is the PostgreSQL backend's own CPU (from /proc). Migrations
+SQLite gets a new file under var/ per run; on PostgreSQL the bench dataset is deleted first (give a
+fresh database for comparable figures). "cpu_seconds_database_backend" is the PostgreSQL backend's own CPU (from /proc). Migrations
 run in a process of their own before each measured one.
 """
 
@@ -95,9 +95,6 @@ def drop_bench_rows(connection) -> None:
         cursor.execute(f"DELETE FROM reviewapp_sweep_judge_versions WHERE sweep_id IN {sweeps}")  # noqa: S608
         cursor.execute(f"DELETE FROM reviewapp_sweep WHERE dataset_id IN {dataset}")  # noqa: S608
         cursor.execute("DELETE FROM reviewapp_dataset WHERE name = 'bench-import'")
-        if connection.vendor == "postgresql":
-            # The last run's dead rows would otherwise slow this one's index inserts (autocommit: no transaction).
-            cursor.execute("VACUUM reviewapp_conversation, reviewapp_turn, reviewapp_goldlabel, reviewapp_verdict")
 
 
 def child(source: Path, legacy: bool) -> None:
