@@ -50,7 +50,7 @@ _known_languages: set[str] = set()
 _known_judges: set[str] = set()
 
 
-class NotPlain(Exception):
+class _NotPlain(Exception):
     """Raised inside the plain reading: the record goes the checked way."""
 
 
@@ -99,7 +99,7 @@ def plain_conversation(
         if "labels" in record or "verdicts" in record:
             _plain_judgements(record, None, conversation, parsed)
         check_unique_targets(conversation, read)
-    except (NotPlain, RecordError):
+    except (_NotPlain, RecordError):
         return None
     return conversation
 
@@ -111,29 +111,29 @@ def _plain_turn(raw: dict[str, Any], index: int, positions: set[int]) -> ParsedT
     if position is None:
         position = index
     elif type(position) is not int or not 0 <= position <= INT32_MAX:
-        raise NotPlain
+        raise _NotPlain
     if type(role) is not str or role not in PLAIN_ROLES or position in positions:
-        raise NotPlain
+        raise _NotPlain
     if text is None:
         text = ""
     elif type(text) is not str:
-        raise NotPlain
+        raise _NotPlain
     if intended is None:
         intended = ""
     elif type(intended) is not str:
-        raise NotPlain
+        raise _NotPlain
     if start is not None and (type(start) is not int or not 0 <= start <= INT32_MAX):
-        raise NotPlain
+        raise _NotPlain
     if end is not None and (type(end) is not int or not 0 <= end <= INT32_MAX):
-        raise NotPlain
+        raise _NotPlain
     if entities is None:
         entities = []
     elif type(entities) is not list:
-        raise NotPlain
+        raise _NotPlain
     if metadata is None:
         metadata = {}
     elif type(metadata) is not dict:
-        raise NotPlain
+        raise _NotPlain
     else:
         metadata = dict(metadata)
     if not raw.keys() <= TURN_KEYS:
@@ -155,10 +155,10 @@ def _plain_judgements(
         if items is None or items == "":
             continue
         if type(items) is not list:
-            raise NotPlain
+            raise _NotPlain
         for item in items:
             if type(item) is not dict:
-                raise NotPlain
+                raise _NotPlain
             judgement = read_one(item, position)
             into.append(judgement)
             if judgement.judge not in parsed.judges:
@@ -167,10 +167,10 @@ def _plain_judgements(
 
 def _judge(value: Any) -> str:
     if type(value) is not str:
-        raise NotPlain
+        raise _NotPlain
     if value not in _known_judges:
         if not value or value != value.strip() or slug_problem(value):
-            raise NotPlain
+            raise _NotPlain
         if len(_known_judges) < 1000:
             _known_judges.add(value)
     return value
@@ -182,33 +182,33 @@ def _rating(value: Any) -> float | None:
     kind = type(value)
     if kind is float:
         if not math.isfinite(value):
-            raise NotPlain
+            raise _NotPlain
         return value
     if kind is int and -FLOAT_EXACT <= value <= FLOAT_EXACT:
         return float(value)
-    raise NotPlain
+    raise _NotPlain
 
 
 def _short_text(value: Any, limit: str = "") -> str:
     if value is None:
         return ""
     if type(value) is not str or (limit and len(value) > LIMITS[limit]):
-        raise NotPlain
+        raise _NotPlain
     return value
 
 
 def _answer(raw: dict[str, Any]) -> tuple[float | None, str, bool | None]:
     rating, label, passed = _rating(raw.get("rating")), _short_text(raw.get("label"), "label"), raw.get("passed")
     if not (passed is None or type(passed) is bool):
-        raise NotPlain
+        raise _NotPlain
     if rating is None and not label and passed is None:
-        raise NotPlain  # no answer: the checked way names the error
+        raise _NotPlain  # no answer: the checked way names the error
     return rating, label, passed
 
 
 def _plain_label(raw: dict[str, Any], position: int | None) -> ParsedLabel:
     if not raw.keys() <= LABEL_KEYS:
-        raise NotPlain
+        raise _NotPlain
     judge = _judge(raw.get("judge"))
     rating, label, passed = _answer(raw)
     modes, excluded, metadata = raw.get("failure_modes"), raw.get("excluded"), raw.get("metadata")
@@ -217,17 +217,17 @@ def _plain_label(raw: dict[str, Any], position: int | None) -> ParsedLabel:
     elif type(modes) is list and all(type(mode) is str for mode in modes):
         modes = [mode.strip() for mode in modes if mode.strip()]
     else:
-        raise NotPlain
+        raise _NotPlain
     if excluded is None:
         excluded = False
     elif type(excluded) is not bool:
-        raise NotPlain
+        raise _NotPlain
     if metadata is None:
         metadata = {}
     elif type(metadata) is dict:
         metadata = dict(metadata)
     else:
-        raise NotPlain
+        raise _NotPlain
     return ParsedLabel(
         judge=judge,
         turn_position=position,
@@ -242,28 +242,28 @@ def _plain_label(raw: dict[str, Any], position: int | None) -> ParsedLabel:
 
 def _plain_verdict(raw: dict[str, Any], position: int | None) -> ParsedVerdict:
     if not raw.keys() <= VERDICT_KEYS:
-        raise NotPlain
+        raise _NotPlain
     judge = _judge(raw.get("judge"))
     status = raw.get("status")
     if status is None:
         status = "resolved"
     elif type(status) is not str or status not in VERDICT_STATUSES:
-        raise NotPlain
+        raise _NotPlain
     rating, label, passed = _answer(raw) if status == "resolved" else _unresolved_answer(raw)
     version = _short_text(raw.get("version"), "version") or "imported"
     run_index, flags, sub_scores = raw.get("run_index"), raw.get("flags"), raw.get("sub_scores")
     if run_index is None:
         run_index = 0
     elif type(run_index) is not int or not 0 <= run_index <= SMALLINT_MAX:
-        raise NotPlain
+        raise _NotPlain
     if flags is None:
         flags = []
     elif type(flags) is not list:
-        raise NotPlain
+        raise _NotPlain
     if sub_scores is None:
         sub_scores = {}
     elif type(sub_scores) is not dict:
-        raise NotPlain
+        raise _NotPlain
     return ParsedVerdict(
         judge=judge,
         version=version,
@@ -284,7 +284,7 @@ def _unresolved_answer(raw: dict[str, Any]) -> tuple[float | None, str, bool | N
     """An unresolved or failed verdict may carry no answer at all."""
     rating, label, passed = _rating(raw.get("rating")), _short_text(raw.get("label"), "label"), raw.get("passed")
     if not (passed is None or type(passed) is bool):
-        raise NotPlain
+        raise _NotPlain
     return rating, label, passed
 
 
