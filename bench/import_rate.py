@@ -10,7 +10,8 @@ turn carries a gold label and an imported judge verdict; a third of the verdicts
 
 Each (database, size) runs in a fresh process, so its peak RSS (resource.getrusage) is its own: it
 is printed beside the RSS before the import, and does not grow with the file when memory is constant.
-SQLite gets a new file under var/ per run; on PostgreSQL the bench dataset is deleted first. Migrations
+SQLite gets a new file under var/ per run; on PostgreSQL the bench dataset is deleted first (give a
+fresh database for comparable figures). "cpu_seconds_database_backend" is the PostgreSQL backend's own CPU (from /proc). Migrations
 run in a process of their own before each measured one.
 """
 
@@ -68,6 +69,20 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
 
 
+def backend_cpu_seconds(connection) -> float | None:
+    """User + system CPU of this connection's PostgreSQL backend so far (it runs on this machine), from /proc."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # a server on another machine
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def drop_bench_rows(connection) -> None:
     """Delete the last run's bench dataset with plain DELETEs (the ORM's cascade would load every row)."""
     dataset = "(SELECT id FROM reviewapp_dataset WHERE name = 'bench-import')"
@@ -96,6 +111,7 @@ def child(source: Path, legacy: bool) -> None:
 
     drop_bench_rows(connection)
     before = peak_rss_mb()
+    server_started = backend_cpu_seconds(connection)
     started, cpu_started = time.perf_counter(), time.process_time()
     if legacy:
         from reviewapp.corpus.importers import parse_path
@@ -110,6 +126,8 @@ def child(source: Path, legacy: bool) -> None:
         summary = dataset_import(path=source, fmt="jsonl", dataset_name="bench-import")
         turns, conversations = summary.turns, summary.conversations
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    server_ended = backend_cpu_seconds(connection)
+    server_cpu = None if server_started is None or server_ended is None else round(server_ended - server_started, 2)
     print(
         json.dumps(
             {
@@ -120,6 +138,7 @@ def child(source: Path, legacy: bool) -> None:
                 "file_mb": round(source.stat().st_size / 2**20, 1),
                 "seconds": round(elapsed, 2),
                 "cpu_seconds_this_process": round(cpu, 2),
+                "cpu_seconds_database_backend": server_cpu,
                 "load_average_1min": round(os.getloadavg()[0], 1),
                 "turns_per_second": round(turns / elapsed),
                 "judged_turns_per_second": round(conversations / elapsed),

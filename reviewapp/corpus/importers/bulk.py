@@ -15,13 +15,12 @@ holds: a second import of the same input inserts nothing and overwrites nothing.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
 from django.conf import settings
-from django.db import connection, models
+from django.db import connection
 from django.utils import timezone
 
 from reviewapp.corpus.importers.audio import store_audio
@@ -32,11 +31,13 @@ from reviewapp.corpus.importers.records import (
     ParsedConversation,
     ParsedImport,
 )
+from reviewapp.corpus.importers.tables import IdBlock, Table, check_foreign_keys, deferred_foreign_keys, json_text
 from reviewapp.corpus.importers.writer import imported_spec, new_judge, spec_hash, write_parsed
 from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, JudgeVersion, Sweep, Turn, Verdict
 
 BATCH_CONVERSATIONS = 2000
 METHODS = ("copy", "insert")
+KINDS = ("conversations", "turns", "labels", "verdicts")
 
 # Each table's columns in the order of the rows `_write_rows` builds: what the writer resolves, then
 # the values the parsed record carries (records.TURN_VALUES ...).
@@ -46,121 +47,27 @@ LABEL_FIELDS = ("judge", "conversation", "turn", "source", *LABEL_VALUES)
 VERDICT_FIELDS = ("sweep", "judge_version", "conversation", "turn", "tier", *VERDICT_VALUES)
 
 
-def json_text(value: Any) -> str:
-    """A JSON column's value as text; orjson, or json for what orjson will not write (integers past
-    64 bits, keys that are not strings) exactly as Django's JSONField would."""
-    if value == {}:
-        return "{}"
-    if value == []:
-        return "[]"
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        return json.dumps(value)
+@dataclass
+class Prepared:
+    """One batch made ready by `StreamWriter.prepare` for `StreamWriter.write`: each table's data to send
+    (a new dataset), or the conversations for the conflict-ignoring writer (a dataset that exists)."""
+
+    conversations: list[ParsedConversation]
+    tables: dict[str, Any] = field(default_factory=dict)
+    audio_ids: dict[str, int] = field(default_factory=dict)
 
 
-class Table:
-    """One model's table as the writer fills it: the columns it is given, then every other column at
-    the value Django would give it (field default, or now for auto_now_add), computed once."""
-
-    def __init__(self, model: type[models.Model], given: Sequence[str], method: str):
-        self.model = model
-        self.method = method
-        meta = model._meta
-        fields = {field.name: field for field in meta.concrete_fields}
-        now = timezone.now()
-        rest = [field for field in meta.concrete_fields if field.name not in given and not field.primary_key]
-        self.defaults = tuple(_default(field, now) for field in rest)
-        quote = connection.ops.quote_name
-        columns = [fields[name].column for name in given] + [field.column for field in rest]
-        self.table = quote(meta.db_table)
-        self.column_list = ", ".join(quote(column) for column in columns)
-        self.count = len(columns)
-        self.statements: dict[int, tuple[str, str]] = {}
-
-    def write(self, rows: list[tuple[Any, ...]]) -> None:
-        if not rows:
-            return
-        defaults = self.defaults
-        with connection.cursor() as cursor:
-            if self.method == "copy":
-                with cursor.copy(f"COPY {self.table} ({self.column_list}) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row + defaults)
-                return
-            # Multi-row INSERTs, as many rows to a statement as the database takes parameters.
-            per_statement = max(1, min(len(rows), _max_params() // self.count))
-            for start in range(0, len(rows), per_statement):
-                chunk = rows[start : start + per_statement]
-                params = [value for row in chunk for value in row + defaults]
-                self._insert(cursor, len(chunk), params)
-
-    def _insert(self, cursor: Any, count: int, params: list[Any]) -> None:
-        if count not in self.statements:
-            group = "(" + ", ".join(["%s"] * self.count) + ")"
-            # Table and column names come from the model's meta, quoted; every value is a parameter.
-            sql = f"INSERT INTO {self.table} ({self.column_list}) VALUES {', '.join([group] * count)}"  # noqa: S608
-            self.statements[count] = (sql, sql.replace("%s", "?"))
-        sql, qmark_sql = self.statements[count]
-        if connection.vendor == "sqlite" and not connection.queries_logged and not connection.execute_wrappers:
-            # The same statement, given to sqlite3 as it is: Django's cursor would rewrite its tens of
-            # thousands of placeholders with a regular expression on every call.
-            connection.connection.execute(qmark_sql, params)
-        else:
-            cursor.execute(sql, params)
-
-
-def _max_params() -> int:
-    limit = connection.features.max_query_params
-    return 65535 if limit is None else int(limit)
-
-
-def _default(field: models.Field, now: Any) -> Any:
-    stamped = getattr(field, "auto_now_add", False) or getattr(field, "auto_now", False)
-    value = now if stamped else field.get_default()
-    if isinstance(field, models.JSONField):
-        return json_text(value)
-    return field.get_db_prep_save(value, connection)
-
-
-class IdBlock:
-    """Ids for new rows of one table, taken before the rows are written."""
-
-    def __init__(self, model: type[models.Model]):
-        self.table = model._meta.db_table
-        self.next_id: int | None = None
-        self.sequence: str | None = None
-
-    def take(self, count: int) -> list[int]:
-        if count == 0:
-            return []
-        with connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
-                if self.sequence is None:
-                    cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [self.table])
-                    self.sequence = cursor.fetchone()[0]
-                # nextval is safe beside other writers; the ids of one call need not be consecutive. The
-                # sequence is named once: looked up in every row, it cost seven times the nextval itself.
-                cursor.execute(
-                    "SELECT array_agg(nextval(%s::regclass)) FROM generate_series(1, %s)", [self.sequence, count]
-                )
-                return cursor.fetchone()[0]
-            if self.next_id is None:
-                # SQLite: this transaction holds the write lock since it created the dataset, so no
-                # other writer takes ids until it commits; AUTOINCREMENT never reuses a deleted id.
-                table = connection.ops.quote_name(self.table)
-                cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}")  # noqa: S608
-                highest = cursor.fetchone()[0]
-                cursor.execute("SELECT seq FROM sqlite_sequence WHERE name = %s", [self.table])
-                row = cursor.fetchone()
-                self.next_id = max(highest, row[0] if row else 0) + 1
-        first = self.next_id
-        self.next_id += count
-        return list(range(first, first + count))
+def _writer_idle() -> None:
+    """Without a writing thread, the database is always free for `prepare`."""
 
 
 class StreamWriter:
-    """Writes one import: `start`, then `write` per batch of conversations, then `finish`."""
+    """Writes one import: `start`, then per batch of conversations `prepare` (on the reading thread) and
+    `write` (on the writing thread, importers.pipeline), then `finish` and `close`.
+
+    `prepare` builds every row and the text or parameters the database is sent, and takes the rows'
+    ids; it uses the import's connection only to create judges, versions and the sweep the batch is
+    the first to name, after `wait_idle` says the writing thread has written everything before."""
 
     def __init__(self, *, header: ParsedImport, dataset_name: str, source: str, method: str | None = None):
         if method is None:
@@ -197,22 +104,45 @@ class StreamWriter:
                 "verdicts": Table(Verdict, VERDICT_FIELDS, self.method),
             }
             self.ids = {"conversations": IdBlock(Conversation), "turns": IdBlock(Turn)}
+            for block in self.ids.values():
+                block.start()
+            self.checked_per_batch = deferred_foreign_keys(self.tables.values())
+            check_foreign_keys(self.checked_per_batch, "IMMEDIATE")
 
-    def write(self, conversations: list[ParsedConversation]) -> None:
+    def prepare(
+        self, conversations: list[ParsedConversation], wait_idle: Callable[[], None] = _writer_idle
+    ) -> Prepared:
         self.verdicts_seen += sum(len(c.verdicts) for c in conversations)
         if not self.direct:
-            self._write_existing(conversations)
-            return
+            return Prepared(conversations)
         # Every parser gives each external id once (JSONL and EVA sets refuse a repeat, a CSV groups its
         # rows by id, an EVA run keeps the first record), so no row of a new dataset can conflict.
-        self._ensure_judges({item.judge for c in conversations for item in [*c.labels, *c.verdicts]})
-        if any(c.verdicts for c in conversations):
-            self._ensure_versions({(v.judge, v.version) for c in conversations for v in c.verdicts})
-        self._write_rows(conversations)
+        judges = {item.judge for c in conversations for item in [*c.labels, *c.verdicts]}
+        versions = {(v.judge, v.version) for c in conversations for v in c.verdicts}
+        if judges - self.judge_ids.keys() or versions - self.version_ids.keys():
+            wait_idle()
+            self._ensure_judges(judges)
+            if versions:
+                self._ensure_versions(versions)
+        return self._prepare_rows(conversations)
+
+    def write(self, prepared: Prepared) -> None:
+        if not self.direct:
+            self._write_existing(prepared.conversations)
+            return
+        for kind in KINDS:
+            self.tables[kind].send(prepared.tables[kind])
+        if prepared.audio_ids:
+            store_audio(prepared.conversations, prepared.audio_ids)
+
+    def close(self) -> None:
+        for block in getattr(self, "ids", {}).values():
+            block.close()
 
     def finish(self) -> tuple[Dataset, dict[str, int]]:
         assert self.dataset is not None
         if self.direct:
+            check_foreign_keys(self.checked_per_batch, "DEFERRED")
             self._ensure_judges(set(self.header.judges))
             if self.header.dataset_kind != self.dataset.kind:
                 self.dataset.kind = self.header.dataset_kind
@@ -249,7 +179,7 @@ class StreamWriter:
 
     # --- a new dataset: direct writes --------------------------------------------------------------
 
-    def _write_rows(self, conversations: list[ParsedConversation]) -> None:
+    def _prepare_rows(self, conversations: list[ParsedConversation]) -> Prepared:
         assert self.dataset is not None
         dataset_id = self.dataset.pk
         conversation_ids = self.ids["conversations"].take(len(conversations))
@@ -296,10 +226,13 @@ class StreamWriter:
                      verdict.run_index, verdict.status, json_text(verdict.flags), json_text(verdict.sub_scores),
                      verdict.explanation, verdict.raw_text, verdict.problem_code)
                 )  # fmt: skip
-        for kind in ("conversations", "turns", "labels", "verdicts"):
-            self.tables[kind].write(rows[kind])
+        prepared = Prepared(conversations)
+        for kind in KINDS:
+            prepared.tables[kind] = self.tables[kind].prepare(rows[kind])
             self.created[kind] += len(rows[kind])
-        store_audio(conversations, dict(zip((c.external_id for c in conversations), conversation_ids, strict=True)))
+        if any(c.audio_file is not None for c in conversations):
+            prepared.audio_ids = dict(zip((c.external_id for c in conversations), conversation_ids, strict=True))
+        return prepared
 
     def _ensure_judges(self, slugs: Iterable[str]) -> None:
         missing = set(slugs) - self.judge_ids.keys()

@@ -64,7 +64,7 @@ class JudgeDefaults:
     scale_max: float | None = None
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, slots=True)
 class ParsedJudgement:
     """What a gold label and an imported verdict both say: a judge's answer on a turn (turn_position set)
     or on the whole conversation."""
@@ -85,7 +85,7 @@ class ParsedJudgement:
         return JudgeDefaults(slug=self.judge, level=level, scale=scale)
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, slots=True)
 class ParsedLabel(ParsedJudgement):
     """A gold label."""
 
@@ -94,7 +94,7 @@ class ParsedLabel(ParsedJudgement):
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, slots=True)
 class ParsedVerdict(ParsedJudgement):
     """An imported judge output (tier=imported)."""
 
@@ -112,7 +112,7 @@ class ParsedVerdict(ParsedJudgement):
             self.problem_code = "hedged"
 
 
-@dataclass
+@dataclass(slots=True)
 class ParsedTurn:
     position: int
     role: str
@@ -124,7 +124,7 @@ class ParsedTurn:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class ParsedConversation:
     external_id: str
     language: str

@@ -111,7 +111,7 @@ def json_lines(
                 raw = raw[len(UTF8_BOM) :]
             try:
                 text = decode_line(raw, display, number)
-                if not text.strip():
+                if not text or text.isspace():  # blank (strip() would copy the whole line)
                     continue
                 yield number, json_value(text, display, number)
             except RecordError as error:

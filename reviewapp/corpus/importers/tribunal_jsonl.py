@@ -7,12 +7,17 @@ from pathlib import Path
 from typing import Any
 
 from reviewapp.corpus.importers import strict
-from reviewapp.corpus.importers.limits import INT32_MAX, SMALLINT_MAX, language_problem, length_problem
+from reviewapp.corpus.importers.jsonl_plain import (
+    CONVERSATION_KEYS,
+    LABEL_KEYS,
+    TURN_KEYS,
+    VERDICT_KEYS,
+    VERDICT_STATUSES,
+    check_unique_targets,
+    plain_conversation,
+)
+from reviewapp.corpus.importers.limits import INT32_MAX, SMALLINT_MAX
 from reviewapp.corpus.importers.records import (
-    LABEL_VALUES,
-    ROLE_ALIASES,
-    TURN_VALUES,
-    VERDICT_VALUES,
     FieldReader,
     ParsedConversation,
     ParsedImport,
@@ -22,13 +27,6 @@ from reviewapp.corpus.importers.records import (
     RecordError,
     describe,
 )
-
-CONVERSATION_KEYS = {"external_id", "language", "metadata", "audio", "turns", "labels", "verdicts"}
-TURN_KEYS = {*TURN_VALUES, "labels", "verdicts"}
-LABEL_KEYS = {"judge", *LABEL_VALUES}
-# problem_code is Tribunal's reading of an answer, not a field of the file: a record's goes to "extra".
-VERDICT_KEYS = {"judge", "version", *VERDICT_VALUES} - {"problem_code"}
-VERDICT_STATUSES = ("resolved", "unresolved", "error")
 
 
 def json_lines(
@@ -98,113 +96,8 @@ def parse_conversation(
     record: Any, read: FieldReader, language: str | None, parsed: ParsedImport
 ) -> ParsedConversation:
     """One record's conversation, or RecordError naming the first field at fault."""
-    conversation = _plain_conversation(record, read, language, parsed)
+    conversation = plain_conversation(record, read, language, parsed)
     return conversation if conversation is not None else _checked_conversation(record, read, language, parsed)
-
-
-# --- the common case, read without the field reader's generality -----------------------------------
-# `_plain_conversation` reads a record whose every field already has its plain type (strings that
-# are strings, integers in range, objects that are objects, roles spelled as stored) and gives the
-# ParsedConversation `_checked_conversation` would give; any other record, including every record
-# with an error, gets None and is read by `_checked_conversation`, which names the error.
-
-PLAIN_ROLES = dict(ROLE_ALIASES)  # the exact spellings; any other goes the checked way
-_known_languages: set[str] = set()
-
-
-def _plain_language(value: Any, default: str | None) -> str | None:
-    code = default or "en" if value is None or value == "" else value
-    if type(code) is not str:
-        return None
-    if code not in _known_languages:
-        if code != code.strip() or language_problem(code):
-            return None
-        if len(_known_languages) < 1000:
-            _known_languages.add(code)
-    return code
-
-
-def _plain_text(value: Any) -> str | None:
-    if value is None:
-        return ""
-    return value if type(value) is str else None
-
-
-def _plain_ms(value: Any) -> bool:
-    return value is None or (type(value) is int and 0 <= value <= INT32_MAX)
-
-
-def _plain_conversation(
-    record: Any, read: FieldReader, language: str | None, parsed: ParsedImport
-) -> ParsedConversation | None:
-    if type(record) is not dict:
-        return None
-    external_id, turns, metadata = record.get("external_id"), record.get("turns"), record.get("metadata")
-    if type(external_id) is not str or not external_id or length_problem(external_id, "external_id"):
-        return None
-    if type(turns) is not list or not turns or not (metadata is None or type(metadata) is dict):
-        return None
-    code = _plain_language(record.get("language"), language)
-    audio = record.get("audio")
-    if code is None or not (audio is None or type(audio) is str):
-        return None
-    metadata = dict(metadata) if metadata else {}
-    if audio:
-        metadata["audio"] = audio
-    if not record.keys() <= CONVERSATION_KEYS:
-        metadata.update({key: value for key, value in record.items() if key not in CONVERSATION_KEYS})
-    conversation = ParsedConversation(external_id=external_id, language=code, line=read.line, metadata=metadata)
-    positions: set[int] = set()
-    try:
-        for index, raw in enumerate(turns):
-            if type(raw) is not dict or not _plain_turn(raw, index, positions, conversation):
-                return None
-            if "labels" in raw or "verdicts" in raw:
-                _judgements(raw, read, f"turns[{index}]", conversation.turns[-1].position, conversation, parsed)
-        _judgements(record, read, "", None, conversation, parsed)
-        _check_unique_targets(conversation, read)
-    except RecordError:
-        return None
-    return conversation
-
-
-def _plain_turn(raw: dict[str, Any], index: int, positions: set[int], conversation: ParsedConversation) -> bool:
-    position = raw.get("position")
-    if position is None:
-        position = index
-    elif type(position) is not int or not 0 <= position <= INT32_MAX:
-        return False
-    role = PLAIN_ROLES.get(raw.get("role"))  # type: ignore[arg-type]
-    text, intended = _plain_text(raw.get("text")), _plain_text(raw.get("intended_text"))
-    start, end, entities, metadata = (
-        raw.get("audio_start_ms"),
-        raw.get("audio_end_ms"),
-        raw.get("entities"),
-        raw.get("metadata"),
-    )
-    if position in positions or role is None or text is None or intended is None:
-        return False
-    if not (_plain_ms(start) and _plain_ms(end)):
-        return False
-    if not (entities is None or type(entities) is list) or not (metadata is None or type(metadata) is dict):
-        return False
-    metadata = dict(metadata) if metadata else {}
-    if not raw.keys() <= TURN_KEYS:
-        metadata.update({key: value for key, value in raw.items() if key not in TURN_KEYS})
-    positions.add(position)
-    conversation.turns.append(
-        ParsedTurn(
-            position=position,
-            role=role,
-            text=text,
-            intended_text=intended,
-            audio_start_ms=start,
-            audio_end_ms=end,
-            entities=entities if entities is not None else [],
-            metadata=metadata,
-        )
-    )
-    return True
 
 
 # --- every record: each field read and checked ------------------------------------------------------
@@ -270,7 +163,7 @@ def _checked_conversation(
         )
         _judgements(raw_turn, read, prefix, position, conversation, parsed)
     _judgements(record, read, "", None, conversation, parsed)
-    _check_unique_targets(conversation, read)
+    check_unique_targets(conversation, read)
     return conversation
 
 
@@ -319,22 +212,3 @@ def parse_verdict(raw: Any, read: FieldReader, prefix: str, turn_position: int |
     if status == "resolved" and not verdict.has_answer():
         raise read.fail(prefix, "a resolved verdict needs at least one of rating, label, passed")
     return verdict
-
-
-def _check_unique_targets(conversation: ParsedConversation, read: FieldReader) -> None:
-    labels: set[tuple[str, int | None]] = set()
-    for label in conversation.labels:
-        key = (label.judge, label.turn_position)
-        if key in labels:
-            where = f"turn {label.turn_position}" if label.turn_position is not None else "the conversation"
-            raise read.fail("labels", f"two gold labels from judge {describe(label.judge)} on {where}")
-        labels.add(key)
-    verdicts: set[tuple[str, str, int | None, int]] = set()
-    for verdict in conversation.verdicts:
-        key = (verdict.judge, verdict.version, verdict.turn_position, verdict.run_index)
-        if key in verdicts:
-            raise read.fail(
-                "verdicts",
-                f"two verdicts from {verdict.judge}@{verdict.version} run {verdict.run_index} on the same target",
-            )
-        verdicts.add(key)

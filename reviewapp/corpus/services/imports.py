@@ -1,8 +1,9 @@
 """Imports: conversations, gold labels and judge outputs from files into a dataset.
 
 `dataset_import` streams the input (reviewapp.corpus.importers.open_stream), checking each record as it is
-read, and writes the good ones in batches (reviewapp.corpus.importers.bulk) inside one transaction, so
-memory holds one batch whatever the input's size. A bad record (unless skip_invalid) stops the
+read, and writes the good ones in batches (reviewapp.corpus.importers.bulk) inside one transaction, on
+a second thread while the next batch is read (importers.pipeline), so memory holds a few batches
+whatever the input's size. A bad record (unless skip_invalid) stops the
 writing, the rest of the input is still read so that every bad record is listed, and the
 transaction is rolled back: a refused input leaves the database as it was. Re-importing the same
 input changes nothing.
@@ -19,8 +20,9 @@ from typing import Any
 from django.db import transaction
 
 from reviewapp.corpus.importers import ImportStream, default_dataset_name, open_stream
-from reviewapp.corpus.importers.bulk import BATCH_CONVERSATIONS, StreamWriter
+from reviewapp.corpus.importers.bulk import BATCH_CONVERSATIONS, Prepared, StreamWriter
 from reviewapp.corpus.importers.limits import length_problem
+from reviewapp.corpus.importers.pipeline import WriterThread
 from reviewapp.corpus.importers.records import ParsedConversation, RecordError
 from scoring.errors import TribunalError
 from scoring.records import record_dict
@@ -100,13 +102,25 @@ def dataset_import(
             writer = StreamWriter(header=stream.header, dataset_name=name, source=f"{stream.fmt}:{path}", method=method)
             if not name_problem:
                 writer.start()
-            for batch in _batches(stream, summary, batch_size):
-                if summary.errors and not skip_invalid:
-                    continue  # refused: read on only to list every bad record
-                if not name_problem:
-                    writer.write(batch)
-                percent = 10 + int(0.85 * stream.progress.percent())
-                report(f"writing: {summary.conversations} conversations and {summary.turns} turns so far", percent)
+
+            def write(step: tuple[Prepared | None, str, int]) -> None:
+                prepared, stage, percent = step
+                if prepared is not None:
+                    writer.write(prepared)
+                report(stage, percent)
+
+            # The database stores one batch while the next is read, checked and prepared (importers.pipeline).
+            try:
+                with WriterThread(write) as writing:
+                    for batch in _batches(stream, summary, batch_size):
+                        if summary.errors and not skip_invalid:
+                            continue  # refused: read on only to list every bad record
+                        prepared = None if name_problem else writer.prepare(batch, writing.wait_idle)
+                        percent = 10 + int(0.85 * stream.progress.percent())
+                        stage = f"writing: {summary.conversations} conversations and {summary.turns} turns so far"
+                        writing.put((prepared, stage, percent))
+            finally:
+                writer.close()
             if summary.errors and not skip_invalid:
                 raise _Refused
             if name_problem:
