@@ -281,6 +281,7 @@ def reset_tribunal(size: int) -> bool:
 
     if Conversation.objects.filter(dataset__name=DATASET).count() != size:
         return False
+    imported = Dataset.objects.exclude(name=DATASET).exists()
     with transaction.atomic():
         Review.objects.all().delete()
         ReviewSkip.objects.all().delete()
@@ -289,9 +290,15 @@ def reset_tribunal(size: int) -> bool:
         ReviewItem.objects.exclude(status=ReviewItem.Status.OPEN, claimed_by=None).update(
             status=ReviewItem.Status.OPEN, claimed_by=None, lease_expires_at=None
         )
-        if Dataset.objects.exclude(name=DATASET).exists():
+        if imported:
             with connection.cursor() as cursor:
                 for statement in IMPORTED_ROWS_DELETE:
                     cursor.execute(statement, [DATASET])
             Dataset.objects.exclude(name=DATASET).delete()
+    if imported and connection.vendor == "postgresql":
+        # What autovacuum does within a minute of deleting an import's 900,000 turns. Without it the
+        # planner, looking up the ends of the turn and conversation indexes for its join estimates,
+        # walks every dead entry: the queue's item query took 8 ms to plan instead of 1.6 ms.
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
     return True
