@@ -206,49 +206,50 @@ def _streamed(statement: str, params: tuple, chunk_size: int) -> Iterator[tuple]
             cursor.execute(STREAM_RESET)
 
 
+def _flat_row(slug: str, record: tuple, context: Any, verdicts: Any) -> dict[str, Any]:
+    """One flat row from the first eighteen columns both statements select, with its context and verdicts."""
+    (
+        _conversation_id, _turn_id, source, rating, label, passed, failure_modes, labelled_at, external_id,
+        language, dataset, position, role, text, intended_text, reviews, adjudication, comments,
+    ) = record[:18]  # fmt: skip
+    return {
+        "dataset": dataset,
+        "conversation_id": external_id,
+        "language": language,
+        "judge": slug,
+        "level": "conversation" if position is None else "turn",
+        "turn_position": position,
+        "turn_role": role,
+        "text": text,
+        "intended_text": intended_text or None,
+        "context": context,
+        "gold_rating": rating,
+        "gold_label": label or None,
+        "gold_passed": None if passed is None else bool(passed),  # SQLite gives 0 or 1
+        "gold_failure_modes": list(json_value(failure_modes) or []),
+        "gold_source": source,
+        "gold_labelled_at": labelled_at,
+        "adjudication": _adjudication(adjudication),
+        "reviews": _reviews(reviews),
+        "comments": _people(comments, "author"),
+        "verdicts": verdicts,
+    }
+
+
 def _postgres_rows(judge, filters: ExportFilters, chunk_size: int) -> Iterator[list[dict[str, Any]]]:
     statement, params = postgres_statement(int(judge.pk), _postgres_gold(judge, filters))
     slug = judge.slug
     for records in batched(_streamed(statement, params, chunk_size), chunk_size):
-        chunk = []
-        for (
-            _conversation_id, _turn_id, source, rating, label, passed, failure_modes, labelled_at, external_id,
-            language, dataset, position, role, text, intended_text, reviews, adjudication, comments, context,
-            verdicts,
-        ) in records:  # fmt: skip
-            chunk.append(
-                {
-                    "dataset": dataset,
-                    "conversation_id": external_id,
-                    "language": language,
-                    "judge": slug,
-                    "level": "conversation" if position is None else "turn",
-                    "turn_position": position,
-                    "turn_role": role,
-                    "text": text,
-                    "intended_text": intended_text or None,
-                    "context": Fragment(context),  # JSON text, written as it is
-                    "gold_rating": rating,
-                    "gold_label": label or None,
-                    "gold_passed": passed,
-                    "gold_failure_modes": list(json_value(failure_modes) or []),
-                    "gold_source": source,
-                    "gold_labelled_at": labelled_at,
-                    "adjudication": _adjudication(adjudication),
-                    "reviews": _reviews(reviews),
-                    "comments": _people(comments, "author"),
-                    "verdicts": _verdicts(verdicts),
-                }
-            )
-        yield chunk
+        # The context is JSON text, written as it is; the verdicts come as JSON pairs.
+        yield [_flat_row(slug, record, Fragment(record[18]), _verdicts(record[19])) for record in records]
 
 
 def flat_rows(
     *, judge, filters: ExportFilters, chunk_size: int = export_filters.CHUNK_SIZE
 ) -> Iterator[list[dict[str, Any]]]:
     """The export's flat rows (the columns of `services.export_writers.COLUMNS`) in chunks of
-    `chunk_size`, ordered by conversation then turn: three queries at any size, the rows, the turns
-    their context comes from and their verdicts."""
+    `chunk_size`, ordered by conversation then turn: on PostgreSQL one streamed statement, on SQLite
+    three queries at any size (the rows, the turns their context comes from, their verdicts)."""
     if connection.vendor == "postgresql":
         yield from _postgres_rows(judge, filters, chunk_size)
         return
@@ -263,33 +264,7 @@ def flat_rows(
     with connection.chunked_cursor() as cursor:
         cursor.execute(statement, params)
         while records := cursor.fetchmany(chunk_size):
-            chunk = []
-            for (
-                conversation_id, turn_id, source, rating, label, passed, failure_modes, labelled_at, external_id,
-                language, dataset, position, role, text, intended_text, reviews, adjudication, comments,
-            ) in records:  # fmt: skip
-                chunk.append(
-                    {
-                        "dataset": dataset,
-                        "conversation_id": external_id,
-                        "language": language,
-                        "judge": slug,
-                        "level": "conversation" if position is None else "turn",
-                        "turn_position": position,
-                        "turn_role": role,
-                        "text": text,
-                        "intended_text": intended_text or None,
-                        "context": context_of(conversation_id, position),
-                        "gold_rating": rating,
-                        "gold_label": label or None,
-                        "gold_passed": None if passed is None else bool(passed),
-                        "gold_failure_modes": list(json_value(failure_modes) or []),
-                        "gold_source": source,
-                        "gold_labelled_at": labelled_at,
-                        "adjudication": _adjudication(adjudication),
-                        "reviews": _reviews(reviews),
-                        "comments": _people(comments, "author"),
-                        "verdicts": verdicts_of_row(conversation_id, turn_id),
-                    }
-                )
-            yield chunk
+            yield [
+                _flat_row(slug, record, context_of(record[0], record[11]), verdicts_of_row(record[0], record[1]))
+                for record in records
+            ]
