@@ -107,39 +107,35 @@ def plain_conversation(
 def _plain_turn(raw: dict[str, Any], index: int, positions: set[int]) -> ParsedTurn:
     get = raw.get
     position, role, text, intended = get("position"), get("role"), get("text"), get("intended_text")
-    start, end, entities, metadata = get("audio_start_ms"), get("audio_end_ms"), get("entities"), get("metadata")
-    if position is None:
-        position = index
-    elif type(position) is not int or not 0 <= position <= INT32_MAX:
-        raise _NotPlain
+    position = _int_in(position, INT32_MAX, index)
     if type(role) is not str or role not in PLAIN_ROLES or position in positions:
         raise _NotPlain
-    if text is None:
-        text = ""
-    elif type(text) is not str:
-        raise _NotPlain
-    if intended is None:
-        intended = ""
-    elif type(intended) is not str:
-        raise _NotPlain
-    if start is not None and (type(start) is not int or not 0 <= start <= INT32_MAX):
-        raise _NotPlain
-    if end is not None and (type(end) is not int or not 0 <= end <= INT32_MAX):
-        raise _NotPlain
-    if entities is None:
-        entities = []
-    elif type(entities) is not list:
-        raise _NotPlain
-    if metadata is None:
-        metadata = {}
-    elif type(metadata) is not dict:
-        raise _NotPlain
-    else:
-        metadata = dict(metadata)
+    text, intended = _plain(text, str), _plain(intended, str)
+    start, end = _int_in(get("audio_start_ms"), INT32_MAX, None), _int_in(get("audio_end_ms"), INT32_MAX, None)
+    entities, metadata = _plain(get("entities"), list), dict(_plain(get("metadata"), dict))
     if not raw.keys() <= TURN_KEYS:
         metadata.update({key: value for key, value in raw.items() if key not in TURN_KEYS})
     positions.add(position)
     return ParsedTurn(position, PLAIN_ROLES[role], text, intended, start, end, entities, metadata)
+
+
+def _plain(value: Any, kind: type) -> Any:
+    """`value` when it is exactly a `kind` (a bool is no int), a new empty one when absent (None);
+    anything else is for the checked reader."""
+    if value is None:
+        return kind()
+    if type(value) is not kind:
+        raise _NotPlain
+    return value
+
+
+def _int_in(value: Any, highest: int, default: int | None) -> int | None:
+    """An int from 0 to `highest`, or `default` when absent."""
+    if value is None:
+        return default
+    if type(value) is not int or not 0 <= value <= highest:
+        raise _NotPlain
+    return value
 
 
 def _plain_judgements(
@@ -198,9 +194,7 @@ def _short_text(value: Any, limit: str = "") -> str:
 
 
 def _answer(raw: dict[str, Any]) -> tuple[float | None, str, bool | None]:
-    rating, label, passed = _rating(raw.get("rating")), _short_text(raw.get("label"), "label"), raw.get("passed")
-    if not (passed is None or type(passed) is bool):
-        raise _NotPlain
+    rating, label, passed = _unresolved_answer(raw)
     if rating is None and not label and passed is None:
         raise _NotPlain  # no answer: the checked way names the error
     return rating, label, passed
@@ -218,16 +212,7 @@ def _plain_label(raw: dict[str, Any], position: int | None) -> ParsedLabel:
         modes = [mode.strip() for mode in modes if mode.strip()]
     else:
         raise _NotPlain
-    if excluded is None:
-        excluded = False
-    elif type(excluded) is not bool:
-        raise _NotPlain
-    if metadata is None:
-        metadata = {}
-    elif type(metadata) is dict:
-        metadata = dict(metadata)
-    else:
-        raise _NotPlain
+    excluded, metadata = _plain(excluded, bool), dict(_plain(metadata, dict))
     return ParsedLabel(
         judge=judge,
         turn_position=position,
@@ -251,19 +236,8 @@ def _plain_verdict(raw: dict[str, Any], position: int | None) -> ParsedVerdict:
         raise _NotPlain
     rating, label, passed = _answer(raw) if status == "resolved" else _unresolved_answer(raw)
     version = _short_text(raw.get("version"), "version") or "imported"
-    run_index, flags, sub_scores = raw.get("run_index"), raw.get("flags"), raw.get("sub_scores")
-    if run_index is None:
-        run_index = 0
-    elif type(run_index) is not int or not 0 <= run_index <= SMALLINT_MAX:
-        raise _NotPlain
-    if flags is None:
-        flags = []
-    elif type(flags) is not list:
-        raise _NotPlain
-    if sub_scores is None:
-        sub_scores = {}
-    elif type(sub_scores) is not dict:
-        raise _NotPlain
+    run_index = _int_in(raw.get("run_index"), SMALLINT_MAX, 0)
+    flags, sub_scores = _plain(raw.get("flags"), list), _plain(raw.get("sub_scores"), dict)
     return ParsedVerdict(
         judge=judge,
         version=version,
