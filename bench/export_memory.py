@@ -102,20 +102,12 @@ django.setup()
 from django.db import connection
 from reviewapp.models import Judge
 from reviewapp.exports.services import exports
+from bench._http import backend_cpu_seconds
 fmt, keep = sys.argv[1], sys.argv[2]
 
 
 def server_cpu():  # CPU seconds of this connection's PostgreSQL backend (same machine), else None
-    if connection.vendor != "postgresql":
-        return None
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return backend_cpu_seconds(connection)
 
 
 started, cpu, server = time.perf_counter(), os.times(), server_cpu()

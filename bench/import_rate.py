@@ -69,20 +69,6 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
 
 
-def backend_cpu_seconds(connection) -> float | None:
-    """User + system CPU of this connection's PostgreSQL backend so far (it runs on this machine), from /proc."""
-    if connection.vendor != "postgresql":
-        return None
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:  # a server on another machine
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def drop_bench_rows(connection) -> None:
     """Delete the last run's bench dataset with plain DELETEs (the ORM's cascade would load every row)."""
     dataset = "(SELECT id FROM reviewapp_dataset WHERE name = 'bench-import')"
@@ -107,6 +93,7 @@ def child(source: Path, legacy: bool) -> None:
     django.setup()
     from django.db import connection, transaction
 
+    from bench._http import backend_cpu_seconds
     from reviewapp.corpus.services.imports import dataset_import
 
     drop_bench_rows(connection)
