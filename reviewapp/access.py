@@ -257,7 +257,8 @@ def can_see_judgements(user, target: ReviewItem | Turn | Conversation) -> bool:
 
 def comments_visible_to(user, prefix: str = "") -> Q:
     """Comments `user` may read (at `prefix`, a path to a Comment): their languages, and in blind
-    review only their own on a target they have not labelled yet."""
+    review only their own on a target they have not labelled yet. `turn_comments_open` is the same rule
+    for one turn whose facts are already read (the review screen): change the two together."""
     p = f"{prefix}__" if prefix else ""
     q = language_q(user, f"{p}turn__conversation__language")
     if is_lead(user):
@@ -267,6 +268,15 @@ def comments_visible_to(user, prefix: str = "") -> Q:
     qa_blind = ReviewItem.objects.filter(_qa_blind_q(), turn_id=OuterRef(f"{p}turn_id"))
     mine = Q(**{f"{p}author": user}) if user.is_authenticated else Q(pk__in=[])
     return q & (mine | Exists(labelled) | (~blind_dataset & ~Exists(qa_blind)))
+
+
+def turn_comments_open(user, *, language: str, labelled: bool, blind: bool) -> str:
+    """`comments_visible_to` for one turn whose facts are already read: "all" of its comments, only
+    `user`'s "own" (blind review of a target they have not labelled), or "none" (not their language).
+    `blind`: the turn's dataset is blind, or a QA-sample item keeps the turn blind (`_qa_blind_q`)."""
+    if not language_allowed(user, language):
+        return "none"
+    return "all" if is_lead(user) or labelled or not blind else "own"
 
 
 # --- doors --------------------------------------------------------------------------------------

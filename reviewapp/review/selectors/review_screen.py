@@ -57,14 +57,20 @@ def turn_comments(*, turn_id: int, user) -> list[Comment]:
 
 
 def screen_comments(*, item: ReviewItem, user) -> list[Comment]:
-    """The threads on the item's turn that `user` may read, as `turn_comments` (the rule of
-    `access.comments_visible_to`), decided from what `item_for_review` read: the conversation's
-    language and dataset, whether `user` labelled the turn and whether a QA-sample item keeps it blind."""
+    """The threads on the item's turn that `user` may read, as `turn_comments`: the rule is
+    `access.turn_comments_open` (`access.comments_visible_to` on facts already read), given what
+    `item_for_review` read: the conversation's language and dataset, whether `user` labelled the turn
+    and whether a QA-sample item keeps it blind."""
     conversation = item.conversation
-    if not access.language_allowed(user, conversation.language):
+    shown = access.turn_comments_open(
+        user,
+        language=conversation.language,
+        labelled=item.labelled,
+        blind=conversation.dataset.blind_review or item.turn_qa_blind,
+    )
+    if shown == "none":
         return []
-    open_eyes = access.is_lead(user) or item.labelled or not (conversation.dataset.blind_review or item.turn_qa_blind)
-    comments = screen_sql.turn_comments(turn_id=item.turn_id, author_id=None if open_eyes else user.pk)
+    comments = screen_sql.turn_comments(turn_id=item.turn_id, author_id=user.pk if shown == "own" else None)
     prefetch_related_objects(comments, "categories")
     return threads(comments)
 
