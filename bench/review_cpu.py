@@ -3,7 +3,7 @@
 built (its --postgres-url, at its --size). No HTTP and no server process, so on a shared machine the
 figures move less than compare.py's; instruction counts (below) do not move at all.
 
-    PYTHONPATH=. .venv/bin/python bench/review_cpu.py --database-url postgres://postgres@127.0.0.1:5432/tribunal_review_bench
+    PYTHONPATH=. .venv/bin/python bench/review_cpu.py --database-url postgres://postgres@127.0.0.1:5432/tribunal_review_bench --size 100000
     # instructions per review screen (valgrind): run with --gets 10 and --gets 20, subtract, divide by 10
     valgrind --tool=callgrind --callgrind-out-file=var/cg.%p .venv/bin/python bench/review_cpu.py --requests 1 --gets 10 ...
 
@@ -75,7 +75,7 @@ def call(app, method: str, path: str, cookies: dict[str, str], body: bytes = b""
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/tribunal_bench2")
-    parser.add_argument("--size", type=int, default=100_000, help="the judged turns compare.py built")
+    parser.add_argument("--size", type=int, default=10_000, help="the judged turns compare.py built (its default too)")
     parser.add_argument("--requests", type=int, default=25)
     parser.add_argument("--gets", type=int, default=0)
     args = parser.parse_args()
