@@ -83,7 +83,8 @@ def coverage_matrix(*, judge: Judge, version: JudgeVersion | None = None) -> Cov
     exclusions."""
     if version is None:
         version = JudgeVersion.objects.filter(judge=judge).order_by("-created_at", "-pk").first()
-    spec = judges.judge_version_spec(version) if version else None
+    # An imported version has no spec to name criteria: its verdicts still count, under no criterion.
+    spec = judges.judge_version_spec(version) if version and not judges.is_placeholder(version) else None
     criteria = list(spec.criteria) if spec else []
     titles = dict((spec.params or {}).get("criterion_titles") or {}) if spec else {}
     cases = list(EdgeCase.objects.filter(judge=judge).order_by("position"))

@@ -8,6 +8,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from reviewapp.judging.services.judges import is_placeholder
 from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import JudgeVersion
 from reviewapp.quality.selectors import drafts as selectors
@@ -63,6 +64,12 @@ def draft_new(request, judge_slug: str):
     parent = pick_version(judge_versions(judge=judge), (request.POST or request.GET).get("version", "").strip())
     if parent is None:
         raise Http404("This judge has no version yet.")
+    if is_placeholder(parent):
+        # An imported version holds verdicts but no prompt: there is nothing to add guidance to.
+        context = {"judge": judge, "parent": parent, "imported": True}
+        return render_page(
+            request, "drafts/new.html", "editor", context, status=400 if request.method == "POST" else 200
+        )
     draft = selectors.draft_from_corrections(version=parent)
     llm_notes: list[str] = []
     if request.method == "POST" and request.POST.get("action") == "llm":
