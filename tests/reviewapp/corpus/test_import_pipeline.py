@@ -144,6 +144,14 @@ PLAIN = [
         "labels": [{"judge": "faithful", "rating": 4.5, "label": "mostly", "metadata": {"by": "lead"}}],
         "verdicts": [{"judge": "faithful", "status": "error", "explanation": "timeout", "sub_scores": {"a": 1}}],
     },
+    {
+        "external_id": "nulls-1",
+        "turns": [
+            {"role": "user", "position": None, "text": None, "intended_text": None, "audio_start_ms": None},
+            {"role": "agent", "audio_end_ms": None, "entities": None, "metadata": None, "speaker": "a"},
+            {"role": "system", "metadata": {"voice": "a"}, "speaker": "b", "text": ""},
+        ],
+    },
 ]
 
 NOT_PLAIN = [
@@ -155,6 +163,17 @@ NOT_PLAIN = [
     {"external_id": "f", "turns": [{"role": "user", "verdicts": [{"judge": "j", "passed": 1}]}]},
     {"external_id": "g", "turns": [{"role": ["user"], "text": "hi"}]},  # refused by the checked reader
     {"external_id": "h", "turns": [{"role": "user", "labels": [{"judge": "j"}]}]},  # no answer: refused
+    {"external_id": "i", "turns": [{"role": "user", "position": True}]},  # a bool is no position
+    {"external_id": "j", "turns": [{"role": "user", "position": -1}]},
+    {"external_id": "k", "turns": [{"role": "user", "position": 2**31}]},
+    {"external_id": "l", "turns": [{"role": "user"}, {"role": "agent", "position": 0}]},  # a position twice
+    {"external_id": "m", "turns": [{"role": "user", "text": 5}]},
+    {"external_id": "n", "turns": [{"role": "user", "intended_text": ["hi"]}]},
+    {"external_id": "o", "turns": [{"role": "user", "audio_start_ms": "0"}]},
+    {"external_id": "p", "turns": [{"role": "user", "audio_end_ms": 2**31}]},
+    {"external_id": "q", "turns": [{"role": "user", "audio_end_ms": False}]},
+    {"external_id": "r", "turns": [{"role": "user", "entities": {"type": "date"}}]},
+    {"external_id": "s", "turns": [{"role": "user", "metadata": ["voice"]}]},
 ]
 
 
