@@ -242,6 +242,26 @@ def test_copy_text_escapes_what_copy_reads_specially_and_spells_null_and_boolean
         copy_value(object())
 
 
+@pytest.mark.parametrize("booleans", [True, False])
+def test_copy_text_spells_rows_of_strings_and_numbers_alike_with_or_without_booleans(booleans):
+    from reviewapp.corpus.importers.tables import copy_text
+
+    rows = [
+        (1, "plain", 0, 2.5, ""),
+        (2, "tab\there", 7, 1e20, "100%"),
+        (3, "two\nlines", None, -0.5, "%s"),
+        (4, "back\\slash", 9, 3.0, "cr\rend"),
+        (5, "", 2**40, float("inf"), "%%d"),
+    ]
+    assert copy_text(rows, "\t{}\t%s\n", booleans=booleans) == (
+        b"1\tplain\t0\t2.5\t\t{}\t%s\n"
+        b"2\ttab\\there\t7\t1e+20\t100%\t{}\t%s\n"
+        b"3\ttwo\\nlines\t\\N\t-0.5\t%s\t{}\t%s\n"
+        b"4\tback\\\\slash\t9\t3.0\tcr\\rend\t{}\t%s\n"
+        b"5\t\t1099511627776\tinf\t%%d\t{}\t%s\n"
+    )
+
+
 def test_a_text_with_tabs_newlines_and_backslashes_is_stored_as_given(tmp_path):
     text = 'line one\nline\ttwo \\ "three"\r\n'
     records = [{"external_id": "c-1", "metadata": {"path": "C:\\calls\\1"}, "turns": [{"role": "user", "text": text}]}]
