@@ -26,7 +26,8 @@ class Dataset(models.Model):
 
 
 class Conversation(models.Model):
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="conversations")
+    # No index of its own: conversation_unique_per_dataset starts with dataset_id and serves its lookups.
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="conversations", db_index=False)
     external_id = models.CharField(max_length=200)
     language = models.CharField(max_length=35, default="en", help_text="BCP 47 code: en, fr, fr-CA, hi, ja ...")
     metadata = models.JSONField(default=dict, blank=True)
@@ -47,7 +48,8 @@ class Conversation(models.Model):
 class Turn(models.Model):
     Role = choices.TurnRole
 
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
+    # No index of its own: turn_unique_position starts with conversation_id and serves its lookups.
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns", db_index=False)
     position = models.PositiveIntegerField()
     role = models.CharField(max_length=16, choices=Role.choices)
     text = models.TextField(blank=True, help_text="What was said or transcribed.")

@@ -161,9 +161,13 @@ class Verdict(LabelValue):
     Status = choices.VerdictStatus
 
     sweep = models.ForeignKey(Sweep, on_delete=models.CASCADE, related_name="verdicts")
-    judge_version = models.ForeignKey(JudgeVersion, on_delete=models.CASCADE, related_name="verdicts")
+    # judge_version and turn have no index of their own: verdict_version_status and verdict_turn_version
+    # start with them. Every index is one more insert per verdict written (an import writes millions).
+    judge_version = models.ForeignKey(JudgeVersion, on_delete=models.CASCADE, related_name="verdicts", db_index=False)
     conversation = models.ForeignKey("reviewapp.Conversation", on_delete=models.CASCADE, related_name="verdicts")
-    turn = models.ForeignKey("reviewapp.Turn", null=True, blank=True, on_delete=models.CASCADE, related_name="verdicts")
+    turn = models.ForeignKey(
+        "reviewapp.Turn", null=True, blank=True, on_delete=models.CASCADE, related_name="verdicts", db_index=False
+    )
     run_index = models.PositiveSmallIntegerField(default=0)
     tier = models.CharField(max_length=16, choices=Tier.choices)
     status = models.CharField(max_length=16, choices=Status.choices)
@@ -177,8 +181,13 @@ class Verdict(LabelValue):
         help_text="Why an answer is unresolved (scoring.parsing.ProblemCode); '' if resolved.",
     )
     metadata = models.JSONField(default=dict, blank=True, help_text="Imported fields Tribunal has no column for.")
-    signature = models.ForeignKey(Signature, null=True, blank=True, on_delete=models.SET_NULL, related_name="verdicts")
-    call = models.ForeignKey(JudgeCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="verdicts")
+    # Indexed only where set (verdict_signature, verdict_call): most verdicts have neither.
+    signature = models.ForeignKey(
+        Signature, null=True, blank=True, on_delete=models.SET_NULL, related_name="verdicts", db_index=False
+    )
+    call = models.ForeignKey(
+        JudgeCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="verdicts", db_index=False
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -197,6 +206,8 @@ class Verdict(LabelValue):
         indexes = [
             models.Index(fields=["judge_version", "status"], name="verdict_version_status"),
             models.Index(fields=["turn", "judge_version"], name="verdict_turn_version"),
+            models.Index(fields=["signature"], condition=Q(signature__isnull=False), name="verdict_signature"),
+            models.Index(fields=["call"], condition=Q(call__isnull=False), name="verdict_call"),
         ]
 
     def __str__(self) -> str:

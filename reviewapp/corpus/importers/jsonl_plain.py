@@ -105,18 +105,41 @@ def plain_conversation(
 
 
 def _plain_turn(raw: dict[str, Any], index: int, positions: set[int]) -> ParsedTurn:
+    # The checks of `_plain` and `_int_in` written out: a file has nine turns for every conversation,
+    # and the six calls per turn were half of the turn's reading (3.8 us a turn, 1.7 us without them).
     get = raw.get
-    position, role, text, intended = get("position"), get("role"), get("text"), get("intended_text")
-    position = _int_in(position, INT32_MAX, index)
-    if type(role) is not str or role not in PLAIN_ROLES or position in positions:
+    position, role = get("position"), get("role")
+    if position is None:
+        position = index
+    elif type(position) is not int or not 0 <= position <= INT32_MAX:
         raise _NotPlain
-    text, intended = _plain(text, str), _plain(intended, str)
-    start, end = _int_in(get("audio_start_ms"), INT32_MAX, None), _int_in(get("audio_end_ms"), INT32_MAX, None)
-    entities, metadata = _plain(get("entities"), list), dict(_plain(get("metadata"), dict))
-    if not raw.keys() <= TURN_KEYS:
-        metadata.update({key: value for key, value in raw.items() if key not in TURN_KEYS})
+    role = PLAIN_ROLES.get(role) if type(role) is str else None
+    if role is None or position in positions:
+        raise _NotPlain
+    text, intended, start, end = get("text"), get("intended_text"), get("audio_start_ms"), get("audio_end_ms")
+    entities, metadata = get("entities"), get("metadata")
+    if not (
+        (text is None or type(text) is str)
+        and (intended is None or type(intended) is str)
+        and (start is None or (type(start) is int and 0 <= start <= INT32_MAX))
+        and (end is None or (type(end) is int and 0 <= end <= INT32_MAX))
+        and (entities is None or type(entities) is list)
+        and (metadata is None or type(metadata) is dict)
+    ):
+        raise _NotPlain
+    if not raw.keys() <= TURN_KEYS:  # the record's own keys go to the turn's metadata, a copy of its own
+        metadata = {**(metadata or {}), **{key: value for key, value in raw.items() if key not in TURN_KEYS}}
     positions.add(position)
-    return ParsedTurn(position, PLAIN_ROLES[role], text, intended, start, end, entities, metadata)
+    return ParsedTurn(
+        position,
+        role,
+        text or "",
+        intended or "",
+        start,
+        end,
+        [] if entities is None else entities,
+        {} if metadata is None else metadata,
+    )
 
 
 def _plain(value: Any, kind: type) -> Any:

@@ -144,6 +144,14 @@ PLAIN = [
         "labels": [{"judge": "faithful", "rating": 4.5, "label": "mostly", "metadata": {"by": "lead"}}],
         "verdicts": [{"judge": "faithful", "status": "error", "explanation": "timeout", "sub_scores": {"a": 1}}],
     },
+    {
+        "external_id": "nulls-1",
+        "turns": [
+            {"role": "user", "position": None, "text": None, "intended_text": None, "audio_start_ms": None},
+            {"role": "agent", "audio_end_ms": None, "entities": None, "metadata": None, "speaker": "a"},
+            {"role": "system", "metadata": {"voice": "a"}, "speaker": "b", "text": ""},
+        ],
+    },
 ]
 
 NOT_PLAIN = [
@@ -155,6 +163,17 @@ NOT_PLAIN = [
     {"external_id": "f", "turns": [{"role": "user", "verdicts": [{"judge": "j", "passed": 1}]}]},
     {"external_id": "g", "turns": [{"role": ["user"], "text": "hi"}]},  # refused by the checked reader
     {"external_id": "h", "turns": [{"role": "user", "labels": [{"judge": "j"}]}]},  # no answer: refused
+    {"external_id": "i", "turns": [{"role": "user", "position": True}]},  # a bool is no position
+    {"external_id": "j", "turns": [{"role": "user", "position": -1}]},
+    {"external_id": "k", "turns": [{"role": "user", "position": 2**31}]},
+    {"external_id": "l", "turns": [{"role": "user"}, {"role": "agent", "position": 0}]},  # a position twice
+    {"external_id": "m", "turns": [{"role": "user", "text": 5}]},
+    {"external_id": "n", "turns": [{"role": "user", "intended_text": ["hi"]}]},
+    {"external_id": "o", "turns": [{"role": "user", "audio_start_ms": "0"}]},
+    {"external_id": "p", "turns": [{"role": "user", "audio_end_ms": 2**31}]},
+    {"external_id": "q", "turns": [{"role": "user", "audio_end_ms": False}]},
+    {"external_id": "r", "turns": [{"role": "user", "entities": {"type": "date"}}]},
+    {"external_id": "s", "turns": [{"role": "user", "metadata": ["voice"]}]},
 ]
 
 
@@ -221,6 +240,26 @@ def test_copy_text_escapes_what_copy_reads_specially_and_spells_null_and_boolean
     assert copy_text([(1, "x\ty"), (2, None)], "\tdone\n") == b"1\tx\\ty\tdone\n2\t\\N\tdone\n"
     with pytest.raises(TypeError):
         copy_value(object())
+
+
+@pytest.mark.parametrize("booleans", [True, False])
+def test_copy_text_spells_rows_of_strings_and_numbers_alike_with_or_without_booleans(booleans):
+    from reviewapp.corpus.importers.tables import copy_text
+
+    rows = [
+        (1, "plain", 0, 2.5, ""),
+        (2, "tab\there", 7, 1e20, "100%"),
+        (3, "two\nlines", None, -0.5, "%s"),
+        (4, "back\\slash", 9, 3.0, "cr\rend"),
+        (5, "", 2**40, float("inf"), "%%d"),
+    ]
+    assert copy_text(rows, "\t{}\t%s\n", booleans=booleans) == (
+        b"1\tplain\t0\t2.5\t\t{}\t%s\n"
+        b"2\ttab\\there\t7\t1e+20\t100%\t{}\t%s\n"
+        b"3\ttwo\\nlines\t\\N\t-0.5\t%s\t{}\t%s\n"
+        b"4\tback\\\\slash\t9\t3.0\tcr\\rend\t{}\t%s\n"
+        b"5\t\t1099511627776\tinf\t%%d\t{}\t%s\n"
+    )
 
 
 def test_a_text_with_tabs_newlines_and_backslashes_is_stored_as_given(tmp_path):
