@@ -69,7 +69,8 @@ def _finite_number(value: object) -> float | None:
 
 
 def _fmt(number: float) -> str:
-    return f"{number:g}"
+    # + 0.0 turns -0.0 into 0.0: a rating of -0.0 is the point 0 of the scale, not a label "-0".
+    return f"{number + 0.0:g}"
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,12 @@ def test_ordinal_outcome_is_the_rating():
     assert outcome_of(ORDINAL, rating=1).value == "1"
 
 
+def test_a_negative_zero_rating_is_the_point_zero():
+    scale = OutcomeRule("ordinal", scale_min=0, scale_max=4)
+    assert outcome_of(scale, rating=-0.0).value == "0"
+    assert outcome_of(scale, rating=-0.0).value == outcome_of(scale, label="0").value
+
+
 def test_ordinal_label_is_read_as_a_rating_by_a_named_rule():
     o = outcome_of(ORDINAL, label=" 2 ")
     assert (o.value, o.field, o.conversion) == ("2", "label", "label -> rating")
