@@ -264,18 +264,21 @@ def queue_page(
     *, user, filters: QueueFilters, now: datetime | None = None, after: tuple[int, int] | None = None
 ) -> QueuePage:
     """A page of the queue for `user`, by priority (the first, or the one after `after`), with its
-    counts: five queries at any size (plus the request's session and user, with its profile; leads
-    three more for who can take the sent-back items shown): the kept counts, judges, datasets, the page
-    of items (bounded index walks) and the reviewer's own numbers."""
+    counts: four queries at any size (plus the request's session and user, with its profile; leads
+    three more for who can take the sent-back items shown): the kept counts with their datasets, the
+    judges, the page of items (bounded index walks) and the reviewer's own numbers, each compiled once
+    per shape of request (`queue_sql`)."""
     now = now or timezone.now()
-    every = groups_of(queue_sql.every_count_row())
+    counted = queue_sql.every_count_row()
+    every = groups_of(row for row, _ in counted)
     languages = queue_languages(user, every)
     allowed = set(languages)
     reachable = [g for g in every if g.language in allowed]
     judges = queue_sql.all_judges()
     judge_id = next((judge.pk for judge in judges if judge.slug == filters.judge), None)
     # Only datasets with items in the user's languages: a reviewer never learns other datasets' names.
-    datasets = queue_sql.datasets_named(sorted({g.dataset_id for g in reachable}))
+    # (By name, as the counts came.)
+    datasets = list({dataset.pk: dataset for row, dataset in counted if row[0] in allowed and row[5] > 0}.values())
     items = queue_sql.page_items(
         user=user, filters=filters, languages=languages, after=after, limit=QUEUE_PAGE_SIZE + 1
     )

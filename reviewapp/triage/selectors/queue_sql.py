@@ -102,36 +102,31 @@ def compiled(queryset: QuerySet) -> tuple[str, tuple]:
     return queryset.query.sql_with_params()
 
 
-# --- the kept counts, judges and datasets -------------------------------------------------------------
+# --- the kept counts with their datasets, and the judges -------------------------------------------------------------
 
-_COUNTS = Rows(Columns(QueueCount, "qc"))
 _JUDGES = Rows(Columns(Judge, "j"))
-_DATASETS = Rows(Columns(Dataset, "d"))
+_COUNTED_DATASETS = Rows(Columns(QueueCount, "qc"), Columns(Dataset, "d"))
 
 
-def every_count_row() -> list[tuple]:
-    """`queue.count_rows(languages=None, statuses=None)`: every kept count above zero, as
-    (language, judge_id, dataset_id, status, reasons, n)."""
-    sql = f"SELECT {_COUNTS.select()} FROM {_COUNTS.parts[0].table()} WHERE qc.n > 0"
+def every_count_row() -> list[tuple[tuple, Dataset]]:
+    """`queue.count_rows(languages=None, statuses=None)`, every kept count above zero as (language,
+    judge_id, dataset_id, status, reasons, n), each with its dataset, in the order of the datasets'
+    names (`Dataset.objects.order_by("name")`): one statement for the counts and the datasets they name."""
+    counts, datasets = _COUNTED_DATASETS.parts
+    sql = (
+        f"SELECT {_COUNTED_DATASETS.select()} FROM {counts.table()}"
+        f" INNER JOIN {datasets.table()} ON d.id = qc.dataset_id WHERE qc.n > 0 ORDER BY d.name, qc.id"
+    )
     rows = []
     for row in run_sql(sql, []):
-        count = _COUNTS.instances(row)[0]
-        rows.append((count.language, count.judge_id, count.dataset_id, count.status, count.reasons, count.n))
+        count, dataset = _COUNTED_DATASETS.instances(row)
+        rows.append(((count.language, count.judge_id, count.dataset_id, count.status, count.reasons, count.n), dataset))
     return rows
 
 
 def all_judges() -> list[Judge]:
     sql = f"SELECT {_JUDGES.select()} FROM {_JUDGES.parts[0].table()} ORDER BY j.slug"
     return [row[0] for row in map(_JUDGES.instances, run_sql(sql, []))]
-
-
-def datasets_named(ids: Sequence[int]) -> list[Dataset]:
-    """The datasets with these ids, by name."""
-    if not ids:
-        return []
-    marks = ", ".join(["%s"] * len(ids))
-    sql = f"SELECT {_DATASETS.select()} FROM {_DATASETS.parts[0].table()} WHERE d.id IN ({marks}) ORDER BY d.name"
-    return [row[0] for row in map(_DATASETS.instances, run_sql(sql, list(ids)))]
 
 
 # --- the page of items --------------------------------------------------------------------------------
