@@ -8,15 +8,18 @@ as the engine escapes, transcript text goes through `bidi` as everywhere else.
 from __future__ import annotations
 
 import html
+import unicodedata
 
 from django import template
 from django.conf import settings
 from django.urls import reverse
 from django.utils import formats
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.text import Truncator
+from django.utils.text import Truncator, add_truncation_text, calculate_truncate_chars_length
 
-from reviewapp.templatetags.text_safety import visible_bidi
+from reviewapp.templatetags.text_safety import BIDI_CONTROLS, visible_bidi
+
+TEXT_LENGTH = 120  # `|truncatechars:120`
 
 
 def escape(value) -> str:
@@ -55,6 +58,24 @@ def _takers(item) -> str:
     return _NOBODY
 
 
+def _truncated(value) -> str:
+    """`value|truncatechars:120` (Truncator.chars), without walking the text character by character
+    when its first 121 characters hold no combining character: then the cut falls at a fixed index."""
+    text = unicodedata.normalize("NFC", str(value))
+    if len(text) <= TEXT_LENGTH:
+        return text
+    head = text[: TEXT_LENGTH + 1]
+    if head.isascii() or not any(unicodedata.combining(char) for char in head):
+        return add_truncation_text(text[: calculate_truncate_chars_length(TEXT_LENGTH, None)])
+    return Truncator(text).chars(TEXT_LENGTH)
+
+
+def _shown(text: str) -> str:
+    """`text|bidi`: escaped, with bidi controls as visible markers (`visible_bidi`; text without any
+    is just escaped, which is what visible_bidi makes of it)."""
+    return visible_bidi(text) if BIDI_CONTROLS.search(text) else escape(text)
+
+
 def queue_row(item, *, can_bulk: bool, url) -> str:
     """One item's `<tr>` as HTML text: every value from the data is escaped here (`escape`, the template
     engine's own escaping; transcript text through `visible_bidi`, which escapes)."""
@@ -69,7 +90,7 @@ def queue_row(item, *, can_bulk: bool, url) -> str:
         where = f" · turn {_number(turn.position)}"
         text = (
             f'<div class="small clamp queue-table__text" lang="{escape(item.language)}">'
-            f"{visible_bidi(Truncator(str(turn.text)).chars(120))}</div>"
+            f"{_shown(_truncated(turn.text))}</div>"
         )
     else:
         where, text = " · whole conversation", ""

@@ -42,16 +42,19 @@ def items() -> list[ReviewItem]:
             ("court & <i>net</i>", True, True, Takers(original=["ana"], anyone=["<bo>", "li"], revising=[])),
             (None, False, True, Takers(original=[], anyone=[], revising=[])),
             ("\u2066isolé\u2069", True, False, Takers(original=["ana"], anyone=[], revising=["ana & co"])),
+            ("plain ascii <text> " * 10, False, False, None),  # cut at a fixed index
+            ("combining q\u0301 and e\u0301 " * 8, False, False, None),  # cut counting characters
+            ("x" * 120, False, False, None),  # just short enough
         ]
     ):
         conversation = Conversation(pk=20 + n, external_id=f"call-<{n}>&", language="fr-CA")
         item = ReviewItem(
             pk=1000 + n * 1234,
-            priority=(-5, 0, 120, 1234567)[n],
-            language=("fr", "fr-CA", "de", "hi")[n],
-            reasons=[["unresolved"], ["gold_disagrees", "qa_sample"], [], ["<x>"]][n],
-            status=("open", "in_review", "awaiting_adjudication", "closed")[n],
-            reviews_required=(1, 2, 2, 3)[n],
+            priority=(-5, 0, 120, 1234567, 7, 8, 9)[n],
+            language=("fr", "fr-CA", "de", "hi", "en", "fr", "ja")[n],
+            reasons=[["unresolved"], ["gold_disagrees", "qa_sample"], [], ["<x>"], [], [], []][n],
+            status=("open", "in_review", "awaiting_adjudication", "closed", "open", "open", "open")[n],
+            reviews_required=(1, 2, 2, 3, 1, 1, 1)[n],
         )
         item.judge, item.dataset, item.conversation = judge, dataset, conversation
         item.turn = Turn(pk=70 + n, position=n * 2 + 1, text=turn_text) if turn_text is not None else None
@@ -71,7 +74,8 @@ def test_the_rows_are_the_former_loops_markup(can_bulk):
     assert written == expected
     assert "&lt;script&gt;" in written and "<script>" not in written
     assert "\u202e" not in written and "⟨U+202E⟩" in written
-    assert written.count("<tr>") == 4 and ("bulk-item-1000" in written) is can_bulk
+    assert written.count("<tr>") == 7 and ("bulk-item-1000" in written) is can_bulk
+    assert "plain ascii &lt;text&gt; plain" in written and "q\u0301 and" in written
 
 
 def test_no_items_no_rows():
