@@ -131,7 +131,27 @@ def all_judges() -> list[Judge]:
 
 # --- the page of items --------------------------------------------------------------------------------
 
-_ITEMS = Rows(Columns(ReviewItem, "ri"), Columns(Conversation, "c"), Columns(Turn, "t"), Columns(User, "u"))
+
+@dataclasses.dataclass(frozen=True)
+class ShownColumns(Columns):
+    """Only the columns a page shows of a model (its primary key among them); the others are deferred,
+    as with `QuerySet.only()`."""
+
+    names: tuple[str, ...] = ()
+
+    @property
+    def fields(self):
+        return [field for field in self.model._meta.concrete_fields if field.name in self.names]
+
+
+# The queue shows a conversation's external id and a turn's position and text: their JSON columns
+# (metadata, entities) are neither read nor decoded.
+_ITEMS = Rows(
+    Columns(ReviewItem, "ri"),
+    ShownColumns(Conversation, "c", names=("id", "dataset", "external_id", "language")),
+    ShownColumns(Turn, "t", names=("id", "conversation", "position", "role", "text")),
+    Columns(User, "u"),
+)
 
 
 @lru_cache(maxsize=256)
