@@ -54,7 +54,8 @@ def _takers(item) -> str:
     if not takers:
         return ""
     if takers.current:
-        return f' <span class="small takers">sent back: {", ".join(escape(name) for name in takers.current)} can take it</span>'
+        names = ", ".join(escape(name) for name in takers.current)
+        return f' <span class="small takers">sent back: {names} can take it</span>'
     return _NOBODY
 
 

@@ -102,7 +102,7 @@ def compiled(queryset: QuerySet) -> tuple[str, tuple]:
     return queryset.query.sql_with_params()
 
 
-# --- the kept counts with their datasets, and the judges -------------------------------------------------------------
+# --- the kept counts with their datasets, and the judges ----------------------------------------------
 
 _JUDGES = Rows(Columns(Judge, "j"))
 _COUNTED_DATASETS = Rows(Columns(QueueCount, "qc"), Columns(Dataset, "d"))
