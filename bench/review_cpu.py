@@ -43,7 +43,9 @@ def setup(database_url: str) -> None:
     django.setup()
 
 
-def call(app, method: str, path: str, cookies: dict[str, str], body: bytes = b"") -> tuple[str, dict, bytes]:
+def call(
+    app, method: str, path: str, cookies: dict[str, str], body: bytes = b"", *, query: str = ""
+) -> tuple[str, dict, bytes]:
     answer = {}
 
     def start_response(status, headers):
@@ -52,7 +54,7 @@ def call(app, method: str, path: str, cookies: dict[str, str], body: bytes = b""
     environ = {
         "REQUEST_METHOD": method,
         "PATH_INFO": path,
-        "QUERY_STRING": "",
+        "QUERY_STRING": query,
         "SERVER_NAME": "127.0.0.1",
         "SERVER_PORT": "8000",
         "HTTP_HOST": "127.0.0.1:8000",

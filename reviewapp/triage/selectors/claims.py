@@ -61,14 +61,7 @@ def walked(
     """
     from django.db import connection
 
-    ordered = queryset.order_by("-priority", "id")
-    # Both active statuses at once is the queue everyone works from: one walk per language.
-    by_status = [Q(status__in=ACTIVE)] if set(statuses) == set(ACTIVE) else [Q(status=s) for s in statuses]
-    parts = [
-        ordered.filter(status_q, language=language).values_list("pk", flat=True)[:limit]
-        for status_q in by_status
-        for language in languages
-    ]
+    parts = walk_parts(queryset, statuses=statuses, languages=languages, limit=limit)
     if not parts:
         return ReviewItem.objects.none()
     if connection.features.supports_slicing_ordering_in_compound:
@@ -81,6 +74,21 @@ def walked(
     # Annotations (per-item subqueries) go on the outer query: they run for the `limit` rows shown only.
     shown = _with_related(ReviewItem.objects.filter(found), related).annotate(**(annotations or {}))
     return shown.order_by("-priority", "id")[:limit]
+
+
+def walk_parts(
+    queryset: QuerySet[ReviewItem], *, statuses: Sequence[str], languages: Sequence[str], limit: int
+) -> list[QuerySet]:
+    """The index walks of `walked`: the ids of `queryset`'s first `limit` items in queue order, one
+    walk per language (per status and language when one status is asked for)."""
+    ordered = queryset.order_by("-priority", "id")
+    # Both active statuses at once is the queue everyone works from: one walk per language.
+    by_status = [Q(status__in=ACTIVE)] if set(statuses) == set(ACTIVE) else [Q(status=s) for s in statuses]
+    return [
+        ordered.filter(status_q, language=language).values_list("pk", flat=True)[:limit]
+        for status_q in by_status
+        for language in languages
+    ]
 
 
 def _with_related(queryset: QuerySet[ReviewItem], related: Sequence[str]) -> QuerySet[ReviewItem]:

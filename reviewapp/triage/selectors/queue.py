@@ -19,6 +19,7 @@ from django.utils import timezone
 from reviewapp import access
 from reviewapp.access import language_allowed, sees_all_languages
 from reviewapp.models import Dataset, Judge, QueueCount, Review, ReviewItem, ReviewSkip
+from reviewapp.triage.selectors import queue_sql
 from reviewapp.triage.selectors.claims import (
     _languages_for,
     _statuses_for,
@@ -34,8 +35,8 @@ from reviewapp.triage.selectors.queue_filters import (
     STATUS_CHOICES,
     QueueFilters,
     Reason,
-    item_language_q,
     keyset_q,
+    languages_q,
 )
 
 __all__ = ["QueuePage", "queue_page", "top_items"]
@@ -151,18 +152,18 @@ def _counted(queryset: QuerySet) -> Coalesce:
     return Coalesce(Subquery(queryset.order_by().annotate(n=Func(F("pk"), function="COUNT")).values("n")), 0)
 
 
-def unclaimable_count_sql(*, user, now: datetime, languages: list[str]) -> RawSQL:
-    """How many active items in `languages` `user` cannot claim now, as a scalar subquery: held under a
-    live lease (by anyone), already reviewed or skipped by them, or sent back to other reviewers. Each
-    set is small and found through its own index (item_claims, the reviewer's reviews and skips), so
-    this stays cheap however long the queue is."""
+def unclaimable_count_sql(*, user_id: int, now: datetime, languages: list[str]) -> RawSQL:
+    """How many active items in `languages` the user `user_id` cannot claim now, as a scalar subquery:
+    held under a live lease (by anyone), already reviewed or skipped by them, or sent back to other
+    reviewers. Each set is small and found through its own index (item_claims, the reviewer's reviews
+    and skips), so this stays cheap however long the queue is."""
     if not languages:
         return RawSQL("0", ())
     active = ReviewItem.objects.filter(status__in=ACTIVE, language__in=languages).order_by()
     held = active.filter(claimed_by__isnull=False).exclude(lease_expires_at__lt=now)
-    reviewed = active.filter(reviews__reviewer=user, reviews__revision_requested=False)
-    skipped = active.filter(skips__reviewer=user)
-    mine_to_revise = Review.objects.filter(reviewer=user, revision_requested=True).values("item")
+    reviewed = active.filter(reviews__reviewer_id=user_id, reviews__revision_requested=False)
+    skipped = active.filter(skips__reviewer_id=user_id)
+    mine_to_revise = Review.objects.filter(reviewer_id=user_id, revision_requested=True).values("item")
     others_revising = active.filter(reviews__revision_requested=True).exclude(pk__in=mine_to_revise)
     union = held.values_list("pk").union(
         reviewed.values_list("pk"), skipped.values_list("pk"), others_revising.values_list("pk")
@@ -172,32 +173,44 @@ def unclaimable_count_sql(*, user, now: datetime, languages: list[str]) -> RawSQ
     return RawSQL(f"SELECT COUNT(*) FROM ({sql}) unclaimable", params)  # noqa: S608, S611
 
 
-def own_progress(*, user, now: datetime, languages: list[str], active_total: int) -> OwnProgress:
-    """The reviewer's own numbers, in one query. `active_total` is how many active items are in
-    `languages`; what waits for them is that, less the ones they cannot claim (`claimable_q` counted
-    the cheap way, `unclaimable_count_sql`)."""
-    start_of_day = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
-    reviews = Review.objects.filter(reviewer=user)
+def progress_queryset(
+    *, user_id: int, sees_all: bool, now: datetime, start_of_day: datetime, languages: list[str]
+) -> QuerySet:
+    """The reviewer's own numbers as a one-row values queryset: their reviews (in all, and since
+    `start_of_day`), their skips, how many active items in `languages` they cannot claim
+    (`unclaimable_count_sql`) and the item they hold under a live lease and have not reviewed yet.
+    `sees_all` is `access.sees_all_languages` of the user."""
+    reviews = Review.objects.filter(reviewer_id=user_id)
     held = (
         ReviewItem.objects.filter(
-            item_language_q(user, languages), claimed_by=user, lease_expires_at__gte=now, status__in=ACTIVE
+            languages_q(sees_all=sees_all, languages=languages),
+            claimed_by_id=user_id,
+            lease_expires_at__gte=now,
+            status__in=ACTIVE,
         )
-        .exclude(Exists(Review.objects.filter(item=OuterRef("pk"), reviewer=user, revision_requested=False)))
+        .exclude(Exists(Review.objects.filter(item=OuterRef("pk"), reviewer_id=user_id, revision_requested=False)))
         .order_by("-priority", "id")
         .values("pk")[:1]
     )
-    numbers = (
+    return (
         get_user_model()
-        .objects.filter(pk=user.pk)
+        .objects.filter(pk=user_id)
         .values(
             reviewed=_counted(reviews),
             today=_counted(reviews.filter(created_at__gte=start_of_day)),
-            skipped=_counted(ReviewSkip.objects.filter(reviewer=user)),
-            unclaimable=unclaimable_count_sql(user=user, now=now, languages=languages),
+            skipped=_counted(ReviewSkip.objects.filter(reviewer_id=user_id)),
+            unclaimable=unclaimable_count_sql(user_id=user_id, now=now, languages=languages),
             held=Subquery(held),
         )
-        .get()
     )
+
+
+def own_progress(*, user, now: datetime, languages: list[str], active_total: int) -> OwnProgress:
+    """The reviewer's own numbers, in one query compiled once (`queue_sql.progress_numbers`).
+    `active_total` is how many active items are in `languages`; what waits for them is that, less the
+    ones they cannot claim (`claimable_q` counted the cheap way, `unclaimable_count_sql`)."""
+    start_of_day = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    numbers = queue_sql.progress_numbers(user=user, now=now, start_of_day=start_of_day, languages=languages)
     return OwnProgress(
         reviewed=numbers["reviewed"],
         reviewed_today=numbers["today"],
@@ -215,14 +228,23 @@ def after_q(after: tuple[int, int] | None) -> Q:
     return keyset_q(("priority", priority, True), ("id", item_id, False))
 
 
+def top_items_shown(*, filters: QueueFilters, languages: list[str], sees_all: bool, after_q: Q) -> QuerySet[ReviewItem]:
+    """The items matching `filters` after the keyset `after_q`, in the languages of a user who sees
+    them all (`sees_all`) or reviews `languages`."""
+    shown = ReviewItem.objects.filter(filters.q() & after_q)
+    if not sees_all:
+        shown = shown.filter(languages_q(sees_all=False, languages=languages))
+    return shown
+
+
 def top_items(
     *, user, filters: QueueFilters, languages: list[str], after: tuple[int, int] | None = None, limit: int = 0
 ) -> QuerySet[ReviewItem]:
     """A page of items matching `filters` in `user`'s languages, highest priority first, starting
     after the (priority, id) `after` when given."""
-    shown = ReviewItem.objects.filter(filters.q() & after_q(after))
-    if not sees_all_languages(user):
-        shown = shown.filter(language__in=languages)
+    shown = top_items_shown(
+        filters=filters, languages=languages, sees_all=sees_all_languages(user), after_q=after_q(after)
+    )
     return walked(
         shown,
         statuses=_statuses_for(filters),
@@ -242,20 +264,24 @@ def queue_page(
     *, user, filters: QueueFilters, now: datetime | None = None, after: tuple[int, int] | None = None
 ) -> QueuePage:
     """A page of the queue for `user`, by priority (the first, or the one after `after`), with its
-    counts: five queries at any size (plus the request's session and user, with its profile; leads
-    three more for who can take the sent-back items shown): the kept counts, judges, datasets, the page
-    of items (bounded index walks) and the reviewer's own numbers."""
+    counts: four queries at any size (plus the request's session and user, with its profile; leads
+    three more for who can take the sent-back items shown): the kept counts with their datasets, the
+    judges, the page of items (bounded index walks) and the reviewer's own numbers, each compiled once
+    per shape of request (`queue_sql`)."""
     now = now or timezone.now()
-    every = groups_of(count_rows(user=user, languages=None, statuses=None))
+    counted = queue_sql.every_count_row()
+    every = groups_of(row for row, _ in counted)
     languages = queue_languages(user, every)
     allowed = set(languages)
     reachable = [g for g in every if g.language in allowed]
-    judges = list(Judge.objects.order_by("slug"))
+    judges = queue_sql.all_judges()
     judge_id = next((judge.pk for judge in judges if judge.slug == filters.judge), None)
     # Only datasets with items in the user's languages: a reviewer never learns other datasets' names.
-    dataset_ids = {g.dataset_id for g in reachable}
-    datasets = list(Dataset.objects.filter(pk__in=dataset_ids).order_by("name")) if dataset_ids else []
-    items = list(top_items(user=user, filters=filters, languages=languages, after=after, limit=QUEUE_PAGE_SIZE + 1))
+    # (By name, as the counts came.)
+    datasets = list({dataset.pk: dataset for row, dataset in counted if row[0] in allowed and row[5] > 0}.values())
+    items = queue_sql.page_items(
+        user=user, filters=filters, languages=languages, after=after, limit=QUEUE_PAGE_SIZE + 1
+    )
     more, items = len(items) > QUEUE_PAGE_SIZE, items[:QUEUE_PAGE_SIZE]
     judges_by_id = {judge.pk: judge for judge in judges}
     datasets_by_id = {dataset.pk: dataset for dataset in datasets}

@@ -120,7 +120,13 @@ def item_language_q(user, languages: list[str] | None = None) -> Q:
     """`access.language_q` for review items, in a form the queue indexes can use."""
     if sees_all_languages(user):
         return Q()
-    return Q(language__in=review_languages(user=user) if languages is None else languages)
+    return languages_q(sees_all=False, languages=review_languages(user=user) if languages is None else languages)
+
+
+def languages_q(*, sees_all: bool, languages: list[str]) -> Q:
+    """`item_language_q` for a user who sees every language or not (`access.sees_all_languages`), whose
+    review languages are `languages`."""
+    return Q() if sees_all else Q(language__in=languages)
 
 
 def visible_items(*, user) -> QuerySet[ReviewItem]:

@@ -99,10 +99,10 @@ def test_queue_page_and_next_item_run_a_fixed_number_of_queries(client, make_use
     ana = make_user("ana", languages=["fr", "de"])
     reviews.item_skip(item=ReviewItem.objects.first(), user=ana, reason="not sure")
     client.force_login(ana)
-    # Session and user (with its profile), then five for the page (see queue_page), whatever the queue holds.
-    with django_assert_max_num_queries(7):
+    # Session and user (with its profile), then four for the page (see queue_page), whatever the queue holds.
+    with django_assert_max_num_queries(6):
         assert client.get(reverse("queue_index")).status_code == 200
-    with django_assert_max_num_queries(7):
+    with django_assert_max_num_queries(6):
         assert client.get(reverse("queue_index"), {"reason": "qa_sample", "language": "fr"}, **HTMX).status_code == 200
     with django_assert_max_num_queries(13):
         assert client.post(reverse("queue_next")).status_code == 302

@@ -1,0 +1,278 @@
+"""The queue page's reads as statements compiled once and bound on every request: the ORM spent most of
+the page's selector time building the same few statements again (the walks of the queue indexes, the
+per-item annotations, the reviewer's own numbers), while the SQL itself runs in a millisecond or two.
+
+The conditions still come from the ORM's own expressions (the filters, the keyset, `access` through
+`item_language_q`, the claim rules of `own_progress`): each is compiled once per shape of the request
+(database vendor, how many languages, which filters are set) with stand-in values, which are then
+swapped for the request's own (`StandIns`). The rows become the same model instances as from a
+queryset (`reviewapp.rows`). Values always go as query parameters.
+"""
+
+# ruff: noqa: S608 - fixed fragments, column and table names only; values go as query parameters
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+from django.db.models import QuerySet
+
+from reviewapp.access import sees_all_languages
+from reviewapp.models import Conversation, Dataset, Judge, QueueCount, Review, ReviewItem, Turn
+from reviewapp.rows import Columns, Rows, run_sql
+from reviewapp.triage.selectors.claims import _languages_for, _statuses_for, walk_parts
+from reviewapp.triage.selectors.queue_filters import QueueFilters
+
+User = get_user_model()
+
+
+class StandIns:
+    """Distinct values a statement is compiled with in place of a request's own. The compiled parameters
+    then form a template (`Statement`) in which each stand-in is replaced by the value it stands for.
+
+    A stand-in is a valid value of its field (an integer in range, a string, an aware datetime), so the
+    ORM compiles it like any value; it is recognised afterwards in the parameters as the ORM adapted it."""
+
+    def __init__(self) -> None:
+        self.names: dict[Any, tuple[str, str]] = {}  # the stand-in as compiled -> (its name, its kind)
+        self._count = 0
+
+    def _next(self) -> int:
+        self._count += 1
+        return self._count
+
+    def integer(self, name: str) -> int:
+        value = 2_147_000_000 + self._next()
+        self.names[value] = (name, "integer")
+        return value
+
+    def text(self, name: str) -> str:
+        value = f"\x1fstand-in {name} {self._next()}\x1f"
+        self.names[value] = (name, "text")
+        return value
+
+    def moment(self, name: str) -> datetime:
+        n = self._next()
+        value = datetime(1901, 2, 3, tzinfo=UTC) + timedelta(seconds=n, microseconds=n)
+        self.names[connection.ops.adapt_datetimefield_value(value)] = (name, "moment")
+        return value
+
+    def statement(self, sql: str, params: Sequence[Any]) -> Statement:
+        template = []
+        for param in params:
+            try:
+                named = self.names.get(param)
+            except TypeError:  # an unhashable constant
+                named = None
+            template.append(named if named and type(param) is not bool else (None, param))
+        # A stand-in may go unused (a condition that matches nothing compiles to none), but one written
+        # into the SQL itself, not passed as a parameter, would stay in every request's statement.
+        inlined = [name for value, (name, _) in self.names.items() if str(value)[:10] in sql]
+        if inlined:
+            raise ValueError(f"stand-ins compiled into the SQL instead of its parameters: {sorted(inlined)}")
+        return Statement(sql, tuple(template))
+
+
+@dataclasses.dataclass(frozen=True)
+class Statement:
+    """SQL with a template of parameters: constants, and the names of the values each request gives."""
+
+    sql: str
+    params: tuple[tuple[str | None, Any], ...]
+
+    def bind(self, values: dict[str, Any]) -> list[Any]:
+        bound = []
+        for name, kind in self.params:
+            if name is None:
+                bound.append(kind)
+            elif kind == "moment":
+                bound.append(connection.ops.adapt_datetimefield_value(values[name]))
+            else:
+                bound.append(values[name])
+        return bound
+
+
+def compiled(queryset: QuerySet) -> tuple[str, tuple]:
+    return queryset.query.sql_with_params()
+
+
+# --- the kept counts with their datasets, and the judges ----------------------------------------------
+
+_JUDGES = Rows(Columns(Judge, "j"))
+_COUNTED_DATASETS = Rows(Columns(QueueCount, "qc"), Columns(Dataset, "d"))
+
+
+def every_count_row() -> list[tuple[tuple, Dataset]]:
+    """`queue.count_rows(languages=None, statuses=None)`, every kept count above zero as (language,
+    judge_id, dataset_id, status, reasons, n), each with its dataset, in the order of the datasets'
+    names (`Dataset.objects.order_by("name")`): one statement for the counts and the datasets they name."""
+    counts, datasets = _COUNTED_DATASETS.parts
+    sql = (
+        f"SELECT {_COUNTED_DATASETS.select()} FROM {counts.table()}"
+        f" INNER JOIN {datasets.table()} ON d.id = qc.dataset_id WHERE qc.n > 0 ORDER BY d.name, qc.id"
+    )
+    rows = []
+    for row in run_sql(sql, []):
+        count, dataset = _COUNTED_DATASETS.instances(row)
+        rows.append(((count.language, count.judge_id, count.dataset_id, count.status, count.reasons, count.n), dataset))
+    return rows
+
+
+def all_judges() -> list[Judge]:
+    sql = f"SELECT {_JUDGES.select()} FROM {_JUDGES.parts[0].table()} ORDER BY j.slug"
+    return [row[0] for row in map(_JUDGES.instances, run_sql(sql, []))]
+
+
+# --- the page of items --------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ShownColumns(Columns):
+    """Only the columns a page shows of a model (its primary key among them); the others are deferred,
+    as with `QuerySet.only()`."""
+
+    names: tuple[str, ...] = ()
+
+    @property
+    def fields(self):
+        return [field for field in self.model._meta.concrete_fields if field.name in self.names]
+
+
+# The queue shows a conversation's external id and a turn's position and text: their JSON columns
+# (metadata, entities) are neither read nor decoded.
+_ITEMS = Rows(
+    Columns(ReviewItem, "ri"),
+    ShownColumns(Conversation, "c", names=("id", "dataset", "external_id", "language")),
+    ShownColumns(Turn, "t", names=("id", "conversation", "position", "role", "text")),
+    Columns(User, "u"),
+)
+
+
+@lru_cache(maxsize=256)
+def _items_statement(
+    vendor: str,
+    sees_all: bool,
+    language_count: int,
+    walked_languages: tuple[int, ...],
+    status: str,
+    language: str,
+    reason: str,
+    judge: bool,
+    dataset: bool,
+    after: bool,
+    limit: int,
+) -> Statement:
+    """`queue.top_items` for one shape of request: the index walks compiled by the ORM (the filters, the
+    keyset, the user's languages), the item with its conversation, turn and holder, and the two
+    per-item numbers the page shows."""
+    from reviewapp.triage.selectors.queue import after_q, top_items_shown
+
+    stand_ins = StandIns()
+    languages = [stand_ins.text(f"language {n}") for n in range(language_count)]
+    filters = QueueFilters(
+        language=language,
+        judge=stand_ins.text("judge") if judge else "",
+        reason=reason,
+        dataset=stand_ins.integer("dataset") if dataset else None,
+        status=status,
+    )
+    keyset = (stand_ins.integer("after priority"), stand_ins.integer("after id")) if after else None
+    shown = top_items_shown(filters=filters, languages=languages, sees_all=sees_all, after_q=after_q(keyset))
+    parts = walk_parts(
+        shown, statuses=_statuses_for(filters), languages=[languages[n] for n in walked_languages], limit=limit
+    )
+    if connection.features.supports_slicing_ordering_in_compound:
+        found, params = compiled(parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0])
+        found = f"ri.id IN ({found})"
+    else:
+        # SQLite cannot slice the parts of a UNION: each walk is an `id IN (... LIMIT n)` instead.
+        pieces = [compiled(part) for part in parts]
+        found = " OR ".join(f"ri.id IN ({sql})" for sql, _ in pieces)
+        params = tuple(param for _, part_params in pieces for param in part_params)
+    user_id = stand_ins.integer("user")
+    quote = connection.ops.quote_name
+    reviews = quote(Review._meta.db_table)
+    item, conversation, turn, holder = _ITEMS.parts
+    sql = f"""
+SELECT {_ITEMS.select()},
+  COALESCE((SELECT COUNT(r.id) FROM {reviews} r WHERE r.item_id = ri.id), 0),
+  EXISTS (SELECT 1 FROM {reviews} r WHERE r.item_id = ri.id AND r.reviewer_id = %s)
+FROM {item.table()}
+INNER JOIN {conversation.table()} ON c.id = ri.conversation_id
+LEFT OUTER JOIN {turn.table()} ON t.id = ri.turn_id
+LEFT OUTER JOIN {holder.table()} ON u.id = ri.claimed_by_id
+WHERE {found}
+ORDER BY ri.priority DESC, ri.id ASC LIMIT {int(limit)}"""
+    return stand_ins.statement(sql, [user_id, *params])
+
+
+def page_items(
+    *, user, filters: QueueFilters, languages: list[str], after: tuple[int, int] | None, limit: int
+) -> list[ReviewItem]:
+    """`queue.top_items(...)` in one statement compiled once per shape, as instances with their
+    conversation, turn and holder, `review_count` and `reviewed_by_me`."""
+    walked_languages = _languages_for(filters, languages)
+    if not walked_languages:
+        return []
+    statement = _items_statement(
+        connection.vendor,
+        sees_all_languages(user),
+        len(languages),
+        tuple(languages.index(code) for code in walked_languages),
+        filters.status,
+        filters.language,
+        filters.reason,
+        bool(filters.judge),
+        bool(filters.dataset),
+        after is not None,
+        limit,
+    )
+    values: dict[str, Any] = {f"language {n}": code for n, code in enumerate(languages)}
+    values |= {"judge": filters.judge, "dataset": filters.dataset, "user": user.pk}
+    if after is not None:
+        values |= {"after priority": after[0], "after id": after[1]}
+    items = []
+    for row in run_sql(statement.sql, statement.bind(values)):
+        item, conversation, turn, holder, review_count, reviewed_by_me = _ITEMS.instances(row)
+        item.conversation, item.turn, item.claimed_by = conversation, turn, holder
+        item.review_count, item.reviewed_by_me = review_count, bool(reviewed_by_me)
+        items.append(item)
+    return items
+
+
+# --- the reviewer's own numbers -----------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def _progress_statement(vendor: str, sees_all: bool, language_count: int) -> Statement:
+    from reviewapp.triage.selectors.queue import progress_queryset
+
+    stand_ins = StandIns()
+    queryset = progress_queryset(
+        user_id=stand_ins.integer("user"),
+        sees_all=sees_all,
+        now=stand_ins.moment("now"),
+        start_of_day=stand_ins.moment("start of day"),
+        languages=[stand_ins.text(f"language {n}") for n in range(language_count)],
+    )
+    return stand_ins.statement(*compiled(queryset))
+
+
+def progress_numbers(*, user, now: datetime, start_of_day: datetime, languages: list[str]) -> dict[str, Any]:
+    """`queue.progress_queryset(...).get()`, the reviewer's own numbers, compiled once per shape."""
+    statement = _progress_statement(connection.vendor, sees_all_languages(user), len(languages))
+    values = {"user": user.pk, "now": now, "start of day": start_of_day}
+    values |= {f"language {n}": code for n, code in enumerate(languages)}
+    with connection.cursor() as cursor:
+        cursor.execute(statement.sql, statement.bind(values))
+        names = [column[0] for column in cursor.description]
+        rows = cursor.fetchall()
+    if len(rows) != 1:
+        raise User.DoesNotExist("User matching query does not exist.")
+    return dict(zip(names, rows[0], strict=True))

@@ -1,0 +1,102 @@
+"""The queue page's statements, compiled once per shape with stand-in values and bound per request, read
+exactly what the ORM's querysets they were compiled from read when run with the real values: the items
+of every filter, keyset and language set, and the reviewer's own numbers, for a reviewer and a lead."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from reviewapp.models import ReviewItem, Role
+from reviewapp.review.services import reviews
+from reviewapp.triage.selectors import queue, queue_sql
+from reviewapp.triage.selectors.queue_filters import QueueFilters
+from reviewapp.triage.services import claims
+from tests.factories import dataset, judge, make_item
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world(make_user):
+    other = dataset("other calls")
+    judge("speakability")
+    for k in range(24):
+        make_item(
+            ("fr", "fr-CA", "de", "ja")[k % 4],
+            reasons=(["unresolved"], ["qa_sample"], ["gold_disagrees", "qa_sample"])[k % 3],
+            priority=100 + k % 5,
+            judge_slug=("conciseness", "speakability")[k % 2],
+            on=other if k % 3 == 0 else None,
+        )
+    ana, lead = make_user("ana", languages=["fr", "de"]), make_user("lea", role=Role.LEAD)
+    first, second = ReviewItem.objects.filter(language="fr").order_by("-priority", "id")[:2]
+    reviews.item_skip(item=second, user=ana, reason="pas sûre")
+    reviews.review_submit(item=claims.item_claim(user=ana), user=ana, rating=2)
+    claims.item_claim(user=ana)  # held under a live lease
+    in_review = list(ReviewItem.objects.filter(language="de").order_by("id").values_list("pk", flat=True)[:2])
+    ReviewItem.objects.filter(pk__in=in_review).update(status=ReviewItem.Status.IN_REVIEW)
+    return ana, lead, other, first
+
+
+def languages_of(user) -> list[str]:
+    return queue.queue_languages(user, queue.groups_of(queue.count_rows(user=user, languages=None, statuses=None)))
+
+
+def test_the_page_of_items_is_the_querysets_for_every_filter_and_keyset(world):
+    ana, lead, other, first = world
+    after = (first.priority, first.pk)
+    filter_sets = [
+        QueueFilters(),
+        QueueFilters(language="FR"),
+        QueueFilters(language="fr-ca", reason="qa_sample"),
+        QueueFilters(judge="speakability"),
+        QueueFilters(judge="no-such-judge"),
+        QueueFilters(dataset=other.pk, reason="gold_disagrees"),
+        QueueFilters(status="in_review"),
+        QueueFilters(status="closed"),
+        QueueFilters(language="ja"),
+    ]
+    compared = 0
+    for user in (ana, lead):
+        languages = languages_of(user)
+        for filters in filter_sets:
+            for keyset in (None, after):
+                expected = [
+                    (i.pk, i.review_count, i.reviewed_by_me)
+                    for i in queue.top_items(user=user, filters=filters, languages=languages, after=keyset, limit=5)
+                ]
+                found = queue_sql.page_items(user=user, filters=filters, languages=languages, after=keyset, limit=5)
+                assert [(i.pk, i.review_count, i.reviewed_by_me) for i in found] == expected, (user, filters, keyset)
+                for item in found:
+                    assert item.conversation.pk == item.conversation_id and item.turn.pk == item.turn_id
+                    assert (item.claimed_by.pk if item.claimed_by else None) == item.claimed_by_id
+                compared += len(expected)
+    assert compared > 40  # the filters above do find items
+    assert "ja" not in languages_of(ana) and "ja" in languages_of(lead)
+
+
+def test_the_own_numbers_are_the_querysets(world):
+    ana, lead, _, _ = world
+    now = timezone.now()
+    for user in (ana, lead):
+        for moment in (now, now + timedelta(days=2)):  # leases run out; the day moves on
+            midnight = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+            for start_of_day in (midnight, moment - timedelta(days=2)):
+                languages = languages_of(user)
+                arguments = {"now": moment, "start_of_day": start_of_day, "languages": languages}
+                sees_all = user.username == "lea"
+                expected = queue.progress_queryset(user_id=user.pk, sees_all=sees_all, **arguments).get()
+                assert queue_sql.progress_numbers(user=user, **arguments) == expected
+    numbers = queue_sql.progress_numbers(
+        user=ana, now=now, start_of_day=now - timedelta(hours=1), languages=["de", "fr", "fr-CA"]
+    )
+    assert (numbers["reviewed"], numbers["skipped"], numbers["today"]) == (1, 1, 1) and numbers["held"] is not None
+
+
+def test_a_stand_in_written_into_the_sql_is_refused():
+    stand_ins = queue_sql.StandIns()
+    limit = stand_ins.integer("limit")
+    sql, params = queue_sql.compiled(ReviewItem.objects.order_by("id")[:limit])
+    with pytest.raises(ValueError, match="limit"):
+        stand_ins.statement(sql, params)
