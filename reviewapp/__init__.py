@@ -1,3 +1,10 @@
-from reviewapp.celery import app as celery_app
+"""The Django project and app. Celery is not loaded here: reviewapp/celery.py says where it is."""
 
-__all__ = ("celery_app",)
+
+def __getattr__(name: str):
+    # `reviewapp.celery_app`, as in Celery's Django layout, loaded when asked for.
+    if name == "celery_app":
+        from reviewapp.celery import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
