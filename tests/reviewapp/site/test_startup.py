@@ -79,3 +79,4 @@ def test_manage_py_check_imports_no_view_api_schema_celery_or_heavy_library():
         "reviewapp.api.urls",
     ]
     assert [name for name in app if ".tasks" in name or name == "reviewapp.celery"] == []
+    assert [name for name in app if name.startswith("reviewapp.corpus.importers")] == []
