@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 HEAVY = (
     *("scipy", "sklearn", "pandas", "openai", "statsmodels", "ppi_py", "pyarrow", "krippendorff", "numpy"),
@@ -80,3 +82,33 @@ def test_manage_py_check_imports_no_view_api_schema_celery_or_heavy_library():
     ]
     assert [name for name in app if ".tasks" in name or name == "reviewapp.celery"] == []
     assert [name for name in app if name.startswith("reviewapp.corpus.importers")] == []
+
+
+TASKS_PROBE = """
+import json, sys, threading
+from importlib import import_module
+import django
+django.setup()
+task = getattr(import_module(sys.argv[1]), sys.argv[2])
+seen = []
+# In another thread, as a server's request threads send them.
+thread = threading.Thread(target=lambda: seen.extend([task.app.main, task.app.conf.broker_url]))
+thread.start()
+thread.join()
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.parametrize(
+    "module, task",
+    [
+        ("reviewapp.corpus.tasks.import_jobs", "import_job_task"),
+        ("reviewapp.exports.tasks.exports", "snapshot_build"),
+        ("reviewapp.judging.tasks.retention", "judge_calls_purge_old"),
+    ],
+)
+def test_a_task_is_sent_with_the_sites_celery_app_though_nothing_loaded_it_first(module, task):
+    result = subprocess.run(
+        [sys.executable, "-c", TASKS_PROBE, module, task], cwd=ROOT, capture_output=True, text=True, check=True, env=ENV
+    )
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == ["tribunal", "filesystem://"]
