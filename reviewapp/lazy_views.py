@@ -1,6 +1,6 @@
 """Views routed by module and name, imported on their first request instead of with the URLconf.
 
-The URLconf is loaded by every command's system checks and at every server's start; importing each view
+The URLconf is loaded by every command's system checks and by a server before its first answer; importing each view
 there imports every selector, service and form behind them. Routed through `views_in(module)`, a view's
 module is imported when a request reaches it (or when its attributes are read, as CsrfViewMiddleware
 reads `csrf_exempt`), and `reverse()` and `{% url %}` need only the URL names. Function views only: a
