@@ -1,3 +1,1 @@
-from reviewapp.celery import app as celery_app
-
-__all__ = ("celery_app",)
+"""The Django project and app. Celery is not loaded here but with the first task (see reviewapp/celery.py)."""

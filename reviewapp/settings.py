@@ -258,12 +258,12 @@ LOGGING = {
 }
 
 # --- Retention: purge judge-call archives older than JUDGE_CALL_RETENTION_DAYS, every night ---------
-from celery.schedules import crontab  # noqa: E402
-
+# A schedule given as a dict is crontab fields (here 03:17): reviewapp/celery.py makes the crontab, so that
+# these settings, which every command loads, do not load Celery (celery.schedules imports all of it).
 CELERY_BEAT_SCHEDULE = globals().get("CELERY_BEAT_SCHEDULE", {})
 CELERY_BEAT_SCHEDULE["judge-calls-purge"] = {
     "task": "reviewapp.judging.tasks.retention.judge_calls_purge_old",
-    "schedule": crontab(hour=3, minute=17),
+    "schedule": {"hour": 3, "minute": 17},
 }
 # Tier 1: suspend signatures that contradict newly arrived gold (see TRIBUNAL_SIGNATURE_PRECISION_FLOOR).
 CELERY_BEAT_SCHEDULE["signatures-recheck"] = {

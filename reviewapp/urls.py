@@ -1,19 +1,35 @@
 """Every URL of the site, grouped in the order of the loop: corpus, judging, triage and queue, review,
-adjudication, quality, exports, people. The API has its own module (`urls_api`), included last because
-it answers every other URL under /api/ with a JSON 404."""
+adjudication, quality, exports, people. The API has its own module (`reviewapp.api.urls`), included last
+because it answers every other URL under /api/ with a JSON 404."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from reviewapp.adjudication.views import disputes
-from reviewapp.corpus.views import audio, conversations, datasets, imports
-from reviewapp.exports.views import exports
-from reviewapp.judging.views import calls, signatures, sweeps
-from reviewapp.people.views import home, people
-from reviewapp.quality.views import compare, coverage, drafts, quality, reviewers
-from reviewapp.review.views import comments, review
-from reviewapp.triage.views import planner, queue, triage
+from reviewapp.lazy_views import views_in
+
+# Imported on their first request (lazy_views.py): loading the URLconf imports no view.
+disputes = views_in("reviewapp.adjudication.views.disputes")
+audio = views_in("reviewapp.corpus.views.audio")
+conversations = views_in("reviewapp.corpus.views.conversations")
+datasets = views_in("reviewapp.corpus.views.datasets")
+imports = views_in("reviewapp.corpus.views.imports")
+exports = views_in("reviewapp.exports.views.exports")
+calls = views_in("reviewapp.judging.views.calls")
+signatures = views_in("reviewapp.judging.views.signatures")
+sweeps = views_in("reviewapp.judging.views.sweeps")
+home = views_in("reviewapp.people.views.home")
+people = views_in("reviewapp.people.views.people")
+compare = views_in("reviewapp.quality.views.compare")
+coverage = views_in("reviewapp.quality.views.coverage")
+drafts = views_in("reviewapp.quality.views.drafts")
+quality = views_in("reviewapp.quality.views.quality")
+reviewers = views_in("reviewapp.quality.views.reviewers")
+comments = views_in("reviewapp.review.views.comments")
+review = views_in("reviewapp.review.views.review")
+planner = views_in("reviewapp.triage.views.planner")
+queue = views_in("reviewapp.triage.views.queue")
+triage = views_in("reviewapp.triage.views.triage")
 
 site_urls = [
     path("", home.home, name="home"),

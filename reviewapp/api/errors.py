@@ -2,26 +2,25 @@
 
 The handlers below replace django-ninja's own (`{"detail": ...}`, 422 for bad input, an HTML 405,
 Django's HTML 500) so that clients see one error shape with the HTTP status repeated in the body,
-and a bad field is a 400 whose message names the field.
+and a bad field is a 400 whose message names the field. The shape itself, and the answers the URLconf
+routes to without loading ninja (the 404 of an unknown URL, the JSON 405), are in responses.py.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponseNotAllowed, JsonResponse
+from django.http import Http404
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 
+from reviewapp.api.responses import SCHEMA_HINT, error
 from scoring.errors import TribunalError
 
 log = logging.getLogger(__name__)
-
-SCHEMA_HINT = "see docs/api/openapi.yaml"
 
 
 class ApiError(TribunalError, HttpError):
@@ -35,37 +34,6 @@ def answer_errors(status: int, *errors: type[Exception]) -> Iterator[None]:
         yield
     except errors as exc:
         raise ApiError(status, str(exc)) from exc
-
-
-def error(status: int, message: str) -> JsonResponse:
-    response = JsonResponse({"error": message, "status": status}, status=status)
-    if status == 401:
-        response["WWW-Authenticate"] = 'Bearer realm="tribunal"'
-    return response
-
-
-def not_found(request: HttpRequest, path: str = "") -> JsonResponse:
-    """Any other URL under /api/: a JSON 404, never the HTML page."""
-    return error(404, f"No API endpoint at {request.path}; {SCHEMA_HINT}.")
-
-
-not_found.csrf_exempt = True  # type: ignore[attr-defined]  # it reads nothing and writes nothing
-
-
-def json_method_not_allowed(view: Callable) -> Callable:
-    """django-ninja answers a wrong method with a plain-text 405; keep its Allow header, answer JSON."""
-
-    @functools.wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs):
-        response = view(request, *args, **kwargs)
-        if isinstance(response, HttpResponseNotAllowed):
-            allowed = response["Allow"]
-            replaced = error(405, f"{request.method} is not allowed here; use {allowed}.")
-            replaced["Allow"] = allowed
-            return replaced
-        return response
-
-    return wrapped
 
 
 # pydantic names the branch of a union (`dataset: str | int`) in the error's location: not a field.

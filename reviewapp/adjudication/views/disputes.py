@@ -10,7 +10,6 @@ from reviewapp import access, listings
 from reviewapp.adjudication.forms.disputes import DecisionForm, SendBackForm, decision_initial
 from reviewapp.adjudication.selectors import disputes as selectors
 from reviewapp.adjudication.services import adjudication as service
-from reviewapp.judging.tasks.signatures import signatures_recheck_queue
 from reviewapp.models import ReviewItem
 from reviewapp.rendering import form_write, found_or_404, render_page
 from reviewapp.triage.selectors import progress
@@ -74,6 +73,9 @@ def dispute_decide(request, item_id: int):
     item = _item_or_404(item_id)
     form = DecisionForm(request.POST, judge=item.judge)
     if form.is_valid():
+        # The task (and Celery) load when one is first queued, not with the URLconf.
+        from reviewapp.judging.tasks.signatures import signatures_recheck_queue
+
         decided = form_write(
             form,
             service.adjudication_decide,

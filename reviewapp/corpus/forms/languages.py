@@ -4,7 +4,6 @@ code typed or posted, so that a code with no data reaches the service and gets i
 
 from django import forms
 
-from reviewapp.corpus.importers.limits import language_problem
 from reviewapp.corpus.selectors.languages import language_choices
 
 
@@ -13,6 +12,9 @@ class _WellFormedCodes:
 
     def valid_value(self, value) -> bool:
         """A code the importers would accept (limits.language_problem: BCP 47, at most the column's length)."""
+        # Here, not at the top: importing limits imports every importer, and the admin loads this form.
+        from reviewapp.corpus.importers.limits import language_problem
+
         return not language_problem(str(value))
 
 

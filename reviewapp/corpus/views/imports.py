@@ -10,7 +10,6 @@ from django.views.decorators.http import require_GET, require_http_methods
 from reviewapp import access
 from reviewapp.corpus.importers import FORMATS
 from reviewapp.corpus.services.import_jobs import import_job_start
-from reviewapp.corpus.tasks.import_jobs import import_job_queue
 from reviewapp.models import ImportJob
 from reviewapp.rendering import form_write, render_page
 
@@ -48,6 +47,9 @@ def import_new(request):
     _check_lead(request.user)
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
+        # The task (and Celery) load when one is first queued, not with the URLconf.
+        from reviewapp.corpus.tasks.import_jobs import import_job_queue
+
         job = form_write(form, import_job_start, user=request.user, dispatch=import_job_queue, **form.cleaned_data)
         if job is not None:
             return redirect("import_detail", job_id=job.pk)

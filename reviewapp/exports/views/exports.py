@@ -10,7 +10,6 @@ from reviewapp.exports.forms.exports import ExportForm
 from reviewapp.exports.selectors import datasheets
 from reviewapp.exports.selectors import exports as export_selectors
 from reviewapp.exports.services import exports as exports_service
-from reviewapp.exports.tasks.exports import snapshot_build_queue
 from reviewapp.models import ExportSnapshot, GoldLabel
 from reviewapp.rendering import form_write, render_page
 
@@ -33,6 +32,9 @@ def snapshot_new(request):
     export_selectors.check_snapshot(request.user)
     form = ExportForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        # The task (and Celery) load when one is first queued, not with the URLconf.
+        from reviewapp.exports.tasks.exports import snapshot_build_queue
+
         data = form.cleaned_data
         snapshot = form_write(
             form,

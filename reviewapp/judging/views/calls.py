@@ -8,7 +8,6 @@ from django.views.decorators.http import require_GET, require_POST
 from reviewapp import access
 from reviewapp.judging.selectors import calls as call_selectors
 from reviewapp.judging.services import replays as replays_service
-from reviewapp.judging.tasks.replays import call_replay_queue
 from reviewapp.models import CallReplay, JudgeCall
 from reviewapp.rendering import found_or_404, render_page
 
@@ -33,6 +32,9 @@ def call_detail(request, call_id: int):
 @login_required
 def call_replay(request, call_id: int):
     _check_lead(request.user)
+    # The task (and Celery) load when one is first queued, not with the URLconf.
+    from reviewapp.judging.tasks.replays import call_replay_queue
+
     call = _call_or_404(call_id)
     error = ""
     try:

@@ -8,7 +8,6 @@ from reviewapp.judging.selectors import signatures as signature_selectors
 from reviewapp.judging.selectors import sweeps as sweep_selectors
 from reviewapp.judging.services import sweep_scope
 from reviewapp.judging.services import sweeps as sweeps_service
-from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import Sweep
 from reviewapp.rendering import form_write, render_page
 
@@ -32,6 +31,9 @@ def sweep_new(request):
     access.check_lead(request.user, "Only leads and admins start sweeps.")
     form = SweepForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        # The task (and Celery) load when one is first queued, not with the URLconf.
+        from reviewapp.judging.tasks.sweeps import sweep_queue
+
         data = form.cleaned_data
         sweep = form_write(
             form,

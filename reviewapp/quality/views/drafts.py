@@ -9,7 +9,6 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from reviewapp.judging.services.judges import is_placeholder
-from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import JudgeVersion
 from reviewapp.quality.selectors import drafts as selectors
 from reviewapp.quality.selectors import proofs as proof_selectors
@@ -140,6 +139,9 @@ def draft_version(request, judge_slug: str, version_id: int):
 @login_required
 def proof_start(request, judge_slug: str, version_id: int):
     """One click: sweep both versions and rerun the old one on the held-out gold, then open the proof."""
+    # The task (and Celery) load when one is first queued, not with the URLconf.
+    from reviewapp.judging.tasks.sweeps import sweep_queue
+
     version = _version_for_lead(request, judge_slug, version_id)
     try:
         proof = proof_service.proof_start(version=version, user=request.user, dispatch=sweep_queue)

@@ -7,7 +7,6 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from reviewapp import access
-from reviewapp.judging.tasks.signatures import signatures_recheck_queue
 from reviewapp.models import Category, ReviewItem
 from reviewapp.rendering import found_or_404, render_page
 from reviewapp.review.selectors import review_screen as review_screen_selectors
@@ -81,6 +80,9 @@ def review_item(request, item_id: int):
         grain = review_grain.grain_from_form(grain=verdict_shapes.annotated_grain(item), data=request.POST)
     except review_grain.GrainError as exc:
         return render_screen(request, item, form=form, error=f"Check the form: {exc}", status=400)
+    # The task (and Celery) load when one is first queued, not with the URLconf.
+    from reviewapp.judging.tasks.signatures import signatures_recheck_queue
+
     try:
         reviews.review_submit(
             item=item,

@@ -5,11 +5,13 @@ import subprocess
 from datetime import timedelta
 
 import pytest
+from celery.schedules import crontab
 from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.utils import timezone
 
 from reviewapp import versioning
+from reviewapp.celery import app as celery_app
 from reviewapp.judging.services.calls import prompt_texts_store
 from reviewapp.judging.services.retention import RetentionError, judge_calls_purge
 from reviewapp.judging.tasks.retention import judge_calls_purge_old
@@ -87,6 +89,18 @@ def test_the_command_and_its_dry_run(corpus, capsys):
 def test_celery_beat_runs_the_purge_every_night():
     entry = django_settings.CELERY_BEAT_SCHEDULE["judge-calls-purge"]
     assert entry["task"] == judge_calls_purge_old.name
+
+
+def test_celery_beat_has_the_purge_at_3_17_and_the_other_entries_as_set():
+    # The settings give the purge's time as crontab fields; the app's beat schedule has the crontab.
+    beat = celery_app.conf.beat_schedule
+    assert beat["judge-calls-purge"] == {
+        "task": "reviewapp.judging.tasks.retention.judge_calls_purge_old",
+        "schedule": crontab(hour=3, minute=17),
+    }
+    assert beat["judge-calls-purge"]["schedule"] != crontab(hour=3, minute=18)
+    assert beat["sweeps-reconcile"] == django_settings.CELERY_BEAT_SCHEDULE["sweeps-reconcile"]
+    assert set(beat) == {"judge-calls-purge", "signatures-recheck", "sweeps-reconcile"}
 
 
 def test_code_version_prefers_the_setting_then_git_then_unknown(settings, monkeypatch, tmp_path):
