@@ -4,3 +4,9 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewapp.settings")
 application = get_asgi_application()
+
+# A server imports every view, the API and the task queue's app now, before its first request (commands
+# do not: reviewapp/lazy_views.py).
+from reviewapp.lazy_views import load_site  # noqa: E402
+
+load_site()

@@ -68,3 +68,31 @@ class ViewsIn:
 
 def views_in(module: str) -> ViewsIn:
     return ViewsIn(module)
+
+
+def lazy_views_routed(resolver=None) -> list[LazyView]:
+    """Every LazyView the URLconf routes to."""
+    from django.urls import get_resolver
+
+    found: list[LazyView] = []
+    for entry in (resolver or get_resolver()).url_patterns:
+        if hasattr(entry, "url_patterns"):
+            found.extend(lazy_views_routed(entry))
+        elif isinstance(entry.callback, LazyView):
+            found.append(entry.callback)
+    return found
+
+
+def load_site() -> None:
+    """What a server loads before its first request: every view, the API and the task queue's app.
+
+    wsgi.py and asgi.py call this, commands do not. With gunicorn's preload_app the master imports all of
+    it once and its workers share that code, so no reviewer's first request to a page (or a worker's
+    after a restart) pays for importing it, and a view that cannot be imported stops the server at start.
+    """
+    for view in lazy_views_routed():
+        view.view  # noqa: B018 - the import is the point
+    from reviewapp import celery  # noqa: F401
+    from reviewapp.api.urls import ninja_views
+
+    ninja_views()

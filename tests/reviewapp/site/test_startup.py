@@ -112,3 +112,32 @@ def test_a_task_is_sent_with_the_sites_celery_app_though_nothing_loaded_it_first
         [sys.executable, "-c", TASKS_PROBE, module, task], cwd=ROOT, capture_output=True, text=True, check=True, env=ENV
     )
     assert json.loads(result.stdout.strip().splitlines()[-1]) == ["tribunal", "filesystem://"]
+
+
+SERVER = """
+import json, sys
+import reviewapp.wsgi
+from reviewapp.lazy_views import lazy_views_routed
+views = lazy_views_routed()
+print(json.dumps({
+    "views": len(views),
+    "loaded": sum("view" in vars(view) for view in views),
+    "api": "reviewapp.api.site" in sys.modules,
+    "celery": "reviewapp.celery" in sys.modules,
+}))
+"""
+
+
+@pytest.mark.parametrize("module", ["wsgi", "asgi"])
+def test_a_server_loads_every_view_the_api_and_celery_before_its_first_request(module):
+    result = subprocess.run(
+        [sys.executable, "-c", SERVER.replace("reviewapp.wsgi", f"reviewapp.{module}")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=ENV,
+    )
+    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    assert loaded["views"] > 50
+    assert loaded == {"views": loaded["views"], "loaded": loaded["views"], "api": True, "celery": True}
