@@ -17,6 +17,7 @@ The values written are the same on both, and the same as `export_rows` gives.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
@@ -34,7 +35,7 @@ from orjson import Fragment
 from reviewapp.exports.selectors import export_filters
 from reviewapp.exports.selectors.export_filters import ExportFilters, pseudonym
 from reviewapp.exports.selectors.export_rows import json_value, verdicts_by_target, verdicts_of
-from reviewapp.exports.selectors.export_sql import postgres_statement, sqlite_statement
+from reviewapp.exports.selectors.export_sql import postgres_lines_statement, postgres_statement, sqlite_statement
 from reviewapp.models import Turn
 from reviewapp.quality.selectors.gold import gold_rank_ordering
 
@@ -268,3 +269,68 @@ def flat_rows(
                 _flat_row(slug, record, context_of(record[0], record[11]), verdicts_of_row(record[0], record[1]))
                 for record in records
             ]
+
+
+# --- PostgreSQL: the JSONL lines as the database writes them --------------------------------------------
+
+# COPY's text format, one row a line: the line's datasheet key, a tab, the JSONL line. Neither holds a
+# tab or a line break of its own (JSON escapes them), so COPY's only escape in them is the doubled
+# backslash.
+LINES_SETTINGS = STREAM_SETTINGS + "; SET extra_float_digits = 1"  # shortest round-trip floats, as orjson
+LINES_RESET = STREAM_RESET + "; RESET extra_float_digits"
+MARKED = re.compile(rb'"\\u0000([fpjm])([^"]*)"')  # the markers of export_sql
+
+
+class _Marks:
+    """What Python writes in place of a marker (`export_sql`): a pseudonym, a rating orjson spells
+    otherwise (non-finite ones as null, counted by `finite`), stored JSON re-encoded."""
+
+    def __init__(self, finite) -> None:
+        self.finite = finite
+
+    def __call__(self, match: re.Match) -> bytes:
+        kind, text = match.group(1), match.group(2)
+        if kind == b"p":
+            return orjson.dumps(pseudonym(int(text)))
+        if kind == b"f":
+            return orjson.dumps(self.finite.clean(float(text)))
+        value = json_value(bytes.fromhex(text.decode()).decode())
+        if kind == b"m":  # failure modes, read as the flat row reads them
+            value = list(value or [])
+        return orjson.dumps(self.finite.clean(value))
+
+
+def _lines(records: list[bytes], marks: _Marks) -> tuple[bytes, list[bytes]]:
+    keys, texts = zip(*(record.split(b"\t", 1) for record in records), strict=True)
+    body = (b"\n".join(texts) + b"\n").replace(b"\\\\", b"\\")
+    if b'"\\u0000' in body:
+        body = MARKED.sub(marks, body)
+    return body, list(keys)
+
+
+def postgres_lines(*, judge, filters: ExportFilters, finite, chunk_size: int = export_filters.CHUNK_SIZE):
+    """The export's JSONL on PostgreSQL in chunks of about `chunk_size` lines, as (the lines' bytes,
+    their datasheet keys, still COPY-escaped): the same bytes `flat_rows` and the JSONL writer give,
+    written by the database (`export_sql.postgres_lines_statement`) and read with COPY, so Python
+    only fills in the markers. `finite` counts the non-finite numbers written as null."""
+    statement, params = postgres_lines_statement(int(judge.pk), _postgres_gold(judge, filters), judge.slug)
+    statement, marks = f"COPY ({statement}) TO STDOUT", _Marks(finite)
+    with connection.cursor() as cursor:
+        cursor.execute(LINES_SETTINGS)
+        try:
+            with connection.wrap_database_errors:
+                log = getattr(cursor, "debug_sql", None)  # the debug cursor records it, as execute() would
+                with log(statement, params) if log else nullcontext(), cursor.cursor.copy(statement, params) as copy:
+                    tail, blocks = b"", []
+                    for block in copy:  # a block is a row, or a part of the stream
+                        blocks.append(block)
+                        if len(blocks) >= chunk_size:
+                            *records, tail = (tail + b"".join(blocks)).split(b"\n")
+                            blocks = []
+                            if records:
+                                yield _lines(records, marks)
+                    *records, tail = (tail + b"".join(blocks)).split(b"\n")
+                    if records:
+                        yield _lines(records, marks)
+        finally:
+            cursor.execute(LINES_RESET)

@@ -111,6 +111,10 @@ class JsonlWriter:
     def write(self, row: dict[str, Any]) -> None:
         self.handle.write(flat_json_bytes(self.finite.flat(row)) + b"\n")
 
+    def write_lines(self, lines: bytes) -> None:
+        """Finished lines (the database's, on PostgreSQL: `export_flat.postgres_lines`)."""
+        self.handle.write(lines)
+
     def close(self) -> None:
         pass
 

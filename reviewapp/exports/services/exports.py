@@ -26,8 +26,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import orjson
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -39,7 +40,7 @@ from reviewapp.exports.selectors.export_filters import ExportFilters
 from reviewapp.exports.selectors.export_rows import ExportRow
 from reviewapp.exports.services.export_eva import EvaWriter
 from reviewapp.exports.services.export_progress import Progress, no_cycle_collection
-from reviewapp.exports.services.export_writers import COLUMN_NAMES, flat_writer
+from reviewapp.exports.services.export_writers import COLUMN_NAMES, JsonlWriter, flat_writer
 from reviewapp.models import ExportSnapshot, Judge, JudgeVersion
 from reviewapp.quality.selectors.outcomes import outcome_for
 from reviewapp.versioning import code_version
@@ -190,6 +191,7 @@ class _Tally:
     non_finite: int = 0
     classes: dict[tuple, str] = field(default_factory=dict)  # (rating, passed, label) -> class
     flat: Counter = field(default_factory=Counter)  # flat rows by what the counts tell apart
+    keyed: Counter = field(default_factory=Counter)  # lines by their key from the database (`add_keys`)
 
     def class_of(self, rating: float | None, passed: bool | None, label: str) -> str:
         key = (rating, passed, label)
@@ -227,8 +229,21 @@ class _Tally:
             len(row["comments"]),
         ] += 1
 
+    def add_keys(self, keys: list[bytes]) -> None:
+        """Lines written by the database (`export_flat.postgres_lines`), each with its key: the JSON
+        list of what `add_flat` counts, the gold rating as text, still escaped as COPY sends it."""
+        self.rows += len(keys)
+        self.keyed.update(keys)
+
     def close(self) -> None:
-        """Spread the flat rows' counts (`add_flat`) into the datasheet's."""
+        """Spread the flat rows' counts (`add_flat`, `add_keys`) into the datasheet's."""
+        for key, rows in self.keyed.items():
+            language, dataset, source, rating, passed, label, versions, reviews, comments = orjson.loads(
+                key.replace(b"\\\\", b"\\")
+            )
+            label = self.class_of(None if rating is None else float(rating), passed, label or "")
+            self.flat[language, dataset, source, label, tuple(versions), reviews, comments] += rows
+        self.keyed.clear()
         for (language, dataset, source, label, versions, reviews, comments), rows in self.flat.items():
             self.by_class[label] += rows
             self.by_language[language] += rows
@@ -326,6 +341,8 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
             writer: Any = EvaWriter(handle, judge)
             chunks: Any = export_rows_selectors.export_rows(judge=judge, filters=filters, chunk_size=chunk_size)
             add = tally.add_row
+        elif fmt == "jsonl" and connection.vendor == "postgresql":
+            return _write_lines(judge, filters, handle, tally, chunk_size, progress)
         else:
             writer = flat_writer(fmt, partial, handle)
             chunks = export_flat_selectors.flat_rows(judge=judge, filters=filters, chunk_size=chunk_size)
@@ -345,6 +362,25 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
     finally:
         if handle is not None:
             handle.close()
+    return writer
+
+
+def _write_lines(judge: Judge, filters: ExportFilters, handle, tally, chunk_size: int, progress):
+    """JSONL on PostgreSQL: the lines as the database writes them (`export_flat.postgres_lines`)."""
+    writer = JsonlWriter(handle)
+    chunks = export_flat_selectors.postgres_lines(
+        judge=judge, filters=filters, finite=writer.finite, chunk_size=chunk_size
+    )
+    next_progress = PROGRESS_EVERY_ROWS
+    with closing(chunks):  # as in _write_rows: the stream ends before the snapshot can be marked failed
+        for lines, keys in chunks:
+            writer.write_lines(lines)
+            tally.add_keys(keys)
+            if tally.rows >= next_progress:
+                progress(tally.rows)
+                next_progress = tally.rows + PROGRESS_EVERY_ROWS
+    tally.close()
+    writer.close()
     return writer
 
 
