@@ -1,0 +1,77 @@
+"""On PostgreSQL the database writes the JSONL lines itself (export_sql.postgres_lines_statement): they
+are the lines the row path writes (export_flat.flat_rows through the JSONL writer), byte for byte,
+for the values either could spell differently, and the datasheet counts them the same."""
+
+import io
+import json
+
+import pytest
+from django.db import connection
+
+from reviewapp.exports.selectors.export_filters import ExportFilters
+from reviewapp.exports.selectors.export_flat import flat_rows
+from reviewapp.exports.services.export_writers import JsonlWriter
+from reviewapp.exports.services.exports import snapshot_create, snapshot_path, snapshot_write
+from reviewapp.models import Adjudication, Comment, Dataset, GoldLabel, Review, Turn, Verdict
+from tests.reviewapp.exports.test_exports_rows import hmac_id
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="the database writes the lines on PostgreSQL only"),
+]
+
+
+def awkward(corpus) -> None:
+    """Values each spelled by its own rule: floats outside fixed notation and non-finite ones,
+    failure modes that are not a list of strings, escapes in text and in names, empty and null."""
+    Dataset.objects.filter(pk=corpus.dataset.pk).update(name='calls\t"2026"\\q')
+    turn = Turn.objects.get(conversation=corpus.fr, position=1)
+    Turn.objects.filter(pk=turn.pk).update(text='a "quote", a \\ back\nslash\ttab \u2028 \x01 é 🎧', intended_text="")
+    GoldLabel.objects.filter(turn=turn, source="adjudicated").update(rating=float("nan"), failure_modes={"b": 1})
+    GoldLabel.objects.filter(turn__conversation=corpus.fr, turn__position=3).update(rating=1e-7, failure_modes="ab")
+    GoldLabel.objects.filter(turn__conversation=corpus.ja).update(rating=-0.0, failure_modes=['x"y', "z\\"])
+    first, second = Review.objects.filter(item__turn=turn).order_by("id")
+    Review.objects.filter(pk=first.pk).update(rating=float("inf"), comment="")
+    Review.objects.filter(pk=second.pk).update(rating=1e20, label="très\\bien", passed=None)
+    Adjudication.objects.filter(item__turn=turn).update(rating=2.5)
+    Verdict.objects.filter(turn=turn, judge_version=corpus.v1).update(rating=123456.789, flags={"z": [1.50, None]})
+    Verdict.objects.filter(turn=turn, judge_version=corpus.v2).update(rating=None, flags=["long"], explanation="")
+    Comment.objects.create(turn=turn, author=corpus.reviewers[1], judge=None, body="second", parent=None)
+
+
+def row_path_lines(judge) -> bytes:
+    """The same export as rows (the statement CSV and Parquet read) through the JSONL writer."""
+    handle = io.BytesIO()
+    writer = JsonlWriter(handle)
+    for chunk in flat_rows(judge=judge, filters=ExportFilters()):
+        for row in chunk:
+            writer.write(row)
+    return handle.getvalue()
+
+
+def test_the_database_writes_the_lines_of_the_row_path_byte_for_byte(corpus, media):
+    awkward(corpus)
+    snapshot = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt="jsonl", build=False).pk)
+    written = snapshot_path(snapshot).read_bytes()
+
+    first = json.loads(written.splitlines()[0])
+    assert first["dataset"] == 'calls\t"2026"\\q' and first["gold_rating"] is None
+    assert first["gold_failure_modes"] == ["b"] and first["intended_text"] is None
+    assert [(r["reviewer"], r["rating"]) for r in first["reviews"]] == [
+        (hmac_id(corpus.reviewers[0]), None),
+        (hmac_id(corpus.reviewers[1]), 1e20),
+    ]
+    assert first["verdicts"]["1.0"][0]["flags"] == {"z": [1.5, None]}
+    assert snapshot.datasheet["non_finite_values_written_as_null"] == 2
+    assert written == row_path_lines(corpus.judge)
+
+
+def test_the_datasheet_counts_the_lines_as_the_rows(corpus, media):
+    awkward(corpus)
+    sheets = {}
+    for fmt in ("jsonl", "csv"):  # the database's lines, and rows through the CSV writer
+        snapshot = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt=fmt, build=False).pk)
+        sheets[fmt] = snapshot.datasheet
+    for key in ("rows", "counts", "judge_versions", "non_finite_values_written_as_null"):
+        assert sheets["jsonl"][key] == sheets["csv"][key], key
+    assert sheets["jsonl"]["counts"]["by_dataset"] == {'calls\t"2026"\\q': 3}
