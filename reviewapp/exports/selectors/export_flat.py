@@ -302,10 +302,11 @@ class _Marks:
 
 def _lines(records: list[bytes], marks: _Marks) -> tuple[bytes, list[bytes]]:
     keys, texts = zip(*(record.split(b"\t", 1) for record in records), strict=True)
+    keys = [key.replace(b"\\\\", b"\\") if b"\\" in key else key for key in keys]
     body = (b"\n".join(texts) + b"\n").replace(b"\\\\", b"\\")
     if b'"\\u0000' in body:
         body = MARKED.sub(marks, body)
-    return body, list(keys)
+    return body, keys
 
 
 def postgres_lines(*, judge, filters: ExportFilters, finite, chunk_size: int = export_filters.CHUNK_SIZE):
@@ -332,5 +333,64 @@ def postgres_lines(*, judge, filters: ExportFilters, finite, chunk_size: int = e
                     *records, tail = (tail + b"".join(blocks)).split(b"\n")
                     if records:
                         yield _lines(records, marks)
+        finally:
+            cursor.execute(LINES_RESET)
+
+
+# --- PostgreSQL: the Parquet columns as the database writes them ------------------------------------------
+
+CSV_MARKED = re.compile(rb'""\\u0000([fpjm])([^"]*)""')  # a marker inside a JSON text inside a CSV field
+
+
+def _csv_table(blocks: list, marks: _Marks, csv_options):
+    """Rows of COPY's CSV (a block each) as an Arrow table, the markers filled in first."""
+    from pyarrow import BufferReader, csv
+
+    data = b"".join(blocks)
+    if b"\\u0000" in data:
+        data = CSV_MARKED.sub(lambda match: marks(match).replace(b'"', b'""'), data)
+    return csv.read_csv(BufferReader(data), *csv_options)
+
+
+def postgres_columns(*, judge, filters: ExportFilters, finite, schema, rows_per_table: int):
+    """The export's flat columns on PostgreSQL as Arrow tables of `rows_per_table` rows (the last
+    one shorter), each with the rows' datasheet keys: written by the database
+    (`export_sql.postgres_lines_statement(columns=True)`), read with COPY's CSV by pyarrow's
+    parser, so no Python object is made per row. `schema` gives the columns' types; `finite`
+    counts the non-finite numbers of the nested columns written as null (a non-finite gold rating
+    comes as NULL, its key tells)."""
+    import pyarrow as pa
+    from pyarrow import csv
+
+    statement, params = postgres_lines_statement(
+        int(judge.pk), _postgres_gold(judge, filters), judge.slug, columns=True
+    )
+    statement, marks = f"COPY ({statement}) TO STDOUT (FORMAT csv)", _Marks(finite)
+    names = ["key", *schema.names]
+    csv_options = (
+        csv.ReadOptions(column_names=names, use_threads=False),
+        csv.ParseOptions(newlines_in_values=True),
+        csv.ConvertOptions(
+            column_types={"key": pa.string(), **{field.name: field.type for field in schema}},
+            null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False,
+            true_values=["t"], false_values=["f"],
+        ),
+    )  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(LINES_SETTINGS)
+        try:
+            with connection.wrap_database_errors:
+                log = getattr(cursor, "debug_sql", None)
+                with log(statement, params) if log else nullcontext(), cursor.cursor.copy(statement, params) as copy:
+                    blocks = []
+                    for block in copy:  # COPY TO sends one row a message
+                        blocks.append(block)
+                        if len(blocks) == rows_per_table:
+                            table = _csv_table(blocks, marks, csv_options)
+                            blocks = []
+                            yield table.drop_columns(["key"]), table.column("key").to_pylist()
+                    if blocks:
+                        table = _csv_table(blocks, marks, csv_options)
+                        yield table.drop_columns(["key"]), table.column("key").to_pylist()
         finally:
             cursor.execute(LINES_RESET)

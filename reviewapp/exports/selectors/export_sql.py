@@ -323,12 +323,17 @@ def _iso(column: str) -> str:
     return f"""COALESCE('"' || {Postgres.iso(column)} || '"', 'null')"""
 
 
-def postgres_lines_statement(judge_id: int, gold: tuple[str, tuple], slug: str) -> tuple[str, tuple]:
+def postgres_lines_statement(
+    judge_id: int, gold: tuple[str, tuple], slug: str, *, columns: bool = False
+) -> tuple[str, tuple]:
     """Two text columns per row for COPY, in the order `postgres_statement` gives the rows: the
     datasheet's key of the row (a JSON list: language, dataset, gold source, gold rating as text,
     passed, label, the versions with verdicts, the review and comment counts) and its JSONL line.
     The same lookups by index per row as `postgres_statement`; the reviews, comments and verdicts
-    each give their JSON and what the datasheet counts of them from one lateral subquery."""
+    each give their JSON and what the datasheet counts of them from one lateral subquery.
+
+    With `columns`, the key and then the flat columns apart (COLUMNS' order, for Parquet): the
+    nested ones as the same JSON text, the others as values, a non-finite gold rating as NULL."""
     gold_sql, gold_params = gold
     review = _object(
         ("reviewer", _person("r.reviewer_id")), ("rating", _rating("r.rating")), ("label", _value("r.label")),
@@ -385,6 +390,18 @@ def postgres_lines_statement(judge_id: int, gold: tuple[str, tuple], slug: str) 
         ("reviews", "COALESCE(rv.json, '[]')"), ("comments", "COALESCE(cm.json, '[]')"),
         ("verdicts", "COALESCE(vd.json, '{}')"),
     )  # fmt: skip
+    if columns:
+        line = ", ".join(
+            (
+                "d.name", "c.external_id", "c.language", "%s::text",
+                "CASE WHEN t.position IS NULL THEN 'conversation' ELSE 'turn' END", "t.position", "t.role", "t.text",
+                "NULLIF(t.intended_text, '')", f"COALESCE(({CONTEXT}), '[]')",
+                "CASE WHEN g.rating = ANY ('{NaN,Infinity,-Infinity}'::float8[]) THEN NULL ELSE g.rating END",
+                "NULLIF(g.label, '')", "g.passed", _stored_json("g.failure_modes", "m"), "g.source",
+                Postgres.iso("g.created_at"), f"CASE WHEN it.id IS NOT NULL THEN ({adjudication_of_item}) END",
+                "COALESCE(rv.json, '[]')", "COALESCE(cm.json, '[]')", "COALESCE(vd.json, '{}')",
+            )
+        )  # fmt: skip
     key = (
         f"'[' || {_value('c.language')} || ',' || {_value('d.name')} || ',' || {_value('g.source')}"
         f""" || ',' || COALESCE('"' || g.rating::text || '"', 'null') || ',' || {_plain("g.passed")}"""

@@ -169,6 +169,10 @@ class ParquetWriter:
         if len(self.rows) >= PARQUET_ROW_GROUP:
             self._flush()
 
+    def write_table(self, table) -> None:
+        """Finished columns (the database's, on PostgreSQL: `export_flat.postgres_columns`), one row group."""
+        self.writer.write_table(table, row_group_size=len(table))
+
     def _flush(self) -> None:
         if not self.rows:
             return

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -40,7 +41,13 @@ from reviewapp.exports.selectors.export_filters import ExportFilters
 from reviewapp.exports.selectors.export_rows import ExportRow
 from reviewapp.exports.services.export_eva import EvaWriter
 from reviewapp.exports.services.export_progress import Progress, no_cycle_collection
-from reviewapp.exports.services.export_writers import COLUMN_NAMES, JsonlWriter, flat_writer
+from reviewapp.exports.services.export_writers import (
+    COLUMN_NAMES,
+    PARQUET_ROW_GROUP,
+    JsonlWriter,
+    ParquetWriter,
+    flat_writer,
+)
 from reviewapp.models import ExportSnapshot, Judge, JudgeVersion
 from reviewapp.quality.selectors.outcomes import outcome_for
 from reviewapp.versioning import code_version
@@ -191,7 +198,8 @@ class _Tally:
     non_finite: int = 0
     classes: dict[tuple, str] = field(default_factory=dict)  # (rating, passed, label) -> class
     flat: Counter = field(default_factory=Counter)  # flat rows by what the counts tell apart
-    keyed: Counter = field(default_factory=Counter)  # lines by their key from the database (`add_keys`)
+    keyed: Counter = field(default_factory=Counter)  # rows by their key from the database (`add_keys`)
+    gold_non_finite: int = 0  # of the keyed rows
 
     def class_of(self, rating: float | None, passed: bool | None, label: str) -> str:
         key = (rating, passed, label)
@@ -229,19 +237,20 @@ class _Tally:
             len(row["comments"]),
         ] += 1
 
-    def add_keys(self, keys: list[bytes]) -> None:
-        """Lines written by the database (`export_flat.postgres_lines`), each with its key: the JSON
-        list of what `add_flat` counts, the gold rating as text, still escaped as COPY sends it."""
+    def add_keys(self, keys: list) -> None:
+        """Rows written by the database (`export_flat.postgres_lines`, `postgres_columns`), each with
+        its key: the JSON list of what `add_flat` counts, the gold rating as text."""
         self.rows += len(keys)
         self.keyed.update(keys)
 
     def close(self) -> None:
         """Spread the flat rows' counts (`add_flat`, `add_keys`) into the datasheet's."""
         for key, rows in self.keyed.items():
-            language, dataset, source, rating, passed, label, versions, reviews, comments = orjson.loads(
-                key.replace(b"\\\\", b"\\")
-            )
-            label = self.class_of(None if rating is None else float(rating), passed, label or "")
+            language, dataset, source, rating, passed, label, versions, reviews, comments = orjson.loads(key)
+            rating = None if rating is None else float(rating)
+            if rating is not None and not math.isfinite(rating):
+                self.gold_non_finite += rows
+            label = self.class_of(rating, passed, label or "")
             self.flat[language, dataset, source, label, tuple(versions), reviews, comments] += rows
         self.keyed.clear()
         for (language, dataset, source, label, versions, reviews, comments), rows in self.flat.items():
@@ -343,6 +352,8 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
             add = tally.add_row
         elif fmt == "jsonl" and connection.vendor == "postgresql":
             return _write_lines(judge, filters, handle, tally, chunk_size, progress)
+        elif fmt == "parquet" and connection.vendor == "postgresql":
+            return _write_columns(judge, filters, partial, tally, progress)
         else:
             writer = flat_writer(fmt, partial, handle)
             chunks = export_flat_selectors.flat_rows(judge=judge, filters=filters, chunk_size=chunk_size)
@@ -381,6 +392,24 @@ def _write_lines(judge: Judge, filters: ExportFilters, handle, tally, chunk_size
                 next_progress = tally.rows + PROGRESS_EVERY_ROWS
     tally.close()
     writer.close()
+    return writer
+
+
+def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, progress):
+    """Parquet on PostgreSQL: the columns as the database writes them (`export_flat.postgres_columns`),
+    a row group of PARQUET_ROW_GROUP rows at a time, as the writer groups rows."""
+    writer = ParquetWriter(partial)
+    tables = export_flat_selectors.postgres_columns(
+        judge=judge, filters=filters, finite=writer.finite, schema=writer.schema, rows_per_table=PARQUET_ROW_GROUP
+    )
+    with closing(tables):  # as in _write_rows: the stream ends before the snapshot can be marked failed
+        for table, keys in tables:
+            writer.write_table(table)
+            tally.add_keys(keys)
+            progress(tally.rows)
+    tally.close()
+    writer.close()
+    writer.finite.count += tally.gold_non_finite  # NULL from the database, as the row path writes it
     return writer
 
 

@@ -75,3 +75,26 @@ def test_the_datasheet_counts_the_lines_as_the_rows(corpus, media):
     for key in ("rows", "counts", "judge_versions", "non_finite_values_written_as_null"):
         assert sheets["jsonl"][key] == sheets["csv"][key], key
     assert sheets["jsonl"]["counts"]["by_dataset"] == {'calls\t"2026"\\q': 3}
+
+
+def test_the_database_writes_the_parquet_table_of_the_row_path(corpus, media, tmp_path):
+    import pyarrow.parquet as pq
+
+    from reviewapp.exports.services.export_writers import ParquetWriter
+
+    awkward(corpus)
+    snapshot = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt="parquet", build=False).pk)
+    rows_path = tmp_path / "rows.parquet"
+    writer = ParquetWriter(rows_path)  # the same export as rows through the Parquet writer
+    for chunk in flat_rows(judge=corpus.judge, filters=ExportFilters()):
+        for row in chunk:
+            writer.write(row)
+    writer.close()
+
+    written, expected = pq.read_table(snapshot_path(snapshot)), pq.read_table(rows_path)
+    assert written.schema == expected.schema
+    assert written.to_pylist() == expected.to_pylist()
+    first = written.slice(0, 1).to_pylist()[0]
+    assert first["dataset"] == 'calls\t"2026"\\q' and first["gold_rating"] is None and first["intended_text"] is None
+    assert json.loads(first["reviews"])[0]["reviewer"] == hmac_id(corpus.reviewers[0])
+    assert snapshot.datasheet["non_finite_values_written_as_null"] == writer.finite.count == 2
