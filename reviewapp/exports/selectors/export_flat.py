@@ -309,17 +309,26 @@ def _lines(records: list[bytes], marks: _Marks) -> tuple[bytes, list[bytes]]:
     return body, keys
 
 
-def postgres_lines(*, judge, filters: ExportFilters, finite, chunk_size: int = export_filters.CHUNK_SIZE):
+def postgres_lines(
+    *,
+    judge,
+    filters: ExportFilters,
+    finite,
+    chunk_size: int = export_filters.CHUNK_SIZE,
+    using=connection,
+    rows: tuple[int, int | None] = (0, None),
+):
     """The export's JSONL on PostgreSQL in chunks of about `chunk_size` lines, as (the lines' bytes,
     their datasheet keys, still COPY-escaped): the same bytes `flat_rows` and the JSONL writer give,
     written by the database (`export_sql.postgres_lines_statement`) and read with COPY, so Python
-    only fills in the markers. `finite` counts the non-finite numbers written as null."""
-    statement, params = postgres_lines_statement(int(judge.pk), _postgres_gold(judge, filters), judge.slug)
+    only fills in the markers. `finite` counts the non-finite numbers written as null. `using`: the
+    connection to read on; `rows`: a part of the rows (first, count or None for the rest)."""
+    statement, params = postgres_lines_statement(int(judge.pk), _postgres_gold(judge, filters), judge.slug, rows=rows)
     statement, marks = f"COPY ({statement}) TO STDOUT", _Marks(finite)
-    with connection.cursor() as cursor:
+    with using.cursor() as cursor:
         cursor.execute(LINES_SETTINGS)
         try:
-            with connection.wrap_database_errors:
+            with using.wrap_database_errors:
                 log = getattr(cursor, "debug_sql", None)  # the debug cursor records it, as execute() would
                 with log(statement, params) if log else nullcontext(), cursor.cursor.copy(statement, params) as copy:
                     tail, blocks = b"", []
@@ -352,18 +361,20 @@ def _csv_table(blocks: list, marks: _Marks, csv_options):
     return csv.read_csv(BufferReader(data), *csv_options)
 
 
-def postgres_columns(*, judge, filters: ExportFilters, finite, schema, rows_per_table: int):
+def postgres_columns(
+    *, judge, filters: ExportFilters, finite, schema, rows_per_table: int, using=connection, rows=(0, None)
+):
     """The export's flat columns on PostgreSQL as Arrow tables of `rows_per_table` rows (the last
     one shorter), each with the rows' datasheet keys: written by the database
     (`export_sql.postgres_lines_statement(columns=True)`), read with COPY's CSV by pyarrow's
     parser, so no Python object is made per row. `schema` gives the columns' types; `finite`
     counts the non-finite numbers of the nested columns written as null (a non-finite gold rating
-    comes as NULL, its key tells)."""
+    comes as NULL, its key tells). `using` and `rows` as for `postgres_lines`."""
     import pyarrow as pa
     from pyarrow import csv
 
     statement, params = postgres_lines_statement(
-        int(judge.pk), _postgres_gold(judge, filters), judge.slug, columns=True
+        int(judge.pk), _postgres_gold(judge, filters), judge.slug, columns=True, rows=rows
     )
     statement, marks = f"COPY ({statement}) TO STDOUT (FORMAT csv)", _Marks(finite)
     names = ["key", *schema.names]
@@ -376,10 +387,10 @@ def postgres_columns(*, judge, filters: ExportFilters, finite, schema, rows_per_
             true_values=["t"], false_values=["f"],
         ),
     )  # fmt: skip
-    with connection.cursor() as cursor:
+    with using.cursor() as cursor:
         cursor.execute(LINES_SETTINGS)
         try:
-            with connection.wrap_database_errors:
+            with using.wrap_database_errors:
                 log = getattr(cursor, "debug_sql", None)
                 with log(statement, params) if log else nullcontext(), cursor.cursor.copy(statement, params) as copy:
                     blocks = []

@@ -324,7 +324,12 @@ def _iso(column: str) -> str:
 
 
 def postgres_lines_statement(
-    judge_id: int, gold: tuple[str, tuple], slug: str, *, columns: bool = False
+    judge_id: int,
+    gold: tuple[str, tuple],
+    slug: str,
+    *,
+    columns: bool = False,
+    rows: tuple[int, int | None] = (0, None),
 ) -> tuple[str, tuple]:
     """Two text columns per row for COPY, in the order `postgres_statement` gives the rows: the
     datasheet's key of the row (a JSON list: language, dataset, gold source, gold rating as text,
@@ -333,8 +338,17 @@ def postgres_lines_statement(
     each give their JSON and what the datasheet counts of them from one lateral subquery.
 
     With `columns`, the key and then the flat columns apart (COLUMNS' order, for Parquet): the
-    nested ones as the same JSON text, the others as values, a non-finite gold rating as NULL."""
+    nested ones as the same JSON text, the others as values, a non-finite gold rating as NULL.
+
+    `rows` (first, count or None for the rest) gives a part of the rows in their order: the gold
+    labels are skipped before anything is looked up for them."""
     gold_sql, gold_params = gold
+    first, count = rows
+    if first or count is not None:
+        gold_sql = (
+            f"SELECT * FROM ({gold_sql}) g0 ORDER BY g0.conversation_id, g0.turn_id"
+            f" OFFSET {int(first)}{'' if count is None else f' LIMIT {int(count)}'}"
+        )
     review = _object(
         ("reviewer", _person("r.reviewer_id")), ("rating", _rating("r.rating")), ("label", _value("r.label")),
         ("passed", _plain("r.passed")), ("categories", _slug_list(Review.categories.through, "r.id")),

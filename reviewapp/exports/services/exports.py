@@ -39,6 +39,7 @@ from reviewapp.exports.selectors import export_flat as export_flat_selectors
 from reviewapp.exports.selectors import export_rows as export_rows_selectors
 from reviewapp.exports.selectors.export_filters import ExportFilters
 from reviewapp.exports.selectors.export_rows import ExportRow
+from reviewapp.exports.services import export_parallel
 from reviewapp.exports.services.export_eva import EvaWriter
 from reviewapp.exports.services.export_progress import Progress, no_cycle_collection
 from reviewapp.exports.services.export_writers import (
@@ -243,6 +244,11 @@ class _Tally:
         self.rows += len(keys)
         self.keyed.update(keys)
 
+    def merge(self, other: _Tally) -> None:
+        """The keyed rows of another part of the same export."""
+        self.rows += other.rows
+        self.keyed.update(other.keyed)
+
     def close(self) -> None:
         """Spread the flat rows' counts (`add_flat`, `add_keys`) into the datasheet's."""
         for key, rows in self.keyed.items():
@@ -351,7 +357,7 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
             chunks: Any = export_rows_selectors.export_rows(judge=judge, filters=filters, chunk_size=chunk_size)
             add = tally.add_row
         elif fmt == "jsonl" and connection.vendor == "postgresql":
-            return _write_lines(judge, filters, handle, tally, chunk_size, progress)
+            return _write_lines(judge, filters, handle, partial, tally, chunk_size, progress)
         elif fmt == "parquet" and connection.vendor == "postgresql":
             return _write_columns(judge, filters, partial, tally, progress)
         else:
@@ -376,20 +382,48 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
     return writer
 
 
-def _write_lines(judge: Judge, filters: ExportFilters, handle, tally, chunk_size: int, progress):
-    """JSONL on PostgreSQL: the lines as the database writes them (`export_flat.postgres_lines`)."""
+def _write_lines(judge: Judge, filters: ExportFilters, handle, partial: Path, tally, chunk_size: int, progress):
+    """JSONL on PostgreSQL: the lines as the database writes them (`export_flat.postgres_lines`);
+    a large export in two halves at once (`export_parallel`)."""
     writer = JsonlWriter(handle)
-    chunks = export_flat_selectors.postgres_lines(
-        judge=judge, filters=filters, finite=writer.finite, chunk_size=chunk_size
-    )
-    next_progress = PROGRESS_EVERY_ROWS
-    with closing(chunks):  # as in _write_rows: the stream ends before the snapshot can be marked failed
-        for lines, keys in chunks:
-            writer.write_lines(lines)
-            tally.add_keys(keys)
-            if tally.rows >= next_progress:
-                progress(tally.rows)
-                next_progress = tally.rows + PROGRESS_EVERY_ROWS
+
+    def read(finite, rows, using=connection):
+        return export_flat_selectors.postgres_lines(
+            judge=judge, filters=filters, finite=finite, chunk_size=chunk_size, using=using, rows=rows
+        )
+
+    def write(chunk, writer=writer, tally=tally) -> int:
+        lines, keys = chunk
+        writer.write_lines(lines)
+        tally.add_keys(keys)
+        return len(keys)
+
+    first_rows = export_parallel.split(progress.total, 1)
+    if first_rows is None:
+        next_progress = PROGRESS_EVERY_ROWS
+        with closing(read(writer.finite, (0, None))) as chunks:  # as in _write_rows: the stream ends first
+            for chunk in chunks:
+                write(chunk)
+                if tally.rows >= next_progress:
+                    progress(tally.rows)
+                    next_progress = tally.rows + PROGRESS_EVERY_ROWS
+    else:
+        spool = partial.with_name(partial.name + ".second")
+        second, second_tally = JsonlWriter(None), _Tally(judge=judge)
+        try:
+            with spool.open("wb", buffering=HASH_BLOCK) as second.handle:
+                export_parallel.in_halves(
+                    read_first=lambda using: read(writer.finite, (0, first_rows), using),
+                    read_second=lambda using: read(second.finite, (first_rows, None), using),
+                    write_first=write,
+                    write_second=lambda chunk: write(chunk, second, second_tally),
+                    progress=progress,
+                )
+            export_parallel.append_file(spool, handle)
+        finally:
+            spool.unlink(missing_ok=True)
+        tally.merge(second_tally)
+        writer.finite.count += second.finite.count
     tally.close()
     writer.close()
     return writer
@@ -397,16 +431,47 @@ def _write_lines(judge: Judge, filters: ExportFilters, handle, tally, chunk_size
 
 def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, progress):
     """Parquet on PostgreSQL: the columns as the database writes them (`export_flat.postgres_columns`),
-    a row group of PARQUET_ROW_GROUP rows at a time, as the writer groups rows."""
+    a row group of PARQUET_ROW_GROUP rows at a time, as the writer groups rows; a large export in
+    two halves at once (`export_parallel`), the second's row groups copied in after the first's."""
     writer = ParquetWriter(partial)
-    tables = export_flat_selectors.postgres_columns(
-        judge=judge, filters=filters, finite=writer.finite, schema=writer.schema, rows_per_table=PARQUET_ROW_GROUP
-    )
-    with closing(tables):  # as in _write_rows: the stream ends before the snapshot can be marked failed
-        for table, keys in tables:
-            writer.write_table(table)
-            tally.add_keys(keys)
-            progress(tally.rows)
+
+    def read(writer, rows, using=connection):
+        return export_flat_selectors.postgres_columns(
+            judge=judge, filters=filters, finite=writer.finite, schema=writer.schema,
+            rows_per_table=PARQUET_ROW_GROUP, using=using, rows=rows,
+        )  # fmt: skip
+
+    def write(chunk, writer=writer, tally=tally) -> int:
+        table, keys = chunk
+        writer.write_table(table)
+        tally.add_keys(keys)
+        return len(keys)
+
+    first_rows = export_parallel.split(progress.total, PARQUET_ROW_GROUP)
+    if first_rows is None:
+        with closing(read(writer, (0, None))) as tables:  # as in _write_rows: the stream ends first
+            for chunk in tables:
+                write(chunk)
+                progress(tally.rows)
+    else:
+        spool = partial.with_name(partial.name + ".second")
+        second, second_tally = ParquetWriter(spool), _Tally(judge=judge)
+        try:
+            try:
+                export_parallel.in_halves(
+                    read_first=lambda using: read(writer, (0, first_rows), using),
+                    read_second=lambda using: read(second, (first_rows, None), using),
+                    write_first=write,
+                    write_second=lambda chunk: write(chunk, second, second_tally),
+                    progress=progress,
+                )
+            finally:
+                second.close()
+            export_parallel.append_row_groups(spool, writer)
+        finally:
+            spool.unlink(missing_ok=True)
+        tally.merge(second_tally)
+        writer.finite.count += second.finite.count
     tally.close()
     writer.close()
     writer.finite.count += tally.gold_non_finite  # NULL from the database, as the row path writes it

@@ -4,16 +4,19 @@ for the values either could spell differently, and the datasheet counts them the
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from django.db import connection
 
 from reviewapp.exports.selectors.export_filters import ExportFilters
 from reviewapp.exports.selectors.export_flat import flat_rows
+from reviewapp.exports.services import export_parallel
 from reviewapp.exports.services.export_writers import JsonlWriter
 from reviewapp.exports.services.exports import snapshot_create, snapshot_path, snapshot_write
-from reviewapp.models import Adjudication, Comment, Dataset, GoldLabel, Review, Turn, Verdict
+from reviewapp.models import Adjudication, Comment, Dataset, ExportSnapshot, GoldLabel, Review, Turn, Verdict
 from tests.reviewapp.exports.test_exports_rows import hmac_id
+from tests.scenarios import add_labelled
 
 pytestmark = [
     pytest.mark.django_db,
@@ -98,3 +101,70 @@ def test_the_database_writes_the_parquet_table_of_the_row_path(corpus, media, tm
     assert first["dataset"] == 'calls\t"2026"\\q' and first["gold_rating"] is None and first["intended_text"] is None
     assert json.loads(first["reviews"])[0]["reviewer"] == hmac_id(corpus.reviewers[0])
     assert snapshot.datasheet["non_finite_values_written_as_null"] == writer.finite.count == 2
+
+
+def halves_and_whole(corpus, fmt: str, monkeypatch) -> tuple[ExportSnapshot, ExportSnapshot]:
+    """The same export read whole, then in two halves (every row group of two rows)."""
+    monkeypatch.setattr("reviewapp.exports.services.exports.PARQUET_ROW_GROUP", 2)
+    whole = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt=fmt, build=False).pk)
+    monkeypatch.setattr("reviewapp.exports.services.export_parallel.SPLIT_FROM_ROWS", 2)
+    split = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt=fmt, build=False).pk)
+    return whole, split
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_export_read_in_two_halves_is_the_same_file(corpus, media, monkeypatch):
+    awkward(corpus)
+    add_labelled(corpus, 9)
+    read = []
+    original = export_parallel._snapshot_connection
+    monkeypatch.setattr(
+        "reviewapp.exports.services.export_parallel._snapshot_connection",
+        lambda snapshot=None: read.append(snapshot) or original(snapshot),
+    )
+
+    whole, split = halves_and_whole(corpus, "jsonl", monkeypatch)
+
+    assert len(read) == 2 and read[0] is None and read[1]  # one exported snapshot, imported by the second
+    assert split.row_count == whole.row_count == 12
+    assert snapshot_path(split).read_bytes() == snapshot_path(whole).read_bytes()
+    for key in ("rows", "counts", "judge_versions", "non_finite_values_written_as_null"):
+        assert split.datasheet[key] == whole.datasheet[key], key
+    assert sorted(path.name for path in (Path(media) / "exports").iterdir() if ".partial" in path.name) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_parquet_export_read_in_two_halves_is_the_same_table_and_row_groups(corpus, media, monkeypatch):
+    import pyarrow.parquet as pq
+
+    awkward(corpus)
+    add_labelled(corpus, 9)
+
+    whole, split = halves_and_whole(corpus, "parquet", monkeypatch)
+
+    written, expected = pq.ParquetFile(snapshot_path(split)), pq.ParquetFile(snapshot_path(whole))
+    assert written.read().to_pylist() == expected.read().to_pylist()
+    assert written.metadata.num_rows == 12 and written.metadata.num_row_groups == expected.metadata.num_row_groups == 6
+    assert split.datasheet["non_finite_values_written_as_null"] == whole.datasheet["non_finite_values_written_as_null"]
+    assert split.datasheet["counts"] == whole.datasheet["counts"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("half", ["first", "second"])
+def test_a_half_failing_marks_the_snapshot_failed_and_leaves_no_file(corpus, media, monkeypatch, half):
+    add_labelled(corpus, 9)
+    monkeypatch.setattr("reviewapp.exports.services.export_parallel.SPLIT_FROM_ROWS", 2)
+
+    def full_disk(self, lines):
+        second = self.handle.name.endswith(".second")  # the second half is written beside the file
+        if second == (half == "second"):
+            raise OSError(f"disk full in the {half} half")
+        self.handle.write(lines)
+
+    monkeypatch.setattr(JsonlWriter, "write_lines", full_disk)
+    snapshot = snapshot_create(judge=corpus.judge, fmt="jsonl", build=False)
+    with pytest.raises(OSError, match=f"disk full in the {half} half"):
+        snapshot_write(snapshot_id=snapshot.pk, chunk_size=1)
+    snapshot.refresh_from_db()
+    assert snapshot.status == "failed" and half in snapshot.error
+    assert list((Path(media) / "exports").iterdir()) == []
