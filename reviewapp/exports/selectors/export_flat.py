@@ -273,9 +273,11 @@ def flat_rows(
 
 # --- PostgreSQL: the JSONL lines as the database writes them --------------------------------------------
 
-# COPY's text format, one row a line: the line's datasheet key, a tab, the JSONL line. Neither holds a
-# tab or a line break of its own (JSON escapes them), so COPY's only escape in them is the doubled
-# backslash.
+# COPY's binary format: per row a field count, then each field's length and bytes (the line's
+# datasheet key, then the JSONL line), as the database wrote them: no escapes to undo.
+COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
+COPY_HEADER = len(COPY_SIGNATURE) + 8  # the signature, flags, the header extension's length (0)
+COPY_END = b"\xff\xff"  # a field count of -1
 LINES_SETTINGS = STREAM_SETTINGS + "; SET extra_float_digits = 1"  # shortest round-trip floats, as orjson
 LINES_RESET = STREAM_RESET + "; RESET extra_float_digits"
 MARKED = re.compile(rb'"\\u0000([fpjm])([^"]*)"')  # the markers of export_sql
@@ -300,13 +302,31 @@ class _Marks:
         return orjson.dumps(self.finite.clean(value))
 
 
-def _lines(records: list[bytes], marks: _Marks) -> tuple[bytes, list[bytes]]:
-    keys, texts = zip(*(record.split(b"\t", 1) for record in records), strict=True)
-    keys = [key.replace(b"\\\\", b"\\") if b"\\" in key else key for key in keys]
-    body = (b"\n".join(texts) + b"\n").replace(b"\\\\", b"\\")
+def _unheaded(data: bytes, skip: int) -> memoryview:
+    """The rows of COPY binary data, past its header when `skip` says it starts there."""
+    if skip and not data.startswith(COPY_SIGNATURE):
+        raise ValueError("COPY did not send its binary header")
+    return memoryview(data)[skip:]
+
+
+def _lines(data: memoryview, marks: _Marks) -> tuple[bytes, list[bytes], int]:
+    """The whole rows at the start of `data` (COPY binary, two fields each): their lines as one
+    block of JSONL, their keys, and how many bytes they took."""
+    keys, lines, at, size = [], [], 0, len(data)
+    while at + 6 <= size and data[at : at + 2] != COPY_END:
+        value_at = at + 6 + int.from_bytes(data[at + 2 : at + 6])
+        if value_at + 4 > size:
+            break
+        end = value_at + 4 + int.from_bytes(data[value_at : value_at + 4])
+        if end > size:
+            break
+        keys.append(bytes(data[at + 6 : value_at]))
+        lines.append(data[value_at + 4 : end])
+        at = end
+    body = b"\n".join(lines) + b"\n" if lines else b""
     if b'"\\u0000' in body:
         body = MARKED.sub(marks, body)
-    return body, keys
+    return body, keys, at
 
 
 def postgres_lines(
@@ -319,29 +339,33 @@ def postgres_lines(
     rows: tuple[int, int | None] = (0, None),
 ):
     """The export's JSONL on PostgreSQL in chunks of about `chunk_size` lines, as (the lines' bytes,
-    their datasheet keys, still COPY-escaped): the same bytes `flat_rows` and the JSONL writer give,
+    their datasheet keys): the same bytes `flat_rows` and the JSONL writer give,
     written by the database (`export_sql.postgres_lines_statement`) and read with COPY, so Python
     only fills in the markers. `finite` counts the non-finite numbers written as null. `using`: the
     connection to read on; `rows`: a part of the rows (first, count or None for the rest)."""
     statement, params = postgres_lines_statement(int(judge.pk), _postgres_gold(judge, filters), judge.slug, rows=rows)
-    statement, marks = f"COPY ({statement}) TO STDOUT", _Marks(finite)
+    statement, marks = f"COPY ({statement}) TO STDOUT (FORMAT binary)", _Marks(finite)
     with using.cursor() as cursor:
         cursor.execute(LINES_SETTINGS)
         try:
             with using.wrap_database_errors:
                 log = getattr(cursor, "debug_sql", None)  # the debug cursor records it, as execute() would
                 with log(statement, params) if log else nullcontext(), cursor.cursor.copy(statement, params) as copy:
-                    tail, blocks = b"", []
-                    for block in copy:  # a block is a row, or a part of the stream
+                    tail, blocks, skip = b"", [], COPY_HEADER
+                    for block in copy:  # the database sends a row a block (the header may come apart)
                         blocks.append(block)
                         if len(blocks) >= chunk_size:
-                            *records, tail = (tail + b"".join(blocks)).split(b"\n")
-                            blocks = []
-                            if records:
-                                yield _lines(records, marks)
-                    *records, tail = (tail + b"".join(blocks)).split(b"\n")
-                    if records:
-                        yield _lines(records, marks)
+                            data = _unheaded(tail + b"".join(blocks), skip)
+                            body, keys, used = _lines(data, marks)
+                            tail, blocks, skip = bytes(data[used:]), [], 0
+                            if keys:
+                                yield body, keys
+                    data = _unheaded(tail + b"".join(blocks), skip)
+                    body, keys, used = _lines(data, marks)
+                    if data[used:] != COPY_END:
+                        raise ValueError("COPY ended inside a row")
+                    if keys:
+                        yield body, keys
         finally:
             cursor.execute(LINES_RESET)
 
