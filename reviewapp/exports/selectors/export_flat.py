@@ -17,7 +17,6 @@ The values written are the same on both, and the same as `export_rows` gives.
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
@@ -280,7 +279,7 @@ COPY_HEADER = len(COPY_SIGNATURE) + 8  # the signature, flags, the header extens
 COPY_END = b"\xff\xff"  # a field count of -1
 LINES_SETTINGS = STREAM_SETTINGS + "; SET extra_float_digits = 1"  # shortest round-trip floats, as orjson
 LINES_RESET = STREAM_RESET + "; RESET extra_float_digits"
-MARKED = re.compile(rb'"\\u0000([fpjm])([^"]*)"')  # the markers of export_sql
+MARK = b'"\\u0000'  # a marker of export_sql starts so: a JSON string, its kind (f, p, j or m), its text
 
 
 class _Marks:
@@ -290,8 +289,7 @@ class _Marks:
     def __init__(self, finite) -> None:
         self.finite = finite
 
-    def __call__(self, match: re.Match) -> bytes:
-        kind, text = match.group(1), match.group(2)
+    def value(self, kind: bytes, text: bytes) -> bytes:
         if kind == b"p":
             return orjson.dumps(pseudonym(int(text)))
         if kind == b"f":
@@ -300,6 +298,20 @@ class _Marks:
         if kind == b"m":  # failure modes, read as the flat row reads them
             value = list(value or [])
         return orjson.dumps(self.finite.clean(value))
+
+    def fill(self, data: bytes, mark: bytes = MARK, quote: bytes = b'"') -> bytes:
+        """`data` with each marker (opening with `mark`, closed by `quote`) replaced by its value,
+        each `"` of the value written as `quote` (CSV doubles them)."""
+        if mark not in data:
+            return data
+        parts = data.split(mark)
+        filled = [parts[0]]
+        for part in parts[1:]:
+            end = part.index(quote, 1)
+            value = self.value(part[:1], part[1:end])
+            filled.append(value if quote == b'"' else value.replace(b'"', quote))
+            filled.append(part[end + len(quote) :])
+        return b"".join(filled)
 
 
 def _unheaded(data: bytes, skip: int) -> memoryview:
@@ -324,8 +336,7 @@ def _lines(data: memoryview, marks: _Marks) -> tuple[bytes, list[bytes], int]:
         lines.append(data[value_at + 4 : end])
         at = end
     body = b"\n".join(lines) + b"\n" if lines else b""
-    if b'"\\u0000' in body:
-        body = MARKED.sub(marks, body)
+    body = marks.fill(body)
     return body, keys, at
 
 
@@ -372,17 +383,26 @@ def postgres_lines(
 
 # --- PostgreSQL: the Parquet columns as the database writes them ------------------------------------------
 
-CSV_MARKED = re.compile(rb'""\\u0000([fpjm])([^"]*)""')  # a marker inside a JSON text inside a CSV field
+
+# The columns that can hold markers: JSON built from people and ratings, or stored JSON. (Not the
+# text columns: a text may hold what looks like one.)
+MARKED_COLUMNS = ("gold_failure_modes", "adjudication", "reviews", "comments", "verdicts")
 
 
 def _csv_table(blocks: list, marks: _Marks, csv_options):
-    """Rows of COPY's CSV (a block each) as an Arrow table, the markers filled in first."""
+    """Rows of COPY's CSV (a block each) as an Arrow table, the markers filled in."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
     from pyarrow import BufferReader, csv
 
-    data = b"".join(blocks)
-    if b"\\u0000" in data:
-        data = CSV_MARKED.sub(lambda match: marks(match).replace(b'"', b'""'), data)
-    return csv.read_csv(BufferReader(data), *csv_options)
+    table = csv.read_csv(BufferReader(b"".join(blocks)), *csv_options)
+    for name in MARKED_COLUMNS:
+        column = table.column(name)
+        if not pc.any(pc.match_substring(column, MARK.decode())).as_py():
+            continue
+        values = [None if value is None else marks.fill(value.encode()).decode() for value in column.to_pylist()]
+        table = table.set_column(table.schema.get_field_index(name), name, pa.array(values, pa.string()))
+    return table
 
 
 def postgres_columns(

@@ -30,6 +30,7 @@ def awkward(corpus) -> None:
     Dataset.objects.filter(pk=corpus.dataset.pk).update(name='calls\t"2026"\\q')
     turn = Turn.objects.get(conversation=corpus.fr, position=1)
     Turn.objects.filter(pk=turn.pk).update(text='a "quote", a \\ back\nslash\ttab \u2028 \x01 é 🎧', intended_text="")
+    Turn.objects.filter(conversation=corpus.fr, position__in=[0, 3]).update(text='looks like a marker: "\\u0000p1"')
     GoldLabel.objects.filter(turn=turn, source="adjudicated").update(rating=float("nan"), failure_modes={"b": 1})
     GoldLabel.objects.filter(turn__conversation=corpus.fr, turn__position=3).update(rating=1e-7, failure_modes="ab")
     GoldLabel.objects.filter(turn__conversation=corpus.ja).update(rating=-0.0, failure_modes=['x"y', "z\\"])
