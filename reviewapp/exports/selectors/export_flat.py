@@ -390,12 +390,15 @@ MARKED_COLUMNS = ("gold_failure_modes", "adjudication", "reviews", "comments", "
 
 
 def _csv_table(blocks: list, marks: _Marks, csv_options):
-    """Rows of COPY's CSV (a block each) as an Arrow table, the markers filled in."""
+    """Rows of COPY's CSV (a block each, taken out of `blocks`) as an Arrow table, the markers filled in."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyarrow import BufferReader, csv
 
-    table = csv.read_csv(BufferReader(b"".join(blocks)), *csv_options)
+    data = b"".join(blocks)
+    blocks.clear()  # the rows' buffers go before the table is built: one copy of the rows at a time
+    table = csv.read_csv(BufferReader(data), *csv_options)
+    del data
     for name in MARKED_COLUMNS:
         column = table.column(name)
         if not pc.any(pc.match_substring(column, MARK.decode())).as_py():
@@ -405,32 +408,14 @@ def _csv_table(blocks: list, marks: _Marks, csv_options):
     return table
 
 
-def postgres_columns(
-    *, judge, filters: ExportFilters, finite, schema, rows_per_table: int, using=connection, rows=(0, None)
-):
-    """The export's flat columns on PostgreSQL as Arrow tables of `rows_per_table` rows (the last
-    one shorter), each with the rows' datasheet keys: written by the database
-    (`export_sql.postgres_lines_statement(columns=True)`), read with COPY's CSV by pyarrow's
-    parser, so no Python object is made per row. `schema` gives the columns' types; `finite`
-    counts the non-finite numbers of the nested columns written as null (a non-finite gold rating
-    comes as NULL, its key tells). `using` and `rows` as for `postgres_lines`."""
-    import pyarrow as pa
-    from pyarrow import csv
-
+def postgres_csv(*, judge, filters: ExportFilters, rows_per_table: int, using=connection, rows=(0, None)):
+    """The export's flat columns on PostgreSQL as COPY's CSV, `rows_per_table` rows at a time (a
+    list of blocks, a row each): the datasheet key, then the columns, written by the database
+    (`export_sql.postgres_lines_statement(columns=True)`). `using` and `rows` as for `postgres_lines`."""
     statement, params = postgres_lines_statement(
         int(judge.pk), _postgres_gold(judge, filters), judge.slug, columns=True, rows=rows
     )
-    statement, marks = f"COPY ({statement}) TO STDOUT (FORMAT csv)", _Marks(finite)
-    names = ["key", *schema.names]
-    csv_options = (
-        csv.ReadOptions(column_names=names, use_threads=False),
-        csv.ParseOptions(newlines_in_values=True),
-        csv.ConvertOptions(
-            column_types={"key": pa.string(), **{field.name: field.type for field in schema}},
-            null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False,
-            true_values=["t"], false_values=["f"],
-        ),
-    )  # fmt: skip
+    statement = f"COPY ({statement}) TO STDOUT (FORMAT csv)"
     with using.cursor() as cursor:
         cursor.execute(LINES_SETTINGS)
         try:
@@ -441,11 +426,35 @@ def postgres_columns(
                     for block in copy:  # COPY TO sends one row a message
                         blocks.append(block)
                         if len(blocks) == rows_per_table:
-                            table = _csv_table(blocks, marks, csv_options)
+                            yield blocks
                             blocks = []
-                            yield table.drop_columns(["key"]), table.column("key").to_pylist()
                     if blocks:
-                        table = _csv_table(blocks, marks, csv_options)
-                        yield table.drop_columns(["key"]), table.column("key").to_pylist()
+                        yield blocks
         finally:
             cursor.execute(LINES_RESET)
+
+
+class CsvTables:
+    """Arrow tables of the flat columns (`schema`) from `postgres_csv`'s rows, parsed by pyarrow's
+    CSV reader, so no Python object is made per row; `finite` counts the non-finite numbers of the
+    nested columns written as null (a non-finite gold rating comes as NULL, its key tells)."""
+
+    def __init__(self, *, finite, schema) -> None:
+        import pyarrow as pa
+        from pyarrow import csv
+
+        self.marks = _Marks(finite)
+        self.options = (
+            csv.ReadOptions(column_names=["key", *schema.names], use_threads=False),
+            csv.ParseOptions(newlines_in_values=True),
+            csv.ConvertOptions(
+                column_types={"key": pa.string(), **{field.name: field.type for field in schema}},
+                null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False,
+                true_values=["t"], false_values=["f"],
+            ),
+        )  # fmt: skip
+
+    def __call__(self, blocks: list) -> tuple[Any, list[str]]:
+        """One table and its rows' datasheet keys, from rows of CSV (taken out of `blocks`)."""
+        table = _csv_table(blocks, self.marks, self.options)
+        return table.drop_columns(["key"]), table.column("key").to_pylist()

@@ -3,8 +3,8 @@ snapshot (`pg_export_snapshot`): the database builds each row's line (or columns
 index, one core's work per connection, and Python only writes bytes, so the second half keeps the
 other core busy. Both halves see the same data, as the one statement would.
 
-The first half goes straight into the file; the second is written beside it (a JSONL file, or a
-Parquet file of the same row groups) and appended when the first is done, so memory stays flat.
+The first half goes straight into the file; the second is written beside it (its JSONL, or its
+CSV for Parquet) and appended when the first is done, so memory stays flat.
 A failure on either side stops the other before it is raised, and both connections are closed.
 """
 
@@ -110,12 +110,3 @@ def append_file(source: Path, handle) -> None:
     """The second half's JSONL after the first's."""
     with source.open("rb") as spooled:
         shutil.copyfileobj(spooled, handle, 1 << 20)
-
-
-def append_row_groups(source: Path, writer) -> None:
-    """The second half's row groups after the first's, one in memory at a time."""
-    import pyarrow.parquet as pq
-
-    second = pq.ParquetFile(source)
-    for index in range(second.num_row_groups):
-        writer.write_table(second.read_row_group(index))

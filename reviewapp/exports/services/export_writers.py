@@ -170,7 +170,7 @@ class ParquetWriter:
             self._flush()
 
     def write_table(self, table) -> None:
-        """Finished columns (the database's, on PostgreSQL: `export_flat.postgres_columns`), one row group."""
+        """Finished columns (the database's, on PostgreSQL: `export_flat.CsvTables`), one row group."""
         self.writer.write_table(table, row_group_size=len(table))
 
     def _flush(self) -> None:

@@ -239,7 +239,7 @@ class _Tally:
         ] += 1
 
     def add_keys(self, keys: list) -> None:
-        """Rows written by the database (`export_flat.postgres_lines`, `postgres_columns`), each with
+        """Rows written by the database (`export_flat.postgres_lines`, `CsvTables`), each with
         its key: the JSON list of what `add_flat` counts, the gold rating as text."""
         self.rows += len(keys)
         self.keyed.update(keys)
@@ -430,48 +430,53 @@ def _write_lines(judge: Judge, filters: ExportFilters, handle, partial: Path, ta
 
 
 def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, progress):
-    """Parquet on PostgreSQL: the columns as the database writes them (`export_flat.postgres_columns`),
-    a row group of PARQUET_ROW_GROUP rows at a time, as the writer groups rows; a large export in
-    two halves at once (`export_parallel`), the second's row groups copied in after the first's."""
+    """Parquet on PostgreSQL: the columns as the database writes them (`export_flat.postgres_csv`),
+    a row group of PARQUET_ROW_GROUP rows at a time, as the writer groups rows. A large export is
+    read in two halves at once (`export_parallel`): the second half's CSV is written beside the
+    file as it comes, and made into its row groups after the first half's, one at a time."""
     writer = ParquetWriter(partial)
+    tables = export_flat_selectors.CsvTables(finite=writer.finite, schema=writer.schema)
 
-    def read(writer, rows, using=connection):
-        return export_flat_selectors.postgres_columns(
-            judge=judge, filters=filters, finite=writer.finite, schema=writer.schema,
-            rows_per_table=PARQUET_ROW_GROUP, using=using, rows=rows,
-        )  # fmt: skip
+    def read(rows, using=connection):
+        return export_flat_selectors.postgres_csv(
+            judge=judge, filters=filters, rows_per_table=PARQUET_ROW_GROUP, using=using, rows=rows
+        )
 
-    def write(chunk, writer=writer, tally=tally) -> int:
-        table, keys = chunk
+    def write(blocks) -> int:
+        table, keys = tables(blocks)
         writer.write_table(table)
         tally.add_keys(keys)
         return len(keys)
 
     first_rows = export_parallel.split(progress.total, PARQUET_ROW_GROUP)
     if first_rows is None:
-        with closing(read(writer, (0, None))) as tables:  # as in _write_rows: the stream ends first
-            for chunk in tables:
-                write(chunk)
+        with closing(read((0, None))) as chunks:  # as in _write_rows: the stream ends first
+            for blocks in chunks:
+                write(blocks)
                 progress(tally.rows)
     else:
-        spool = partial.with_name(partial.name + ".second")
-        second, second_tally = ParquetWriter(spool), _Tally(judge=judge)
+        spool, sizes = partial.with_name(partial.name + ".second"), []
         try:
-            try:
+            with spool.open("wb", buffering=HASH_BLOCK) as spooled:
+
+                def write_second(blocks) -> int:
+                    data = b"".join(blocks)
+                    spooled.write(data)
+                    sizes.append(len(data))
+                    return len(blocks)
+
                 export_parallel.in_halves(
-                    read_first=lambda using: read(writer, (0, first_rows), using),
-                    read_second=lambda using: read(second, (first_rows, None), using),
+                    read_first=lambda using: read((0, first_rows), using),
+                    read_second=lambda using: read((first_rows, None), using),
                     write_first=write,
-                    write_second=lambda chunk: write(chunk, second, second_tally),
+                    write_second=write_second,
                     progress=progress,
                 )
-            finally:
-                second.close()
-            export_parallel.append_row_groups(spool, writer)
+            with spool.open("rb") as spooled:
+                for size in sizes:
+                    write([spooled.read(size)])
         finally:
             spool.unlink(missing_ok=True)
-        tally.merge(second_tally)
-        writer.finite.count += second.finite.count
     tally.close()
     writer.close()
     writer.finite.count += tally.gold_non_finite  # NULL from the database, as the row path writes it
