@@ -149,13 +149,23 @@ def _select(sql, nested: str) -> str:
 
 # The turns before a row's (the last CONTEXT_TURNS of them), or the whole conversation, as the JSON
 # text orjson writes: to_json escapes text as orjson does, the pieces have no spaces.
+_PIECE = """'{"position":' || x.position || ',"role":' || to_json(x.role) || ',"text":' || to_json(x.text) || '}'"""
 CONTEXT = (
-    """SELECT '[' || string_agg('{"position":' || x.position || ',"role":' || to_json(x.role)"""
-    """ || ',"text":' || to_json(x.text) || '}', ',' ORDER BY x.position) || ']'"""
+    f"SELECT '[' || string_agg({_PIECE}, ',' ORDER BY x.position) || ']'"
     " FROM (SELECT x.position, x.role, x.text FROM reviewapp_turn x WHERE x.conversation_id = g.conversation_id"
     " AND (t.position IS NULL OR x.position < t.position)"
     f" ORDER BY x.position DESC LIMIT CASE WHEN t.position IS NULL THEN NULL ELSE {CONTEXT_TURNS} END) x"
 )
+# Most turns are numbered without gaps: when the CONTEXT_TURNS positions before a turn's (or all of
+# them, near the start; positions are never negative) are all there, they are its context, read in
+# index order (the aggregate takes the rows in the order of the index scan, no sort per row);
+# otherwise (NULL) CONTEXT finds them.
+CONTEXT_BY_POSITION = (
+    f"SELECT CASE WHEN count(*) = least({CONTEXT_TURNS}, t.position) THEN '[' || string_agg({_PIECE}, ',') || ']' END"
+    " FROM (SELECT x.position, x.role, x.text FROM reviewapp_turn x WHERE x.conversation_id = g.conversation_id"
+    f" AND x.position >= t.position - {CONTEXT_TURNS} AND x.position < t.position ORDER BY x.position) x"
+)
+CONTEXT_SQL = f"COALESCE(({CONTEXT_BY_POSITION}), ({CONTEXT}), '[]')"
 
 GOLD_JOINS = (
     " JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
@@ -204,7 +214,6 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tup
     0 for the conversation."""
     gold_sql, gold_params = gold
     obj = _objects(Postgres)
-    context = CONTEXT
     # Most targets have no comment: an index probe tells, and spares them the aggregate. (Not an
     # uncorrelated IN: once its set outgrows work_mem it is no longer hashed but scanned for every row.)
     has_comments = "g.turn_id IS NULL OR EXISTS (SELECT 1 FROM reviewapp_comment e WHERE e.turn_id = g.turn_id)"
@@ -238,7 +247,7 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tup
     statement = (
         f"WITH g AS NOT MATERIALIZED ({gold_sql}) "
         + _select(Postgres, nested)
-        + f", COALESCE(({context}), '[]'), ({verdicts}) FROM g"
+        + f", {CONTEXT_SQL}, ({verdicts}) FROM g"
         " JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
         # LIMIT 1 keeps the turn a lookup by id: joined, the planner would hash every turn of the table
         " LEFT JOIN LATERAL (SELECT * FROM reviewapp_turn t WHERE t.id = g.turn_id LIMIT 1) t ON TRUE"
@@ -396,7 +405,7 @@ def postgres_lines_statement(
         ("judge", "to_json(%s::text)::text"),
         ("level", """CASE WHEN t.position IS NULL THEN '"conversation"' ELSE '"turn"' END"""),
         ("turn_position", _plain("t.position")), ("turn_role", _value("t.role")), ("text", _value("t.text")),
-        ("intended_text", _value("NULLIF(t.intended_text, '')")), ("context", f"COALESCE(({CONTEXT}), '[]')"),
+        ("intended_text", _value("NULLIF(t.intended_text, '')")), ("context", CONTEXT_SQL),
         ("gold_rating", _rating("g.rating")), ("gold_label", _value("NULLIF(g.label, '')")),
         ("gold_passed", _plain("g.passed")), ("gold_failure_modes", _stored_json("g.failure_modes", "m")),
         ("gold_source", _value("g.source")), ("gold_labelled_at", _iso("g.created_at")),
@@ -409,7 +418,7 @@ def postgres_lines_statement(
             (
                 "d.name", "c.external_id", "c.language", "%s::text",
                 "CASE WHEN t.position IS NULL THEN 'conversation' ELSE 'turn' END", "t.position", "t.role", "t.text",
-                "NULLIF(t.intended_text, '')", f"COALESCE(({CONTEXT}), '[]')",
+                "NULLIF(t.intended_text, '')", CONTEXT_SQL,
                 "CASE WHEN g.rating = ANY ('{NaN,Infinity,-Infinity}'::float8[]) THEN NULL ELSE g.rating END",
                 "NULLIF(g.label, '')", "g.passed", _stored_json("g.failure_modes", "m"), "g.source",
                 Postgres.iso("g.created_at"), f"CASE WHEN it.id IS NOT NULL THEN ({adjudication_of_item}) END",
