@@ -1,10 +1,11 @@
 """Rate and peak memory of an export at two sizes: memory should not grow with the row count.
 
     PYTHONPATH=. .venv/bin/python bench/export_memory.py [--rows 100000 1000000] [--formats jsonl parquet]
-        [--database-url postgres://postgres@127.0.0.1:5432/tribunal_bench_export]
+        [--database-url postgres://postgres@127.0.0.1:5432/tribunal_bench_export] [--reuse] [--keep DIR]
 
 For each size: a fresh database (SQLite in a temporary folder, or the PostgreSQL database named by
---database-url, dropped and created again; it must not be one you need) holding N judged turns: N
+--database-url, dropped and created again unless --reuse finds it filled at that size; it must not be
+one you need) holding N judged turns: N
 conversations of nine turns (agent and user in turn) whose last agent turn has an imported gold label
 and one verdict; every third of those turns has a review item with one review (a category, a comment).
 The rows are inserted by one `INSERT ... SELECT` per table over a number series, 200,000 conversations
@@ -110,6 +111,27 @@ def server_cpu():  # CPU seconds of this connection's PostgreSQL backend (same m
     return backend_cpu_seconds(connection)
 
 
+# A large export on PostgreSQL reads in two halves on connections of their own: their backends' CPU
+# is read just before each closes and added to this connection's.
+halves_cpu = []
+try:
+    import contextlib
+    from reviewapp.exports.services import export_parallel
+except ImportError:  # code from before the halves
+    export_parallel = None
+if export_parallel is not None:
+    opened = export_parallel._snapshot_connection
+
+    @contextlib.contextmanager
+    def measured(snapshot=None):
+        with opened(snapshot) as (other, name):
+            start = backend_cpu_seconds(other)
+            yield other, name
+            halves_cpu.append(backend_cpu_seconds(other) - start)
+
+    export_parallel._snapshot_connection = measured
+
+
 started, cpu, server = time.perf_counter(), os.times(), server_cpu()
 snapshot = exports.snapshot_create(judge=Judge.objects.get(slug="conciseness"), fmt=fmt, name=f"bench-{fmt}", build=False)
 snapshot = exports.snapshot_write(snapshot_id=snapshot.pk)
@@ -118,7 +140,7 @@ path = exports.snapshot_path(snapshot)
 print(json.dumps({
     "rows": snapshot.row_count, "export_s": seconds, "bytes": path.stat().st_size, "sha256": snapshot.sha256,
     "cpu_s": done.user + done.system - cpu.user - cpu.system,
-    "server_cpu_s": None if server is None else server_done - server,
+    "server_cpu_s": None if server is None else server_done - server + sum(halves_cpu),
 }))
 if keep:
     shutil.copy(path, os.path.join(keep, path.name))
@@ -152,11 +174,27 @@ def fresh_postgres(url: str) -> None:
         connection.execute(f'CREATE DATABASE "{name}"')
 
 
-def bench(rows: int, formats: list[str], database_url: str | None = None, keep: str | None = None) -> list[dict]:
+def filled_postgres(url: str, rows: int) -> bool:
+    """Whether the PostgreSQL database already holds this benchmark's rows at this size."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, autocommit=True) as connection:
+            found = connection.execute("SELECT count(*) FROM reviewapp_goldlabel").fetchone()[0]
+            connection.execute("DELETE FROM reviewapp_exportsnapshot")  # the last run's, so names restart at v1
+    except psycopg.Error:
+        return False
+    return found == rows
+
+
+def bench(
+    rows: int, formats: list[str], database_url: str | None = None, keep: str | None = None, reuse: bool = False
+) -> list[dict]:
     python = sys.executable
     results = []
     with tempfile.TemporaryDirectory(prefix="tribunal-export-bench-") as folder:
-        if database_url:
+        reused = bool(database_url and reuse and filled_postgres(database_url, rows))
+        if database_url and not reused:
             fresh_postgres(database_url)
         env = {
             **os.environ,
@@ -168,8 +206,10 @@ def bench(rows: int, formats: list[str], database_url: str | None = None, keep: 
             "LOG_LEVEL": "WARNING",
         }
         env.pop("CELERY_BROKER_URL", None)
-        run([python, "manage.py", "migrate", "-v0"], env)
-        _, generated_s, _ = run([python, "-c", GENERATE, str(rows)], env)
+        generated_s = 0.0
+        if not reused:
+            run([python, "manage.py", "migrate", "-v0"], env)
+            _, generated_s, _ = run([python, "-c", GENERATE, str(rows)], env)
         for fmt in formats:
             peak_kib, seconds, stdout = run([python, "-c", EXPORT, fmt, keep or ""], env)
             summary = json.loads(stdout.strip().splitlines()[-1])
@@ -199,8 +239,15 @@ def main() -> None:
     parser.add_argument("--formats", nargs="+", default=["jsonl", "csv", "parquet", "eva"])
     parser.add_argument("--database-url", help="a PostgreSQL database to drop, create and fill (default: SQLite)")
     parser.add_argument("--keep", help="a folder to copy each exported file into (to compare two versions)")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the PostgreSQL database when it already holds the rows of this size (before/after pairs on one database)",
+    )
     args = parser.parse_args()
-    results = [result for rows in args.rows for result in bench(rows, args.formats, args.database_url, args.keep)]
+    results = [
+        result for rows in args.rows for result in bench(rows, args.formats, args.database_url, args.keep, args.reuse)
+    ]
     print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
     header = f"{'database':<10} {'rows':>9} {'format':<8} {'peak RSS MiB':>12} {'seconds':>8} {'rows/s':>8}"
     print(header + f" {'CPU s':>6} {'DB CPU s':>8} {'file MiB':>9}  sha256")

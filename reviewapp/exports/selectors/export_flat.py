@@ -34,7 +34,7 @@ from orjson import Fragment
 from reviewapp.exports.selectors import export_filters
 from reviewapp.exports.selectors.export_filters import ExportFilters, pseudonym
 from reviewapp.exports.selectors.export_rows import json_value, verdicts_by_target, verdicts_of
-from reviewapp.exports.selectors.export_sql import postgres_statement, sqlite_statement
+from reviewapp.exports.selectors.export_sql import postgres_lines_statement, postgres_statement, sqlite_statement
 from reviewapp.models import Turn
 from reviewapp.quality.selectors.gold import gold_rank_ordering
 
@@ -268,3 +268,193 @@ def flat_rows(
                 _flat_row(slug, record, context_of(record[0], record[11]), verdicts_of_row(record[0], record[1]))
                 for record in records
             ]
+
+
+# --- PostgreSQL: the JSONL lines as the database writes them --------------------------------------------
+
+# COPY's binary format: per row a field count, then each field's length and bytes (the line's
+# datasheet key, then the JSONL line), as the database wrote them: no escapes to undo.
+COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
+COPY_HEADER = len(COPY_SIGNATURE) + 8  # the signature, flags, the header extension's length (0)
+COPY_END = b"\xff\xff"  # a field count of -1
+LINES_SETTINGS = STREAM_SETTINGS + "; SET extra_float_digits = 1"  # shortest round-trip floats, as orjson
+LINES_RESET = STREAM_RESET + "; RESET extra_float_digits"
+MARK = b'"\\u0000'  # a marker of export_sql starts so: a JSON string, its kind (f, p, j or m), its text
+
+
+class _Marks:
+    """What Python writes in place of a marker (`export_sql`): a pseudonym, a rating orjson spells
+    otherwise (non-finite ones as null, counted by `finite`), stored JSON re-encoded."""
+
+    def __init__(self, finite) -> None:
+        self.finite = finite
+
+    def value(self, kind: bytes, text: bytes) -> bytes:
+        if kind == b"p":
+            return orjson.dumps(pseudonym(int(text)))
+        if kind == b"f":
+            return orjson.dumps(self.finite.clean(float(text)))
+        value = json_value(bytes.fromhex(text.decode()).decode())
+        if kind == b"m":  # failure modes, read as the flat row reads them
+            value = list(value or [])
+        return orjson.dumps(self.finite.clean(value))
+
+    def fill(self, data: bytes, mark: bytes = MARK, quote: bytes = b'"') -> bytes:
+        """`data` with each marker (opening with `mark`, closed by `quote`) replaced by its value,
+        each `"` of the value written as `quote` (CSV doubles them)."""
+        if mark not in data:
+            return data
+        parts = data.split(mark)
+        filled = [parts[0]]
+        for part in parts[1:]:
+            end = part.index(quote, 1)
+            value = self.value(part[:1], part[1:end])
+            filled.append(value if quote == b'"' else value.replace(b'"', quote))
+            filled.append(part[end + len(quote) :])
+        return b"".join(filled)
+
+
+def _unheaded(data: bytes, skip: int) -> memoryview:
+    """The rows of COPY binary data, past its header when `skip` says it starts there."""
+    if skip and not data.startswith(COPY_SIGNATURE):
+        raise ValueError("COPY did not send its binary header")
+    return memoryview(data)[skip:]
+
+
+def _lines(data: memoryview, marks: _Marks) -> tuple[bytes, list[bytes], int]:
+    """The whole rows at the start of `data` (COPY binary, two fields each): their lines as one
+    block of JSONL, their keys, and how many bytes they took."""
+    keys, lines, at, size = [], [], 0, len(data)
+    while at + 6 <= size and data[at : at + 2] != COPY_END:
+        value_at = at + 6 + int.from_bytes(data[at + 2 : at + 6])
+        if value_at + 4 > size:
+            break
+        end = value_at + 4 + int.from_bytes(data[value_at : value_at + 4])
+        if end > size:
+            break
+        keys.append(bytes(data[at + 6 : value_at]))
+        lines.append(data[value_at + 4 : end])
+        at = end
+    body = b"\n".join(lines) + b"\n" if lines else b""
+    body = marks.fill(body)
+    return body, keys, at
+
+
+def postgres_lines(
+    *,
+    judge,
+    filters: ExportFilters,
+    finite,
+    chunk_size: int = export_filters.CHUNK_SIZE,
+    using=connection,
+    rows: tuple[int, int | None] = (0, None),
+):
+    """The export's JSONL on PostgreSQL in chunks of about `chunk_size` lines, as (the lines' bytes,
+    their datasheet keys): the same bytes `flat_rows` and the JSONL writer give,
+    written by the database (`export_sql.postgres_lines_statement`) and read with COPY, so Python
+    only fills in the markers. `finite` counts the non-finite numbers written as null. `using`: the
+    connection to read on; `rows`: a part of the rows (first, count or None for the rest)."""
+    statement, params = postgres_lines_statement(int(judge.pk), _postgres_gold(judge, filters), judge.slug, rows=rows)
+    statement, marks = f"COPY ({statement}) TO STDOUT (FORMAT binary)", _Marks(finite)
+    with using.cursor() as cursor:
+        cursor.execute(LINES_SETTINGS)
+        try:
+            with using.wrap_database_errors:
+                log = getattr(cursor, "debug_sql", None)  # the debug cursor records it, as execute() would
+                with log(statement, params) if log else nullcontext(), cursor.cursor.copy(statement, params) as copy:
+                    tail, blocks, skip = b"", [], COPY_HEADER
+                    for block in copy:  # the database sends a row a block (the header may come apart)
+                        blocks.append(block)
+                        if len(blocks) >= chunk_size:
+                            data = _unheaded(tail + b"".join(blocks), skip)
+                            body, keys, used = _lines(data, marks)
+                            tail, blocks, skip = bytes(data[used:]), [], 0
+                            if keys:
+                                yield body, keys
+                    data = _unheaded(tail + b"".join(blocks), skip)
+                    body, keys, used = _lines(data, marks)
+                    if data[used:] != COPY_END:
+                        raise ValueError("COPY ended inside a row")
+                    if keys:
+                        yield body, keys
+        finally:
+            cursor.execute(LINES_RESET)
+
+
+# --- PostgreSQL: the Parquet columns as the database writes them ------------------------------------------
+
+
+# The columns that can hold markers: JSON built from people and ratings, or stored JSON. (Not the
+# text columns: a text may hold what looks like one.)
+MARKED_COLUMNS = ("gold_failure_modes", "adjudication", "reviews", "comments", "verdicts")
+
+
+def _csv_table(blocks: list, marks: _Marks, csv_options):
+    """Rows of COPY's CSV (a block each, taken out of `blocks`) as an Arrow table, the markers filled in."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyarrow import BufferReader, csv
+
+    data = b"".join(blocks)
+    blocks.clear()  # the rows' buffers go before the table is built: one copy of the rows at a time
+    table = csv.read_csv(BufferReader(data), *csv_options)
+    del data
+    for name in MARKED_COLUMNS:
+        column = table.column(name)
+        if not pc.any(pc.match_substring(column, MARK.decode())).as_py():
+            continue
+        values = [None if value is None else marks.fill(value.encode()).decode() for value in column.to_pylist()]
+        table = table.set_column(table.schema.get_field_index(name), name, pa.array(values, pa.string()))
+    return table
+
+
+def postgres_csv(*, judge, filters: ExportFilters, rows_per_table: int, using=connection, rows=(0, None)):
+    """The export's flat columns on PostgreSQL as COPY's CSV, `rows_per_table` rows at a time (a
+    list of blocks, a row each): the datasheet key, then the columns, written by the database
+    (`export_sql.postgres_lines_statement(columns=True)`). `using` and `rows` as for `postgres_lines`."""
+    statement, params = postgres_lines_statement(
+        int(judge.pk), _postgres_gold(judge, filters), judge.slug, columns=True, rows=rows
+    )
+    statement = f"COPY ({statement}) TO STDOUT (FORMAT csv)"
+    with using.cursor() as cursor:
+        cursor.execute(LINES_SETTINGS)
+        try:
+            with using.wrap_database_errors:
+                log = getattr(cursor, "debug_sql", None)
+                with log(statement, params) if log else nullcontext(), cursor.cursor.copy(statement, params) as copy:
+                    blocks = []
+                    for block in copy:  # COPY TO sends one row a message
+                        blocks.append(block)
+                        if len(blocks) == rows_per_table:
+                            yield blocks
+                            blocks = []
+                    if blocks:
+                        yield blocks
+        finally:
+            cursor.execute(LINES_RESET)
+
+
+class CsvTables:
+    """Arrow tables of the flat columns (`schema`) from `postgres_csv`'s rows, parsed by pyarrow's
+    CSV reader, so no Python object is made per row; `finite` counts the non-finite numbers of the
+    nested columns written as null (a non-finite gold rating comes as NULL, its key tells)."""
+
+    def __init__(self, *, finite, schema) -> None:
+        import pyarrow as pa
+        from pyarrow import csv
+
+        self.marks = _Marks(finite)
+        self.options = (
+            csv.ReadOptions(column_names=["key", *schema.names], use_threads=False),
+            csv.ParseOptions(newlines_in_values=True),
+            csv.ConvertOptions(
+                column_types={"key": pa.string(), **{field.name: field.type for field in schema}},
+                null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False,
+                true_values=["t"], false_values=["f"],
+            ),
+        )  # fmt: skip
+
+    def __call__(self, blocks: list) -> tuple[Any, list[str]]:
+        """One table and its rows' datasheet keys, from rows of CSV (taken out of `blocks`)."""
+        table = _csv_table(blocks, self.marks, self.options)
+        return table.drop_columns(["key"]), table.column("key").to_pylist()

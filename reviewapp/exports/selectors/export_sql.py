@@ -147,6 +147,26 @@ def _select(sql, nested: str) -> str:
     )
 
 
+# The turns before a row's (the last CONTEXT_TURNS of them), or the whole conversation, as the JSON
+# text orjson writes: to_json escapes text as orjson does, the pieces have no spaces.
+_PIECE = """'{"position":' || x.position || ',"role":' || to_json(x.role) || ',"text":' || to_json(x.text) || '}'"""
+CONTEXT = (
+    f"SELECT '[' || string_agg({_PIECE}, ',' ORDER BY x.position) || ']'"
+    " FROM (SELECT x.position, x.role, x.text FROM reviewapp_turn x WHERE x.conversation_id = g.conversation_id"
+    " AND (t.position IS NULL OR x.position < t.position)"
+    f" ORDER BY x.position DESC LIMIT CASE WHEN t.position IS NULL THEN NULL ELSE {CONTEXT_TURNS} END) x"
+)
+# Most turns are numbered without gaps: when the CONTEXT_TURNS positions before a turn's (or all of
+# them, near the start; positions are never negative) are all there, they are its context, read in
+# index order (the aggregate takes the rows in the order of the index scan, no sort per row);
+# otherwise (NULL) CONTEXT finds them.
+CONTEXT_BY_POSITION = (
+    f"SELECT CASE WHEN count(*) = least({CONTEXT_TURNS}, t.position) THEN '[' || string_agg({_PIECE}, ',') || ']' END"
+    " FROM (SELECT x.position, x.role, x.text FROM reviewapp_turn x WHERE x.conversation_id = g.conversation_id"
+    f" AND x.position >= t.position - {CONTEXT_TURNS} AND x.position < t.position ORDER BY x.position) x"
+)
+CONTEXT_SQL = f"COALESCE(({CONTEXT_BY_POSITION}), ({CONTEXT}), '[]')"
+
 GOLD_JOINS = (
     " JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
     " LEFT JOIN reviewapp_turn t ON t.id = g.turn_id"
@@ -194,14 +214,6 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tup
     0 for the conversation."""
     gold_sql, gold_params = gold
     obj = _objects(Postgres)
-    context = (  # the turns before the row's (the last CONTEXT_TURNS of them), or the whole conversation,
-        # as the JSON text orjson writes: to_json escapes text as orjson does, the pieces have no spaces
-        """SELECT '[' || string_agg('{"position":' || x.position || ',"role":' || to_json(x.role)"""
-        """ || ',"text":' || to_json(x.text) || '}', ',' ORDER BY x.position) || ']'"""
-        " FROM (SELECT x.position, x.role, x.text FROM reviewapp_turn x WHERE x.conversation_id = g.conversation_id"
-        " AND (t.position IS NULL OR x.position < t.position)"
-        f" ORDER BY x.position DESC LIMIT CASE WHEN t.position IS NULL THEN NULL ELSE {CONTEXT_TURNS} END) x"
-    )
     # Most targets have no comment: an index probe tells, and spares them the aggregate. (Not an
     # uncorrelated IN: once its set outgrows work_mem it is no longer hashed but scanned for every row.)
     has_comments = "g.turn_id IS NULL OR EXISTS (SELECT 1 FROM reviewapp_comment e WHERE e.turn_id = g.turn_id)"
@@ -235,7 +247,7 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tup
     statement = (
         f"WITH g AS NOT MATERIALIZED ({gold_sql}) "
         + _select(Postgres, nested)
-        + f", COALESCE(({context}), '[]'), ({verdicts}) FROM g"
+        + f", {CONTEXT_SQL}, ({verdicts}) FROM g"
         " JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
         # LIMIT 1 keeps the turn a lookup by id: joined, the planner would hash every turn of the table
         " LEFT JOIN LATERAL (SELECT * FROM reviewapp_turn t WHERE t.id = g.turn_id LIMIT 1) t ON TRUE"
@@ -243,3 +255,187 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tup
         " ORDER BY g.conversation_id, g.turn_id"
     )
     return statement, gold_params
+
+
+# --- PostgreSQL: each row as the JSONL line it writes --------------------------------------------------
+#
+# The line is built as text in the order and spelling orjson gives the flat row (no spaces, keys in
+# COLUMNS order, text escaped by to_json as orjson escapes it), so the file is the same byte for byte.
+# What the database cannot write as Python does goes out as a marker, a JSON string opening with
+# \u0000 (PostgreSQL text and jsonb cannot hold that character, so nothing else looks like it), that
+# `export_flat` replaces: a reviewer's pseudonym (an HMAC keyed by the server's secret, which stays in
+# Python), a rating outside the range where PostgreSQL and orjson spell floats alike (NaN and the
+# infinities among them, which the export writes as null and counts), and stored JSON that is not a
+# list of strings (given as hex, re-encoded by orjson).
+
+MARK = "\\u0000"  # as it stands in the JSON text: a backslash escape, not the character
+
+
+def _value(column: str) -> str:
+    """A column as its JSON value."""
+    return f"COALESCE(to_json({column})::text, 'null')"
+
+
+def _plain(column: str) -> str:
+    """A number or boolean column as JSON: its text is already JSON's."""
+    return f"COALESCE({column}::text, 'null')"
+
+
+def _rating(column: str) -> str:
+    """A float as orjson writes it: PostgreSQL's shortest round-trip digits are orjson's in fixed
+    notation (1e-4 <= |x| < 1e15), with ".0" after whole numbers; anything else is marked."""
+    return (
+        f"CASE WHEN {column} IS NULL THEN 'null' WHEN {column} = 0 OR abs({column}) >= 1e-4 AND abs({column}) < 1e15"
+        f" THEN CASE WHEN {column} = trunc({column}) THEN {column}::text || '.0' ELSE {column}::text END"
+        f""" ELSE '"{MARK}f' || {column}::text || '"' END"""
+    )
+
+
+def _person(column: str) -> str:
+    return f"""CASE WHEN {column} IS NULL THEN 'null' ELSE '"{MARK}p' || {column} || '"' END"""
+
+
+def _stored_json(column: str, kind: str) -> str:
+    """Stored JSON (jsonb) compact: an empty or string-only list here, anything else marked (`kind`:
+    m for failure modes, which Python reads as a list, j for JSON kept as it is)."""
+    return (
+        f"CASE WHEN {column} = '[]'::jsonb THEN '[]' WHEN jsonb_typeof({column}) = 'array' AND NOT EXISTS"
+        f" (SELECT 1 FROM jsonb_array_elements({column}) e WHERE jsonb_typeof(e) <> 'string')"
+        f" THEN '[' || (SELECT string_agg(to_json(e #>> '{{}}')::text, ',' ORDER BY n)"
+        f" FROM jsonb_array_elements({column}) WITH ORDINALITY AS s(e, n)) || ']'"
+        f" WHEN {column} IS NULL THEN 'null'"
+        f""" ELSE '"{MARK}{kind}' || encode(convert_to({column}::text, 'UTF8'), 'hex') || '"' END"""
+    )
+
+
+def _object(*pairs: tuple[str, str]) -> str:
+    """A JSON object from (key, JSON text) pairs, keys as they are (plain names)."""
+    parts = [f"""'{"{" if not i else ","}"{key}":' || {value}""" for i, (key, value) in enumerate(pairs)]
+    return " || ".join(parts) + " || '}'"
+
+
+def _list(piece: str, order: str) -> str:
+    """The aggregate of JSON pieces as a JSON list (NULL when there are none)."""
+    return f"'[' || string_agg({piece}, ',' ORDER BY {order}) || ']'"
+
+
+def _slug_list(through, owner: str) -> str:
+    field = through._meta.get_field("category")
+    owner_column = next(f.column for f in through._meta.concrete_fields if f.is_relation and f is not field)
+    return (
+        f"COALESCE((SELECT {_list('to_json(cat.slug)::text', Postgres.slug_order)} FROM {through._meta.db_table} rc"
+        f" JOIN reviewapp_category cat ON cat.id = rc.{field.column} WHERE rc.{owner_column} = {owner}), '[]')"
+    )
+
+
+def _iso(column: str) -> str:
+    return f"""COALESCE('"' || {Postgres.iso(column)} || '"', 'null')"""
+
+
+def postgres_lines_statement(
+    judge_id: int,
+    gold: tuple[str, tuple],
+    slug: str,
+    *,
+    columns: bool = False,
+    rows: tuple[int, int | None] = (0, None),
+) -> tuple[str, tuple]:
+    """Two text columns per row for COPY, in the order `postgres_statement` gives the rows: the
+    datasheet's key of the row (a JSON list: language, dataset, gold source, gold rating as text,
+    passed, label, the versions with verdicts, the review and comment counts) and its JSONL line.
+    The same lookups by index per row as `postgres_statement`; the reviews, comments and verdicts
+    each give their JSON and what the datasheet counts of them from one lateral subquery.
+
+    With `columns`, the key and then the flat columns apart (COLUMNS' order, for Parquet): the
+    nested ones as the same JSON text, the others as values, a non-finite gold rating as NULL.
+
+    `rows` (first, count or None for the rest) gives a part of the rows in their order: the gold
+    labels are skipped before anything is looked up for them."""
+    gold_sql, gold_params = gold
+    first, count = rows
+    if first or count is not None:
+        gold_sql = (
+            f"SELECT * FROM ({gold_sql}) g0 ORDER BY g0.conversation_id, g0.turn_id"
+            f" OFFSET {int(first)}{'' if count is None else f' LIMIT {int(count)}'}"
+        )
+    review = _object(
+        ("reviewer", _person("r.reviewer_id")), ("rating", _rating("r.rating")), ("label", _value("r.label")),
+        ("passed", _plain("r.passed")), ("categories", _slug_list(Review.categories.through, "r.id")),
+        ("comment", _value("r.comment")), ("quoted_span", _value("r.quoted_span")), ("created_at", _iso("r.created_at")),
+    )  # fmt: skip
+    adjudication = _object(
+        ("lead", _person("a.lead_id")), ("rating", _rating("a.rating")), ("label", _value("a.label")),
+        ("passed", _plain("a.passed")), ("categories", _slug_list(Adjudication.categories.through, "a.id")),
+        ("rationale", _value("a.rationale")),
+    )  # fmt: skip
+    comment = _object(
+        ("author", _person("m.author_id")), ("turn_position", _plain("mt.position")), ("body", _value("m.body")),
+        ("categories", _slug_list(Comment.categories.through, "m.id")), ("quoted_span", _value("m.quoted_span")),
+        ("reply_to", _plain("m.parent_id")), ("id", _plain("m.id")), ("created_at", _iso("m.created_at")),
+    )  # fmt: skip
+    verdict = _object(
+        ("sweep", _plain("v.sweep_id")), ("run", _plain("v.run_index")), ("tier", _value("v.tier")),
+        ("status", _value("v.status")), ("rating", _rating("v.rating")), ("label", _value("v.label")),
+        ("passed", _plain("v.passed")), ("flags", _stored_json("v.flags", "j")), ("explanation", _value("v.explanation")),
+    )  # fmt: skip
+    item = (
+        f"SELECT i.id FROM reviewapp_reviewitem i WHERE i.judge_id = {judge_id} AND i.conversation_id = g.conversation_id"
+        " AND COALESCE(i.turn_id, 0) = COALESCE(g.turn_id, 0) LIMIT 1"
+    )
+    reviews = f"SELECT {_list(review, 'r.id')} AS json, count(*) AS n FROM reviewapp_review r WHERE r.item_id = it.id"
+    adjudication_of_item = (
+        f"SELECT {adjudication} FROM reviewapp_adjudication a WHERE a.item_id = it.id ORDER BY a.id DESC LIMIT 1"
+    )
+    comments = (  # a turn's own comments, or those on every turn of the conversation
+        f"SELECT {_list(comment, 'm.created_at, m.id')} AS json, count(*) AS n FROM ("
+        " SELECT * FROM reviewapp_comment m WHERE m.turn_id = g.turn_id UNION ALL SELECT m.* FROM reviewapp_comment m"
+        " JOIN reviewapp_turn ct ON ct.id = m.turn_id WHERE g.turn_id IS NULL AND ct.conversation_id = g.conversation_id"
+        f") m JOIN reviewapp_turn mt ON mt.id = m.turn_id WHERE m.judge_id = {judge_id} OR m.judge_id IS NULL"
+    )
+    verdicts = (  # {version: [verdicts by sweep and run]}, versions in the order they were made (by id)
+        "SELECT '{' || string_agg(to_json(x.version)::text || ':[' || x.json || ']', ',' ORDER BY x.id) || '}' AS json,"
+        " '[' || string_agg(to_json(x.version)::text, ',' ORDER BY x.id) || ']' AS versions"
+        f" FROM (SELECT jv.id, jv.version, string_agg({verdict}, ',' ORDER BY v.sweep_id, v.run_index, v.id) AS json"
+        " FROM reviewapp_verdict v JOIN reviewapp_judgeversion jv ON jv.id = v.judge_version_id"
+        f" WHERE jv.judge_id = {judge_id} AND v.conversation_id = g.conversation_id"
+        " AND COALESCE(v.turn_id, 0) = COALESCE(g.turn_id, 0) GROUP BY jv.id) x"
+    )
+    line = _object(
+        ("dataset", _value("d.name")), ("conversation_id", _value("c.external_id")), ("language", _value("c.language")),
+        ("judge", "to_json(%s::text)::text"),
+        ("level", """CASE WHEN t.position IS NULL THEN '"conversation"' ELSE '"turn"' END"""),
+        ("turn_position", _plain("t.position")), ("turn_role", _value("t.role")), ("text", _value("t.text")),
+        ("intended_text", _value("NULLIF(t.intended_text, '')")), ("context", CONTEXT_SQL),
+        ("gold_rating", _rating("g.rating")), ("gold_label", _value("NULLIF(g.label, '')")),
+        ("gold_passed", _plain("g.passed")), ("gold_failure_modes", _stored_json("g.failure_modes", "m")),
+        ("gold_source", _value("g.source")), ("gold_labelled_at", _iso("g.created_at")),
+        ("adjudication", f"CASE WHEN it.id IS NULL THEN 'null' ELSE COALESCE(({adjudication_of_item}), 'null') END"),
+        ("reviews", "COALESCE(rv.json, '[]')"), ("comments", "COALESCE(cm.json, '[]')"),
+        ("verdicts", "COALESCE(vd.json, '{}')"),
+    )  # fmt: skip
+    if columns:
+        line = ", ".join(
+            (
+                "d.name", "c.external_id", "c.language", "%s::text",
+                "CASE WHEN t.position IS NULL THEN 'conversation' ELSE 'turn' END", "t.position", "t.role", "t.text",
+                "NULLIF(t.intended_text, '')", CONTEXT_SQL,
+                "CASE WHEN g.rating = ANY ('{NaN,Infinity,-Infinity}'::float8[]) THEN NULL ELSE g.rating END",
+                "NULLIF(g.label, '')", "g.passed", _stored_json("g.failure_modes", "m"), "g.source",
+                Postgres.iso("g.created_at"), f"CASE WHEN it.id IS NOT NULL THEN ({adjudication_of_item}) END",
+                "COALESCE(rv.json, '[]')", "COALESCE(cm.json, '[]')", "COALESCE(vd.json, '{}')",
+            )
+        )  # fmt: skip
+    key = (
+        f"'[' || {_value('c.language')} || ',' || {_value('d.name')} || ',' || {_value('g.source')}"
+        f""" || ',' || COALESCE('"' || g.rating::text || '"', 'null') || ',' || {_plain("g.passed")}"""
+        f" || ',' || {_value('g.label')} || ',' || COALESCE(vd.versions, '[]') || ',' || rv.n || ',' || cm.n || ']'"
+    )
+    statement = (
+        f"WITH g AS NOT MATERIALIZED ({gold_sql}) SELECT {key}, {line} FROM g"
+        " JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
+        " LEFT JOIN LATERAL (SELECT * FROM reviewapp_turn t WHERE t.id = g.turn_id LIMIT 1) t ON TRUE"
+        f" LEFT JOIN LATERAL ({item}) it ON TRUE"
+        f" CROSS JOIN LATERAL ({reviews}) rv CROSS JOIN LATERAL ({comments}) cm LEFT JOIN LATERAL ({verdicts}) vd ON TRUE"
+        " ORDER BY g.conversation_id, g.turn_id"
+    )
+    return statement, (*gold_params, slug)

@@ -111,6 +111,10 @@ class JsonlWriter:
     def write(self, row: dict[str, Any]) -> None:
         self.handle.write(flat_json_bytes(self.finite.flat(row)) + b"\n")
 
+    def write_lines(self, lines: bytes) -> None:
+        """Finished lines (the database's, on PostgreSQL: `export_flat.postgres_lines`)."""
+        self.handle.write(lines)
+
     def close(self) -> None:
         pass
 
@@ -164,6 +168,10 @@ class ParquetWriter:
         self.rows.append(self.finite.flat(row))
         if len(self.rows) >= PARQUET_ROW_GROUP:
             self._flush()
+
+    def write_table(self, table) -> None:
+        """Finished columns (the database's, on PostgreSQL: `export_flat.CsvTables`), one row group."""
+        self.writer.write_table(table, row_group_size=len(table))
 
     def _flush(self) -> None:
         if not self.rows:

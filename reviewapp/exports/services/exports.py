@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -26,8 +27,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import orjson
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -37,9 +39,16 @@ from reviewapp.exports.selectors import export_flat as export_flat_selectors
 from reviewapp.exports.selectors import export_rows as export_rows_selectors
 from reviewapp.exports.selectors.export_filters import ExportFilters
 from reviewapp.exports.selectors.export_rows import ExportRow
+from reviewapp.exports.services import export_parallel
 from reviewapp.exports.services.export_eva import EvaWriter
 from reviewapp.exports.services.export_progress import Progress, no_cycle_collection
-from reviewapp.exports.services.export_writers import COLUMN_NAMES, flat_writer
+from reviewapp.exports.services.export_writers import (
+    COLUMN_NAMES,
+    PARQUET_ROW_GROUP,
+    JsonlWriter,
+    ParquetWriter,
+    flat_writer,
+)
 from reviewapp.models import ExportSnapshot, Judge, JudgeVersion
 from reviewapp.quality.selectors.outcomes import outcome_for
 from reviewapp.versioning import code_version
@@ -190,6 +199,8 @@ class _Tally:
     non_finite: int = 0
     classes: dict[tuple, str] = field(default_factory=dict)  # (rating, passed, label) -> class
     flat: Counter = field(default_factory=Counter)  # flat rows by what the counts tell apart
+    keyed: Counter = field(default_factory=Counter)  # rows by their key from the database (`add_keys`)
+    gold_non_finite: int = 0  # of the keyed rows
 
     def class_of(self, rating: float | None, passed: bool | None, label: str) -> str:
         key = (rating, passed, label)
@@ -227,8 +238,27 @@ class _Tally:
             len(row["comments"]),
         ] += 1
 
+    def add_keys(self, keys: list) -> None:
+        """Rows written by the database (`export_flat.postgres_lines`, `CsvTables`), each with
+        its key: the JSON list of what `add_flat` counts, the gold rating as text."""
+        self.rows += len(keys)
+        self.keyed.update(keys)
+
+    def merge(self, other: _Tally) -> None:
+        """The keyed rows of another part of the same export."""
+        self.rows += other.rows
+        self.keyed.update(other.keyed)
+
     def close(self) -> None:
-        """Spread the flat rows' counts (`add_flat`) into the datasheet's."""
+        """Spread the flat rows' counts (`add_flat`, `add_keys`) into the datasheet's."""
+        for key, rows in self.keyed.items():
+            language, dataset, source, rating, passed, label, versions, reviews, comments = orjson.loads(key)
+            rating = None if rating is None else float(rating)
+            if rating is not None and not math.isfinite(rating):
+                self.gold_non_finite += rows
+            label = self.class_of(rating, passed, label or "")
+            self.flat[language, dataset, source, label, tuple(versions), reviews, comments] += rows
+        self.keyed.clear()
         for (language, dataset, source, label, versions, reviews, comments), rows in self.flat.items():
             self.by_class[label] += rows
             self.by_language[language] += rows
@@ -326,6 +356,10 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
             writer: Any = EvaWriter(handle, judge)
             chunks: Any = export_rows_selectors.export_rows(judge=judge, filters=filters, chunk_size=chunk_size)
             add = tally.add_row
+        elif fmt == "jsonl" and connection.vendor == "postgresql":
+            return _write_lines(judge, filters, handle, partial, tally, chunk_size, progress)
+        elif fmt == "parquet" and connection.vendor == "postgresql":
+            return _write_columns(judge, filters, partial, tally, progress)
         else:
             writer = flat_writer(fmt, partial, handle)
             chunks = export_flat_selectors.flat_rows(judge=judge, filters=filters, chunk_size=chunk_size)
@@ -345,6 +379,107 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
     finally:
         if handle is not None:
             handle.close()
+    return writer
+
+
+def _write_lines(judge: Judge, filters: ExportFilters, handle, partial: Path, tally, chunk_size: int, progress):
+    """JSONL on PostgreSQL: the lines as the database writes them (`export_flat.postgres_lines`);
+    a large export in two halves at once (`export_parallel`)."""
+    writer = JsonlWriter(handle)
+
+    def read(finite, rows, using=connection):
+        return export_flat_selectors.postgres_lines(
+            judge=judge, filters=filters, finite=finite, chunk_size=chunk_size, using=using, rows=rows
+        )
+
+    def write(chunk, writer=writer, tally=tally) -> int:
+        lines, keys = chunk
+        writer.write_lines(lines)
+        tally.add_keys(keys)
+        return len(keys)
+
+    first_rows = export_parallel.split(progress.total, 1)
+    if first_rows is None:
+        next_progress = PROGRESS_EVERY_ROWS
+        with closing(read(writer.finite, (0, None))) as chunks:  # as in _write_rows: the stream ends first
+            for chunk in chunks:
+                write(chunk)
+                if tally.rows >= next_progress:
+                    progress(tally.rows)
+                    next_progress = tally.rows + PROGRESS_EVERY_ROWS
+    else:
+        spool = partial.with_name(partial.name + ".second")
+        second, second_tally = JsonlWriter(None), _Tally(judge=judge)
+        try:
+            with spool.open("wb", buffering=HASH_BLOCK) as second.handle:
+                export_parallel.in_halves(
+                    read_first=lambda using: read(writer.finite, (0, first_rows), using),
+                    read_second=lambda using: read(second.finite, (first_rows, None), using),
+                    write_first=write,
+                    write_second=lambda chunk: write(chunk, second, second_tally),
+                    progress=progress,
+                )
+            export_parallel.append_file(spool, handle)
+        finally:
+            spool.unlink(missing_ok=True)
+        tally.merge(second_tally)
+        writer.finite.count += second.finite.count
+    tally.close()
+    writer.close()
+    return writer
+
+
+def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, progress):
+    """Parquet on PostgreSQL: the columns as the database writes them (`export_flat.postgres_csv`),
+    a row group of PARQUET_ROW_GROUP rows at a time, as the writer groups rows. A large export is
+    read in two halves at once (`export_parallel`): the second half's CSV is written beside the
+    file as it comes, and made into its row groups after the first half's, one at a time."""
+    writer = ParquetWriter(partial)
+    tables = export_flat_selectors.CsvTables(finite=writer.finite, schema=writer.schema)
+
+    def read(rows, using=connection):
+        return export_flat_selectors.postgres_csv(
+            judge=judge, filters=filters, rows_per_table=PARQUET_ROW_GROUP, using=using, rows=rows
+        )
+
+    def write(blocks) -> int:
+        table, keys = tables(blocks)
+        writer.write_table(table)
+        tally.add_keys(keys)
+        return len(keys)
+
+    first_rows = export_parallel.split(progress.total, PARQUET_ROW_GROUP)
+    if first_rows is None:
+        with closing(read((0, None))) as chunks:  # as in _write_rows: the stream ends first
+            for blocks in chunks:
+                write(blocks)
+                progress(tally.rows)
+    else:
+        spool, sizes = partial.with_name(partial.name + ".second"), []
+        try:
+            with spool.open("wb", buffering=HASH_BLOCK) as spooled:
+
+                def write_second(blocks) -> int:
+                    data = b"".join(blocks)
+                    spooled.write(data)
+                    sizes.append(len(data))
+                    return len(blocks)
+
+                export_parallel.in_halves(
+                    read_first=lambda using: read((0, first_rows), using),
+                    read_second=lambda using: read((first_rows, None), using),
+                    write_first=write,
+                    write_second=write_second,
+                    progress=progress,
+                )
+            with spool.open("rb") as spooled:
+                for size in sizes:
+                    write([spooled.read(size)])
+        finally:
+            spool.unlink(missing_ok=True)
+    tally.close()
+    writer.close()
+    writer.finite.count += tally.gold_non_finite  # NULL from the database, as the row path writes it
     return writer
 
 

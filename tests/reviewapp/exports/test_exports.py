@@ -225,6 +225,7 @@ def test_a_failed_write_marks_the_snapshot_and_leaves_no_file(corpus, media, mon
         raise RuntimeError("disk full")
 
     monkeypatch.setattr("reviewapp.exports.services.export_writers.JsonlWriter.write", broken)
+    monkeypatch.setattr("reviewapp.exports.services.export_writers.JsonlWriter.write_lines", broken)  # PostgreSQL
     with pytest.raises(RuntimeError):
         snapshot_write(snapshot_id=snapshot.pk)
     snapshot.refresh_from_db()

@@ -97,6 +97,8 @@ def test_a_write_failing_half_way_marks_the_snapshot_failed(corpus, media, monke
 
     writer = "export_eva.EvaWriter" if fmt == "eva" else "export_writers.JsonlWriter"
     monkeypatch.setattr(f"reviewapp.exports.services.{writer}.write", full_after_one)
+    if fmt == "jsonl":  # PostgreSQL writes the database's lines, a chunk of them (one row here) at a time
+        monkeypatch.setattr(f"reviewapp.exports.services.{writer}.write_lines", full_after_one)
     snapshot = snapshot_create(judge=corpus.judge, fmt=fmt, build=False)
     with pytest.raises(OSError, match="disk full"):
         snapshot_write(snapshot_id=snapshot.pk, chunk_size=1)

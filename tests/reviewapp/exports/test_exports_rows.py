@@ -14,7 +14,7 @@ import pytest
 from django.conf import settings
 
 from reviewapp.exports.services.exports import snapshot_create, snapshot_path, snapshot_write
-from reviewapp.models import Comment, ExportSnapshot, GoldLabel, Review, Sweep, Turn, Verdict
+from reviewapp.models import Comment, Conversation, ExportSnapshot, GoldLabel, Review, Sweep, Turn, Verdict
 from tests.scenarios import add_labelled
 
 pytestmark = pytest.mark.django_db
@@ -212,3 +212,31 @@ def test_a_flat_export_runs_the_same_queries_at_any_size(corpus, media, fmt, dja
     with django_assert_num_queries(FLAT_EXPORT_QUERIES):
         big = snapshot_write(snapshot_id=big.pk, chunk_size=2)
     assert (small.row_count, big.row_count) == (3, 43)
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_the_context_is_the_six_turns_before_even_with_gaps_in_the_positions(corpus, media, fmt):
+    """Positions 0, 3, 6 ... 24 (gaps) and 30-32 (none) in one conversation, labels on 24 and 32."""
+    conversation = Conversation.objects.create(dataset=corpus.dataset, external_id="gaps", language="en")
+    positions = [*range(0, 25, 3), 30, 31, 32]
+    turns = {
+        p: Turn.objects.create(conversation=conversation, position=p, role="user", text=f"t{p}") for p in positions
+    }
+    for position in (24, 32, 3):
+        GoldLabel.objects.create(judge=corpus.judge, conversation=conversation, turn=turns[position], source="imported")
+
+    path = snapshot_path(export(corpus.judge, fmt, "gaps"))
+    if fmt == "jsonl":
+        rows = [json.loads(text) for text in path.read_text().splitlines()]
+        contexts = {row["turn_position"]: row["context"] for row in rows if row["conversation_id"] == "gaps"}
+    else:
+        frame = pd.read_csv(path, keep_default_na=False)
+        gaps = frame[frame["conversation_id"] == "gaps"]
+        contexts = dict(zip(gaps["turn_position"], map(json.loads, gaps["context"]), strict=True))
+
+    assert {p: [turn["position"] for turn in context] for p, context in contexts.items()} == {
+        3: [0],
+        24: [6, 9, 12, 15, 18, 21],
+        32: [15, 18, 21, 24, 30, 31],
+    }
+    assert contexts[32][-1] == {"position": 31, "role": "user", "text": "t31"}

@@ -1,0 +1,171 @@
+"""On PostgreSQL the database writes the JSONL lines itself (export_sql.postgres_lines_statement): they
+are the lines the row path writes (export_flat.flat_rows through the JSONL writer), byte for byte,
+for the values either could spell differently, and the datasheet counts them the same."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from reviewapp.exports.selectors.export_filters import ExportFilters
+from reviewapp.exports.selectors.export_flat import flat_rows
+from reviewapp.exports.services import export_parallel
+from reviewapp.exports.services.export_writers import JsonlWriter
+from reviewapp.exports.services.exports import snapshot_create, snapshot_path, snapshot_write
+from reviewapp.models import Adjudication, Comment, Dataset, ExportSnapshot, GoldLabel, Review, Turn, Verdict
+from tests.reviewapp.exports.test_exports_rows import hmac_id
+from tests.scenarios import add_labelled
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="the database writes the lines on PostgreSQL only"),
+]
+
+
+def awkward(corpus) -> None:
+    """Values each spelled by its own rule: floats outside fixed notation and non-finite ones,
+    failure modes that are not a list of strings, escapes in text and in names, empty and null."""
+    Dataset.objects.filter(pk=corpus.dataset.pk).update(name='calls\t"2026"\\q')
+    turn = Turn.objects.get(conversation=corpus.fr, position=1)
+    Turn.objects.filter(pk=turn.pk).update(text='a "quote", a \\ back\nslash\ttab \u2028 \x01 é 🎧', intended_text="")
+    Turn.objects.filter(conversation=corpus.fr, position__in=[0, 3]).update(text='looks like a marker: "\\u0000p1"')
+    GoldLabel.objects.filter(turn=turn, source="adjudicated").update(rating=float("nan"), failure_modes={"b": 1})
+    GoldLabel.objects.filter(turn__conversation=corpus.fr, turn__position=3).update(rating=1e-7, failure_modes="ab")
+    GoldLabel.objects.filter(turn__conversation=corpus.ja).update(rating=-0.0, failure_modes=['x"y', "z\\"])
+    first, second = Review.objects.filter(item__turn=turn).order_by("id")
+    Review.objects.filter(pk=first.pk).update(rating=float("inf"), comment="")
+    Review.objects.filter(pk=second.pk).update(rating=1e20, label="très\\bien", passed=None)
+    Adjudication.objects.filter(item__turn=turn).update(rating=2.5)
+    Verdict.objects.filter(turn=turn, judge_version=corpus.v1).update(rating=123456.789, flags={"z": [1.50, None]})
+    Verdict.objects.filter(turn=turn, judge_version=corpus.v2).update(rating=None, flags=["long"], explanation="")
+    Comment.objects.create(turn=turn, author=corpus.reviewers[1], judge=None, body="second", parent=None)
+
+
+def row_path_lines(judge) -> bytes:
+    """The same export as rows (the statement CSV and Parquet read) through the JSONL writer."""
+    handle = io.BytesIO()
+    writer = JsonlWriter(handle)
+    for chunk in flat_rows(judge=judge, filters=ExportFilters()):
+        for row in chunk:
+            writer.write(row)
+    return handle.getvalue()
+
+
+def test_the_database_writes_the_lines_of_the_row_path_byte_for_byte(corpus, media):
+    awkward(corpus)
+    snapshot = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt="jsonl", build=False).pk)
+    written = snapshot_path(snapshot).read_bytes()
+
+    first = json.loads(written.splitlines()[0])
+    assert first["dataset"] == 'calls\t"2026"\\q' and first["gold_rating"] is None
+    assert first["gold_failure_modes"] == ["b"] and first["intended_text"] is None
+    assert [(r["reviewer"], r["rating"]) for r in first["reviews"]] == [
+        (hmac_id(corpus.reviewers[0]), None),
+        (hmac_id(corpus.reviewers[1]), 1e20),
+    ]
+    assert first["verdicts"]["1.0"][0]["flags"] == {"z": [1.5, None]}
+    assert snapshot.datasheet["non_finite_values_written_as_null"] == 2
+    assert written == row_path_lines(corpus.judge)
+
+
+def test_the_datasheet_counts_the_lines_as_the_rows(corpus, media):
+    awkward(corpus)
+    sheets = {}
+    for fmt in ("jsonl", "csv"):  # the database's lines, and rows through the CSV writer
+        snapshot = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt=fmt, build=False).pk)
+        sheets[fmt] = snapshot.datasheet
+    for key in ("rows", "counts", "judge_versions", "non_finite_values_written_as_null"):
+        assert sheets["jsonl"][key] == sheets["csv"][key], key
+    assert sheets["jsonl"]["counts"]["by_dataset"] == {'calls\t"2026"\\q': 3}
+
+
+def test_the_database_writes_the_parquet_table_of_the_row_path(corpus, media, tmp_path):
+    import pyarrow.parquet as pq
+
+    from reviewapp.exports.services.export_writers import ParquetWriter
+
+    awkward(corpus)
+    snapshot = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt="parquet", build=False).pk)
+    rows_path = tmp_path / "rows.parquet"
+    writer = ParquetWriter(rows_path)  # the same export as rows through the Parquet writer
+    for chunk in flat_rows(judge=corpus.judge, filters=ExportFilters()):
+        for row in chunk:
+            writer.write(row)
+    writer.close()
+
+    written, expected = pq.read_table(snapshot_path(snapshot)), pq.read_table(rows_path)
+    assert written.schema == expected.schema
+    assert written.to_pylist() == expected.to_pylist()
+    first = written.slice(0, 1).to_pylist()[0]
+    assert first["dataset"] == 'calls\t"2026"\\q' and first["gold_rating"] is None and first["intended_text"] is None
+    assert json.loads(first["reviews"])[0]["reviewer"] == hmac_id(corpus.reviewers[0])
+    assert snapshot.datasheet["non_finite_values_written_as_null"] == writer.finite.count == 2
+
+
+def halves_and_whole(corpus, fmt: str, monkeypatch) -> tuple[ExportSnapshot, ExportSnapshot]:
+    """The same export read whole, then in two halves (every row group of two rows)."""
+    monkeypatch.setattr("reviewapp.exports.services.exports.PARQUET_ROW_GROUP", 2)
+    whole = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt=fmt, build=False).pk)
+    monkeypatch.setattr("reviewapp.exports.services.export_parallel.SPLIT_FROM_ROWS", 2)
+    split = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt=fmt, build=False).pk)
+    return whole, split
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_export_read_in_two_halves_is_the_same_file(corpus, media, monkeypatch):
+    awkward(corpus)
+    add_labelled(corpus, 9)
+    read = []
+    original = export_parallel._snapshot_connection
+    monkeypatch.setattr(
+        "reviewapp.exports.services.export_parallel._snapshot_connection",
+        lambda snapshot=None: read.append(snapshot) or original(snapshot),
+    )
+
+    whole, split = halves_and_whole(corpus, "jsonl", monkeypatch)
+
+    assert len(read) == 2 and read[0] is None and read[1]  # one exported snapshot, imported by the second
+    assert split.row_count == whole.row_count == 12
+    assert snapshot_path(split).read_bytes() == snapshot_path(whole).read_bytes()
+    for key in ("rows", "counts", "judge_versions", "non_finite_values_written_as_null"):
+        assert split.datasheet[key] == whole.datasheet[key], key
+    assert sorted(path.name for path in (Path(media) / "exports").iterdir() if ".partial" in path.name) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_parquet_export_read_in_two_halves_is_the_same_table_and_row_groups(corpus, media, monkeypatch):
+    import pyarrow.parquet as pq
+
+    awkward(corpus)
+    add_labelled(corpus, 9)
+
+    whole, split = halves_and_whole(corpus, "parquet", monkeypatch)
+
+    written, expected = pq.ParquetFile(snapshot_path(split)), pq.ParquetFile(snapshot_path(whole))
+    assert written.read().to_pylist() == expected.read().to_pylist()
+    assert written.metadata.num_rows == 12 and written.metadata.num_row_groups == expected.metadata.num_row_groups == 6
+    assert split.datasheet["non_finite_values_written_as_null"] == whole.datasheet["non_finite_values_written_as_null"]
+    assert split.datasheet["counts"] == whole.datasheet["counts"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("half", ["first", "second"])
+def test_a_half_failing_marks_the_snapshot_failed_and_leaves_no_file(corpus, media, monkeypatch, half):
+    add_labelled(corpus, 9)
+    monkeypatch.setattr("reviewapp.exports.services.export_parallel.SPLIT_FROM_ROWS", 2)
+
+    def full_disk(self, lines):
+        second = self.handle.name.endswith(".second")  # the second half is written beside the file
+        if second == (half == "second"):
+            raise OSError(f"disk full in the {half} half")
+        self.handle.write(lines)
+
+    monkeypatch.setattr(JsonlWriter, "write_lines", full_disk)
+    snapshot = snapshot_create(judge=corpus.judge, fmt="jsonl", build=False)
+    with pytest.raises(OSError, match=f"disk full in the {half} half"):
+        snapshot_write(snapshot_id=snapshot.pk, chunk_size=1)
+    snapshot.refresh_from_db()
+    assert snapshot.status == "failed" and half in snapshot.error
+    assert list((Path(media) / "exports").iterdir()) == []
