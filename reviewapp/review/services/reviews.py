@@ -80,15 +80,24 @@ def review_submit(
     now: datetime | None = None,
     grain: Mapping[str, Any] | None = None,
     after_gold: Callable[[int], object] | None = None,
+    locked: bool = False,
 ) -> Review:
     """Store `user`'s label on `item`, release their lease, and when the item has its k reviews close
     it (unanimous, agreeing with the judge: a unanimous gold label is written) or send it to a lead.
     A reviewer whose item a lead sent back to them revises their label instead (audited before/after);
     the item is settled once every reviewer asked has revised.
-    A non-empty comment on a turn item is also kept as a Comment with the same categories."""
+    A non-empty comment on a turn item is also kept as a Comment with the same categories.
+    `locked`: the caller's open transaction read `item` under its row lock with `judge_signed`
+    (`review_screen.item_for_review(lock=True)`), so it is not read again; a refusal then rolls back the
+    caller's transaction."""
     now = now or timezone.now()
-    with transaction.atomic():
-        item, signed = screen_sql.locked_item(item=item)
+    if locked and not connection.in_atomic_block:
+        raise ValueError("A label on an item locked by its caller is written in the caller's transaction.")
+    with transaction.atomic(savepoint=not locked):
+        if locked:
+            signed = item.judge_signed
+        else:
+            item, signed = screen_sql.locked_item(item=item)
         if item.status not in ACTIVE:
             raise ReviewError(f"This item is {item.get_status_display().lower()}: it takes no more reviews.")
         if not language_allowed(user, item.language):
