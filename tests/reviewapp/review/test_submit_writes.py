@@ -1,5 +1,6 @@
 """What one submitted label writes: the unanimous gold in one upsert (a turn's or a conversation's), the
-signature recheck only for a judge with usable signatures, and the audit events in the order they happened."""
+signature recheck only for a judge with usable signatures, and the audit events in the order they happened;
+every row in a fixed number of statements (one on PostgreSQL), and the item read once under its lock."""
 
 from datetime import timedelta
 
@@ -8,6 +9,7 @@ from django.db import connection
 from django.utils import timezone
 
 from reviewapp.models import AuditEvent, Comment, GoldLabel, Review, ReviewItem
+from reviewapp.review.selectors import review_screen
 from reviewapp.review.services import reviews
 from reviewapp.triage.services import claims
 from tests.factories import ReviewItemFactory, add_signature, category, make_item
@@ -156,3 +158,23 @@ def test_the_second_of_two_agreeing_labels_gives_gold_both_reviews_and_their_cat
     assert gold.metadata == {"review_item": item.pk, "reviews": [first.pk, second.pk]}
     assert gold.failure_modes == ["gloss", "verbosity"]
     assert [c.slug for c in Review.objects.get(pk=second.pk).categories.all()] == ["verbosity"]
+
+
+@pytest.mark.django_db(transaction=True)  # no test transaction around it: the caller holds none
+def test_a_label_on_an_item_said_to_be_locked_is_refused_outside_a_transaction(make_user):
+    ana = make_user("ana", languages=["fr"])
+    item = make_item("fr", verdict_rating=2)
+    claims.item_claim(user=ana, item=item)
+    with pytest.raises(ValueError, match="caller's transaction"):
+        reviews.review_submit(item=item, user=ana, rating=2, locked=True)
+    assert not Review.objects.exists()
+
+
+@pytest.mark.parametrize(("signature", "signed"), [("active", True), ("suspended", False), ("none", False)])
+def test_the_locked_read_of_the_screen_says_whether_its_judge_has_usable_signatures(make_user, signature, signed):
+    item = make_item("fr", verdict_rating=2)
+    if signature != "none":
+        add_signature(item.judge, suspended_at=timezone.now() if signature == "suspended" else None)
+    read = review_screen.item_for_review(item_id=item.pk, user=make_user("ana", languages=["fr"]), lock=True)
+    assert read.pk == item.pk and read.judge_signed is signed
+    assert read.judge == item.judge and read.turn == item.turn and read.labelled is False
