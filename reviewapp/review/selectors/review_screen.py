@@ -20,13 +20,15 @@ CONTEXT_TURNS = 4
 # --- the review screen --------------------------------------------------------------------------
 
 
-def item_for_review(*, item_id: int, user) -> ReviewItem:
+def item_for_review(*, item_id: int, user, lock: bool = False) -> ReviewItem:
     """The item with what the review screen and a submitted label ask of it, in one statement
     (`screen_sql.item_row`): its judge, dataset, conversation, turn and holder; whether `user` has
     labelled its target (`access.target_labelled`, kept as `labelled_by`); the grain its judge is
     labelled at (`verdict_shapes.annotated_grain`); whether a QA-sample item keeps its turn blind.
+    With `lock`, inside a transaction that submits a label: the item's row is locked and read with whether
+    its judge has a usable signature (`judge_signed`), all `review_submit(locked=True)` needs of it.
     Raises ReviewItem.DoesNotExist."""
-    return screen_sql.item_row(item_id=item_id, user=user)
+    return screen_sql.item_row(item_id=item_id, user=user, lock=lock)
 
 
 def item_alone(*, item_id: int) -> ReviewItem:

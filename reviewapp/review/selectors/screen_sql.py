@@ -49,23 +49,26 @@ _ITEM = Rows(
 _built: dict[str, tuple[str, list]] = {}
 
 
-def _item_sql() -> tuple[str, list]:
+def _item_sql(*, lock: bool) -> tuple[str, list]:
     """SELECT the item with its judge, dataset, conversation (and its dataset), turn and holder; whether
     the reviewer labelled its target (`access.target_labelled`); the grain version
-    (`verdict_shapes.grain_annotations`); and whether a QA-sample item keeps its turn blind (`access._qa_blind_q`)."""
-    key = f"item:{connection.vendor}"
+    (`verdict_shapes.grain_annotations`); and whether a QA-sample item keeps its turn blind (`access._qa_blind_q`).
+    With `lock`, also whether its judge has a usable signature (`_usable_signature`), and the item's row
+    locked (PostgreSQL; SQLite serialises writers anyway)."""
+    key = f"item:{connection.vendor}:{lock}"
     if key not in _built:
         quote = connection.ops.quote_name
         items, reviews, versions = (quote(m._meta.db_table) for m in (ReviewItem, Review, JudgeVersion))
         not_imported, not_imported_params = where_sql(JudgeVersion.objects.filter(verdict_shapes.NOT_IMPORTED))
         qa_blind, qa_params = where_sql(ReviewItem.objects.filter(access._qa_blind_q()))
+        signed, signed_params = _usable_signature() if lock else ("", [])
         item, judge, dataset, conversation, conversation_dataset, turn, holder, version = _ITEM.parts
         sql = f"""
 SELECT {_ITEM.select()},
   EXISTS (SELECT 1 FROM {reviews} r INNER JOIN {items} ri2 ON r.item_id = ri2.id
           WHERE r.reviewer_id = %s AND ri2.conversation_id = ri.conversation_id
             AND (ri2.turn_id = ri.turn_id OR (ri.turn_id IS NULL AND ri2.turn_id IS NULL))),
-  EXISTS (SELECT 1 FROM {items} WHERE {items}.turn_id = ri.turn_id AND {qa_blind})
+  EXISTS (SELECT 1 FROM {items} WHERE {items}.turn_id = ri.turn_id AND {qa_blind}){signed and f", {signed}"}
 FROM {item.table()}
 INNER JOIN {judge.table()} ON j.id = ri.judge_id
 INNER JOIN {dataset.table()} ON d.id = ri.dataset_id
@@ -77,20 +80,35 @@ LEFT OUTER JOIN {version.table()} ON gv.id = (
   SELECT {versions}.id FROM {versions} WHERE {versions}.judge_id = ri.judge_id AND {not_imported}
   ORDER BY {versions}.created_at DESC, {versions}.id DESC LIMIT 1)
 WHERE ri.id = %s"""
-        _built[key] = (sql, [*qa_params, *not_imported_params])
+        if lock and connection.features.has_select_for_update:
+            sql += " FOR UPDATE OF ri"
+        _built[key] = (sql, [*qa_params, *signed_params, *not_imported_params])
     return _built[key]
 
 
-def item_row(*, item_id: int, user) -> ReviewItem:
-    """The review item as `item_for_review` describes it, in one statement. Raises ReviewItem.DoesNotExist."""
-    sql, constants = _item_sql()
-    # In the order of their placeholders: the reviewer, the QA rule's and the grain rule's constants, the item.
+def _usable_signature() -> tuple[str, list]:
+    """Whether the item's judge has an active, unsuspended signature, whose checks new gold must set off
+    (`signature_checks.signatures_after_gold`), as an EXISTS on `ri`."""
+    signatures = connection.ops.quote_name(Signature._meta.db_table)
+    usable, usable_params = where_sql(Signature.objects.filter(active=True, suspended_at__isnull=True))
+    return f"EXISTS (SELECT 1 FROM {signatures} WHERE {signatures}.judge_id = ri.judge_id AND {usable})", usable_params
+
+
+def item_row(*, item_id: int, user, lock: bool = False) -> ReviewItem:
+    """The review item as `item_for_review` describes it, in one statement. Raises ReviewItem.DoesNotExist.
+    With `lock` (inside a transaction, for submitting a label): its row locked, and `signed`, whether its
+    judge has a usable signature (`locked_item`'s second answer), as `judge_signed`."""
+    sql, constants = _item_sql(lock=lock)
+    # In the order of their placeholders: the reviewer, the QA rule's (the signature rule's) and the grain
+    # rule's constants, the item.
     rows = run_sql(sql, [user.pk, *constants, item_id])
     if not rows:
         raise ReviewItem.DoesNotExist("ReviewItem matching query does not exist.")
-    item, judge, dataset, conversation, conversation_dataset, turn, holder, version, labelled, qa = _ITEM.instances(
-        rows[0]
+    item, judge, dataset, conversation, conversation_dataset, turn, holder, version, labelled, qa, *signed = (
+        _ITEM.instances(rows[0])
     )
+    if lock:
+        item.judge_signed = bool(signed[0])
     conversation.dataset = conversation_dataset
     item.judge, item.dataset, item.conversation, item.turn, item.claimed_by = (
         judge,
@@ -210,14 +228,11 @@ def locked_item(*, item: ReviewItem) -> tuple[ReviewItem, bool]:
     unsuspended signature (whose checks new gold must set off: `signature_checks.signatures_after_gold`)."""
     key = f"locked:{connection.vendor}"
     if key not in _built:
-        quote = connection.ops.quote_name
-        signatures = quote(Signature._meta.db_table)
-        usable, usable_params = where_sql(Signature.objects.filter(active=True, suspended_at__isnull=True))
+        signed, signed_params = _usable_signature()
         lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
         _built[key] = (
-            f"SELECT {_LOCKED.select()}, EXISTS (SELECT 1 FROM {signatures} WHERE {signatures}.judge_id = ri.judge_id"
-            f" AND {usable}) FROM {_LOCKED.parts[0].table()} WHERE ri.id = %s{lock}",
-            usable_params,
+            f"SELECT {_LOCKED.select()}, {signed} FROM {_LOCKED.parts[0].table()} WHERE ri.id = %s{lock}",
+            signed_params,
         )
     sql, constants = _built[key]
     rows = run_sql(sql, [*constants, item.pk])

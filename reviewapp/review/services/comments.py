@@ -86,7 +86,35 @@ def comment_row(
 ) -> tuple[Comment, AuditChange]:
     """Write a new comment whose text, categories and span are already checked, inside the caller's
     transaction; returns it with its audit change for the caller to write (with its own, in one INSERT)."""
-    comment = Comment.objects.create(
+    comment, change = comment_unsaved(
+        author=author,
+        turn=turn,
+        body=body,
+        categories=categories,
+        parent=parent,
+        judge=judge,
+        quoted_span=quoted_span,
+        flagged_for_lead=flagged_for_lead,
+    )
+    comment.save(force_insert=True)
+    if categories:  # a new comment has none: nothing to read or clear
+        comment.categories.add(*categories)
+    return comment, change
+
+
+def comment_unsaved(
+    *,
+    author,
+    turn: Turn,
+    body: str,
+    categories: Sequence[Category],
+    parent: Comment | None = None,
+    judge: Judge | None = None,
+    quoted_span: str = "",
+    flagged_for_lead: bool = False,
+) -> tuple[Comment, AuditChange]:
+    """`comment_row`'s comment before it is written (with `categories`, by the caller), and its audit change."""
+    comment = Comment(
         turn=turn,
         author=author,
         parent=parent,
@@ -95,8 +123,6 @@ def comment_row(
         quoted_span=quoted_span,
         flagged_for_lead=flagged_for_lead,
     )
-    if categories:  # a new comment has none: nothing to read or clear
-        comment.categories.add(*categories)
     after = {
         "turn": turn.pk,
         "parent": parent.pk if parent else None,

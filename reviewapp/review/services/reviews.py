@@ -17,15 +17,16 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from reviewapp.access import language_allowed
-from reviewapp.audit import audit_record, audit_records
+from reviewapp.audit import audit_record
 from reviewapp.models import Category, GoldLabel, Judge, Review, ReviewItem, ReviewSkip, Verdict
 from reviewapp.quality.selectors.outcomes import outcome_for
 from reviewapp.review.selectors import screen_sql
 from reviewapp.review.services.comments import (
     _active_categories,
     _check_span,
-    comment_row,
+    comment_unsaved,
 )
+from reviewapp.review.services.label_writes import label_write
 from reviewapp.triage.selectors.queue_filters import ACTIVE
 from reviewapp.triage.services.claims import (
     ReviewError,
@@ -80,15 +81,24 @@ def review_submit(
     now: datetime | None = None,
     grain: Mapping[str, Any] | None = None,
     after_gold: Callable[[int], object] | None = None,
+    locked: bool = False,
 ) -> Review:
     """Store `user`'s label on `item`, release their lease, and when the item has its k reviews close
     it (unanimous, agreeing with the judge: a unanimous gold label is written) or send it to a lead.
     A reviewer whose item a lead sent back to them revises their label instead (audited before/after);
     the item is settled once every reviewer asked has revised.
-    A non-empty comment on a turn item is also kept as a Comment with the same categories."""
+    A non-empty comment on a turn item is also kept as a Comment with the same categories.
+    `locked`: the caller's open transaction read `item` under its row lock with `judge_signed`
+    (`review_screen.item_for_review(lock=True)`), so it is not read again; a refusal then rolls back the
+    caller's transaction."""
     now = now or timezone.now()
-    with transaction.atomic():
-        item, signed = screen_sql.locked_item(item=item)
+    if locked and not connection.in_atomic_block:
+        raise ValueError("A label on an item locked by its caller is written in the caller's transaction.")
+    with transaction.atomic(savepoint=not locked):
+        if locked:
+            signed = item.judge_signed
+        else:
+            item, signed = screen_sql.locked_item(item=item)
         if item.status not in ACTIVE:
             raise ReviewError(f"This item is {item.get_status_display().lower()}: it takes no more reviews.")
         if not language_allowed(user, item.language):
@@ -134,31 +144,29 @@ def review_submit(
             for name, value in fields.items():
                 setattr(existing, name, value)
             existing.revision_requested = False
-            existing.save()
             review = existing
         else:
-            review = Review.objects.create(item=item, reviewer=user, **fields)
-        if existing is not None:
-            review.categories.set(categories)
-        elif categories:  # a new review has none yet: nothing to read or clear
-            review.categories.add(*categories)
+            review = Review(item=item, reviewer=user, **fields)
         changes = []
+        new_comment = None
         if comment.strip() and turn is not None:
-            _, created = comment_row(
+            new_comment, created = comment_unsaved(
                 author=user, turn=turn, body=comment, categories=categories, judge=judge, quoted_span=quoted_span
             )
             changes.append(created)
         labelled = {"item": item.pk, "rating": rating, "passed": passed, "label": review.label}
         changes.append((action, review, revised_from, labelled))
 
-        reviews = sorted([*others, review], key=lambda r: r.pk)
+        # A new review's id comes from the sequence after every other's: it is the last.
+        reviews = [*others, review] if existing is None else sorted([*others, review], key=lambda r: r.pk)
+        gold = None
         if item.claimed_by_id == user.pk or not _lease_live(item, now):
             item.claimed_by, item.lease_expires_at = None, None
         if len(reviews) >= item.reviews_required and not any(r.revision_requested for r in reviews):
             item.status = _outcome(item, reviews, verdicts)
             item.claimed_by, item.lease_expires_at = None, None
             if item.status == Status.CLOSED:
-                _unanimous_gold(item, reviews, categories=categories if not others else None)
+                gold = _unanimous_gold(item, reviews, categories=categories, others=others)
                 if signed and after_gold is not None:
                     # New gold for a judge with signatures: recheck them once it is committed (as
                     # signature_checks.signatures_after_gold does, with the check read under the item's lock).
@@ -167,9 +175,10 @@ def review_submit(
         else:
             item.status = Status.IN_REVIEW
         item.updated_at = now
-        item.save(update_fields=["status", "claimed_by", "lease_expires_at", "updated_at"])
-        # One INSERT for the comment's, the review's and the item's events, in the order they happened.
-        audit_records(actor=user, events=[*changes, (f"item.{item.status}", item, before, _state(item))])
+        events = [*changes, (f"item.{item.status}", item, before, _state(item))]
+        label_write(
+            actor=user, review=review, categories=categories, comment=new_comment, gold=gold, item=item, events=events
+        )
         return review
 
 
@@ -203,13 +212,17 @@ def _outcome(item: ReviewItem, reviews: list[Review], verdicts: list[Verdict]) -
     return Status.CLOSED
 
 
-def _unanimous_gold(item: ReviewItem, reviews: list[Review], *, categories: Sequence[Category] | None = None) -> None:
-    """The item's unanimous gold label; its failure modes are the reviews' categories (`categories`
-    when the caller holds them all, as for a single review, else read)."""
+def _unanimous_gold(
+    item: ReviewItem, reviews: list[Review], *, categories: Sequence[Category], others: Sequence[Review]
+) -> GoldLabel:
+    """The item's unanimous gold label, to write; its failure modes are the reviews' categories: this
+    label's `categories` and those of the `others` (read). A review not written yet has None for its id
+    in the metadata (`label_writes.label_write` puts it in)."""
     first = reviews[0]
-    if categories is None:
-        categories = Category.objects.filter(reviews__in=[r.pk for r in reviews]).only("slug")
-    gold = GoldLabel(
+    slugs = {c.slug for c in categories}
+    if others:
+        slugs |= set(Category.objects.filter(reviews__in=[r.pk for r in others]).values_list("slug", flat=True))
+    return GoldLabel(
         judge_id=item.judge_id,
         conversation_id=item.conversation_id,
         turn_id=item.turn_id,
@@ -217,29 +230,10 @@ def _unanimous_gold(item: ReviewItem, reviews: list[Review], *, categories: Sequ
         rating=first.rating,
         passed=first.passed,
         label=first.label,
-        failure_modes=sorted({c.slug for c in categories}),
+        failure_modes=sorted(slugs),
         excluded=False,
         metadata={"review_item": item.pk, "reviews": [r.pk for r in reviews]},
     )
-    _gold_upsert(gold, changed=("rating", "passed", "label", "failure_modes", "excluded", "metadata"))
-
-
-def _gold_upsert(gold: GoldLabel, *, changed: Sequence[str]) -> None:
-    """INSERT `gold`, or when its target already has gold of its source, UPDATE that row's `changed` fields:
-    one statement on the unique index of the target (per turn, or per conversation for a conversation's
-    label). The item's row lock serialises its closings; update_or_create would add four statements."""
-    quote = connection.ops.quote_name
-    fields = [f for f in GoldLabel._meta.concrete_fields if not f.primary_key]
-    values = [f.get_db_prep_save(f.pre_save(gold, add=True), connection) for f in fields]
-    target, where = ("turn_id", "turn_id IS NOT NULL") if gold.turn_id else ("conversation_id", "turn_id IS NULL")
-    columns = [quote(GoldLabel._meta.get_field(name).column) for name in changed]
-    updates = ", ".join(f"{column} = excluded.{column}" for column in columns)
-    table, names = quote(GoldLabel._meta.db_table), ", ".join(quote(f.column) for f in fields)
-    # Table and column names only; the values are parameters.
-    sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(fields))})"  # noqa: S608
-    sql += f" ON CONFLICT (judge_id, {target}, source) WHERE {where} DO UPDATE SET {updates}"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, values)
 
 
 def item_skip(*, item: ReviewItem, user, reason: str, now: datetime | None = None) -> ReviewSkip:

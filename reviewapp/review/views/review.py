@@ -1,7 +1,6 @@
-from functools import partial
-
 from django import forms
 from django.contrib.auth.decorators import login_required
+from django.db import transaction
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -12,24 +11,36 @@ from reviewapp.rendering import found_or_404, render_page
 from reviewapp.review.selectors import review_screen as review_screen_selectors
 from reviewapp.review.selectors import verdict_shapes
 from reviewapp.review.services import review_grain, reviews
-from reviewapp.review.views.posting import posted_form
 from reviewapp.triage.selectors import queue_filters
 from reviewapp.triage.services import claims
 from reviewapp.triage.views.queue import next_item_redirect, remembered_filters
+from scoring.errors import TribunalError
 
 TEMPLATE = "review/item.html"
 
 
-def item_or_404(request, item_id: int, *, screen: bool = True) -> ReviewItem:
+def item_or_404(request, item_id: int, *, screen: bool = True, lock: bool = False) -> ReviewItem:
     """The item in the address, if its language is the reviewer's; with what the screen shows of it
-    (`item_for_review`), or only its row for an action that renders no screen."""
+    (`item_for_review`, its row locked with `lock`), or only its row for an action that renders no screen."""
     if screen:
         item = found_or_404(
-            review_screen_selectors.item_for_review, "No such review item.", item_id=item_id, user=request.user
+            review_screen_selectors.item_for_review,
+            "No such review item.",
+            item_id=item_id,
+            user=request.user,
+            lock=lock,
         )
     else:
         item = found_or_404(review_screen_selectors.item_alone, "No such review item.", item_id=item_id)
     return access.item_for_reviewer(request.user, item)
+
+
+class Refused(TribunalError):
+    """A label the screen shows again with an error and a status, its transaction rolled back."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
 
 
 class ReviewForm(forms.Form):
@@ -69,36 +80,43 @@ def render_screen(request, item: ReviewItem, *, form=None, error: str = "", frag
 @require_http_methods(["GET", "POST"])
 @login_required
 def review_item(request, item_id: int):
-    """The turn review screen (GET); POST submits the label and moves on to the next item."""
-    item = item_or_404(request, item_id)
-    invalid = "Check the form: some values are not valid."
-    form, shown = posted_form(request, ReviewForm, partial(render_screen, request, item), invalid=invalid)
-    if shown is not None:
-        return shown
-    data = form.cleaned_data
-    try:
-        grain = review_grain.grain_from_form(grain=verdict_shapes.annotated_grain(item), data=request.POST)
-    except review_grain.GrainError as exc:
-        return render_screen(request, item, form=form, error=f"Check the form: {exc}", status=400)
+    """The turn review screen (GET); POST submits the label and moves on to the next item. The label is
+    written in the transaction that read the item under its row lock, so it is read once."""
+    if request.method == "GET":
+        return render_screen(request, item_or_404(request, item_id))
     # The task (and Celery) load when one is first queued, not with the URLconf.
     from reviewapp.judging.tasks.signatures import signatures_recheck_queue
 
+    form = ReviewForm(request.POST)
     try:
-        reviews.review_submit(
-            item=item,
-            user=request.user,
-            rating=data["rating"],
-            label=data["label"],
-            categories=list(data["categories"]),
-            verdict_agreement=form.agreement(),
-            comment=data["comment"],
-            quoted_span=data["quoted_span"],
-            seconds_spent=data["seconds_spent"],
-            grain=grain,
-            after_gold=signatures_recheck_queue,
-        )
-    except claims.ReviewError as exc:
-        return render_screen(request, item, form=form, error=str(exc), status=409)
+        with transaction.atomic():
+            item = item_or_404(request, item_id, lock=True)
+            if not form.is_valid():
+                raise Refused("Check the form: some values are not valid.", 400)
+            data = form.cleaned_data
+            try:
+                grain = review_grain.grain_from_form(grain=verdict_shapes.annotated_grain(item), data=request.POST)
+            except review_grain.GrainError as exc:
+                raise Refused(f"Check the form: {exc}", 400) from None
+            try:
+                reviews.review_submit(
+                    item=item,
+                    user=request.user,
+                    rating=data["rating"],
+                    label=data["label"],
+                    categories=list(data["categories"]),
+                    verdict_agreement=form.agreement(),
+                    comment=data["comment"],
+                    quoted_span=data["quoted_span"],
+                    seconds_spent=data["seconds_spent"],
+                    grain=grain,
+                    after_gold=signatures_recheck_queue,
+                    locked=True,
+                )
+            except claims.ReviewError as exc:
+                raise Refused(str(exc), 409) from None
+    except Refused as refused:
+        return render_screen(request, item, form=form, error=str(refused), status=refused.status)
     if access.item_is_blind(item):
         # Blind review: now that the label is in, show what the judges and the other reviewers said.
         return redirect("review_item", item_id=item.pk)
