@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import Q, QuerySet
 
 from reviewapp.access import language_allowed, sees_all_languages
@@ -83,7 +84,11 @@ def keyset_q(*keys: tuple[str, Any, bool]) -> Q:
 
 
 def reason_q(reason: str) -> Q:
-    # `reasons` is a JSON list of reason codes; the quoted code matches one whole element on any database.
+    """Items that have `reason` among their reasons (a JSON list of codes). On PostgreSQL, containment:
+    the active queue has a partial index per reason that answers it in claim order (migration
+    0012_item_queue_per_reason). Elsewhere the quoted code matches one whole element of the JSON text."""
+    if connection.vendor == "postgresql":
+        return Q(reasons__contains=[reason])
     return Q(reasons__icontains=f'"{reason}"')
 
 
