@@ -17,14 +17,19 @@ def claimable_q(*, user, now: datetime, languages: list[str] | None = None) -> Q
     """Items `user` may claim now: active, not held under a live lease, in their languages, never
     reviewed or skipped by them. An item needing k reviews stays here until it has k. An item a lead
     sent back to its original reviewers is theirs alone, to revise their labels."""
-    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user, revision_requested=False)
-    skipped = ReviewSkip.objects.filter(item=OuterRef("pk"), reviewer=user)
+    return claimable_by_q(user_id=user.pk, now=now, in_languages=item_language_q(user, languages))
+
+
+def claimable_by_q(*, user_id: int, now: datetime, in_languages: Q) -> Q:
+    """`claimable_q` for the user `user_id` whose languages are `in_languages` (`item_language_q`)."""
+    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user_id, revision_requested=False)
+    skipped = ReviewSkip.objects.filter(item=OuterRef("pk"), reviewer=user_id)
     revising = Review.objects.filter(item=OuterRef("pk"), revision_requested=True)
-    mine_to_revise = revising.filter(reviewer=user)
+    mine_to_revise = revising.filter(reviewer=user_id)
     return (
         Q(status__in=ACTIVE)
         & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
-        & item_language_q(user, languages)
+        & in_languages
         & ~Exists(reviewed)
         & ~Exists(skipped)
         & (~Exists(revising) | Exists(mine_to_revise))
@@ -34,10 +39,14 @@ def claimable_q(*, user, now: datetime, languages: list[str] | None = None) -> Q
 def claim_candidates(
     *, user, filters: QueueFilters | None, now: datetime, languages: list[str] | None = None
 ) -> QuerySet[ReviewItem]:
-    q = claimable_q(user=user, now=now, languages=languages)
+    return candidates_of(claimable_q(user=user, now=now, languages=languages), filters)
+
+
+def candidates_of(claimable: Q, filters: QueueFilters | None) -> QuerySet[ReviewItem]:
+    """The items of `claimable` (`claimable_q`) that match `filters`, in claim order."""
     if filters is not None:
-        q &= filters.q()
-    return ReviewItem.objects.filter(q).order_by("-priority", "id")
+        claimable &= filters.q()
+    return ReviewItem.objects.filter(claimable).order_by("-priority", "id")
 
 
 def walked(
@@ -121,11 +130,15 @@ def claim_candidate_ids(
 def held_item(*, user, now: datetime, languages: list[str] | None = None) -> ReviewItem | None:
     """The item `user` holds under a live lease and has not reviewed yet, if any (`languages`: the
     user's `review_languages`, when already known)."""
-    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user, revision_requested=False)
     in_languages = language_q(user) if languages is None else item_language_q(user, languages)
+    return held_by(user_id=user.pk, now=now, in_languages=in_languages).first()
+
+
+def held_by(*, user_id: int, now: datetime, in_languages: Q) -> QuerySet[ReviewItem]:
+    """`held_item` for the user `user_id` whose languages are `in_languages`, as a queryset in claim order."""
+    reviewed = Review.objects.filter(item=OuterRef("pk"), reviewer=user_id, revision_requested=False)
     return (
-        ReviewItem.objects.filter(in_languages, claimed_by=user, lease_expires_at__gte=now, status__in=ACTIVE)
+        ReviewItem.objects.filter(in_languages, claimed_by=user_id, lease_expires_at__gte=now, status__in=ACTIVE)
         .exclude(Exists(reviewed))
         .order_by("-priority", "id")
-        .first()
     )

@@ -10,6 +10,7 @@ claim is a conditional UPDATE that must affect one row, retried with the next ca
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -20,7 +21,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from reviewapp.audit import audit_record, model_state
-from reviewapp.models import Review, ReviewItem
+from reviewapp.models import AuditEvent, Review, ReviewItem
+from reviewapp.triage.selectors import claim_sql
 from reviewapp.triage.selectors.claims import claim_candidate_ids, claim_candidates, held_item
 from reviewapp.triage.selectors.queue_filters import ACTIVE, QueueFilters, review_languages
 from scoring.errors import TribunalError
@@ -60,6 +62,8 @@ def item_claim(
     """Give `user` an item under a fresh lease: the one they already hold, else `item` if given and
     claimable, else the highest-priority claimable item matching `filters`. None when nothing is left."""
     now = now or timezone.now()
+    if item is None and connection.vendor == "postgresql":
+        return _claim_next_postgresql(user=user, filters=filters, now=now)
     with transaction.atomic():
         languages = review_languages(user=user)
         held = held_item(user=user, now=now, languages=languages)
@@ -93,6 +97,104 @@ def item_claim(
             _release(item=held, actor=user, action="item.release", now=now)
         audit_record(actor=user, action="item.claim", obj=claimed, before=before, after=_state(claimed))
         return claimed
+
+
+def _claim_next_postgresql(*, user, filters: QueueFilters | None, now: datetime) -> ReviewItem | None:
+    """`item_claim` without `item`, on PostgreSQL, in three statements and no transaction: the user's
+    languages; the item they hold with the first few claimable ones (`claim_sql.held_and_candidates`);
+    then the held item's lease renewed, or the first free candidate locked, taken and audited in one
+    statement (`_take_audited`). Each write is one statement, so none needs BEGIN and COMMIT."""
+    languages = review_languages(user=user)
+    for attempt in range(CLAIM_ROUNDS):
+        held, ids = claim_sql.held_and_candidates(
+            user=user, filters=filters, now=now, languages=languages, limit=CLAIM_CANDIDATES
+        )
+        if held is not None:
+            return _renewed(item_id=held, user=user, now=now)
+        if not ids:
+            return None
+        taken = _take_audited(ids=ids, user=user, now=now)
+        if taken is not None:
+            return taken
+        # Every candidate locked or just taken: others are claiming right now; read the list again.
+        time.sleep(0.02 * (attempt + 1))
+    return None
+
+
+def _item_from_row(values) -> ReviewItem:
+    values = [
+        field.from_db_value(value, None, connection) if hasattr(field, "from_db_value") else value
+        for field, value in zip(_FIELDS, values, strict=True)
+    ]
+    return ReviewItem.from_db(connection.alias, [f.attname for f in _FIELDS], values)
+
+
+def _columns(alias: str) -> str:
+    quote = connection.ops.quote_name
+    return ", ".join(f"{alias}.{quote(f.column)}" for f in _FIELDS)
+
+
+def _renewed(*, item_id: int, user, now: datetime) -> ReviewItem:
+    """The held item's lease renewed, the item read back by the same UPDATE."""
+    items = connection.ops.quote_name(ReviewItem._meta.db_table)
+    sql = f"UPDATE {items} AS item SET lease_expires_at = %s, updated_at = %s WHERE item.id = %s RETURNING {_columns('item')}"  # noqa: S608
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [now + LEASE, now, item_id])
+        item = _item_from_row(cursor.fetchone())
+    item.claimed_by = user
+    return item
+
+
+# The lease before the claim as `model_state` writes a time: `datetime.isoformat()` of an aware UTC time
+# (microseconds only when there are some).
+_ISO_LEASE = (
+    "to_char(picked.lease_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS')"
+    " || CASE WHEN date_part('microseconds', picked.lease_expires_at)::bigint %% 1000000 <> 0"
+    " THEN to_char(picked.lease_expires_at AT TIME ZONE 'UTC', '.US') ELSE '' END || '+00:00'"
+)
+_TAKE_AUDITED = """
+WITH picked AS (
+    SELECT id, status, claimed_by_id, lease_expires_at FROM {items}
+    WHERE id = ANY(%s) AND status IN (%s, %s) AND (claimed_by_id IS NULL OR lease_expires_at < %s)
+    ORDER BY priority DESC, id LIMIT 1
+    FOR UPDATE SKIP LOCKED
+), taken AS (
+    UPDATE {items} AS item SET claimed_by_id = %s, lease_expires_at = %s, status = %s, updated_at = %s
+    FROM picked WHERE item.id = picked.id
+    RETURNING jsonb_build_object(
+        'status', picked.status, 'claimed_by', picked.claimed_by_id, 'lease_expires_at', {iso_lease}
+    ) AS before_claim, {columns}
+), audited AS (
+    INSERT INTO {events} (actor_id, action, object_type, object_id, before, after, created_at)
+    SELECT %s, %s, %s, taken.id::text, taken.before_claim, %s::jsonb, %s FROM taken
+)
+SELECT before_claim, {names} FROM taken
+"""
+
+
+def _take_audited(*, ids: list[int], user, now: datetime) -> ReviewItem | None:
+    """PostgreSQL: lock the first free item of `ids` (skipping rows others hold locked), claim it for
+    `user` and write its audit event (`audit_record`'s row: the state before and after) in one statement."""
+    quote = connection.ops.quote_name
+    sql = _TAKE_AUDITED.format(
+        items=quote(ReviewItem._meta.db_table),
+        events=quote(AuditEvent._meta.db_table),
+        iso_lease=_ISO_LEASE,
+        columns=_columns("item"),
+        names=", ".join(quote(f.column) for f in _FIELDS),
+    )
+    lease = now + LEASE
+    after = {"status": Status.IN_REVIEW, "claimed_by": user.pk, "lease_expires_at": lease.isoformat()}
+    params = [ids, *ACTIVE, now, user.pk, lease, Status.IN_REVIEW, now]
+    params += [user.pk, "item.claim", ReviewItem._meta.label_lower, json.dumps(after), timezone.now()]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    item = _item_from_row(row[1:])
+    item.claimed_by = user
+    return item
 
 
 def _first_ids(candidates) -> list[int]:

@@ -1,0 +1,101 @@
+"""What "start reviewing" reads, as one statement compiled once per shape of request: the item the
+reviewer already holds, and the first few claimable items, together. The ORM spent most of a claim's
+CPU building these two statements again on every request (the index walks per language, the claim
+rules' subqueries), while the SQL runs in about a millisecond.
+
+The conditions are the ORM's own (`claims.claimable_by_q`, `claims.held_by`, the filters, `access`
+through `item_language_q`), compiled once per shape (database vendor, how many languages, which
+filters are set) with stand-in values that each request's own replace (`queue_sql.StandIns`).
+"""
+
+# ruff: noqa: S608 - fixed fragments, column and table names only; values go as query parameters
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from django.db import connection
+
+from reviewapp.access import sees_all_languages
+from reviewapp.triage.selectors.claims import (
+    _languages_for,
+    _statuses_for,
+    candidates_of,
+    claimable_by_q,
+    held_by,
+    walked,
+)
+from reviewapp.triage.selectors.queue_filters import ACTIVE, QueueFilters, languages_q
+from reviewapp.triage.selectors.queue_sql import StandIns, Statement, compiled
+
+
+@lru_cache(maxsize=256)
+def _next_statement(
+    vendor: str,
+    sees_all: bool,
+    language_count: int,
+    walked_languages: tuple[int, ...],
+    status: str,
+    language: str,
+    reason: str,
+    judge: bool,
+    dataset: bool,
+    limit: int,
+) -> Statement:
+    """(0, id) for the item the user holds, if any, then (1, id) for each of the first `limit` claimable
+    items matching the filters (`claims.held_item`, `claims.claim_candidate_ids`) for one shape."""
+    stand_ins = StandIns()
+    user_id, now = stand_ins.integer("user"), stand_ins.moment("now")
+    languages = [stand_ins.text(f"language {n}") for n in range(language_count)]
+    in_languages = languages_q(sees_all=sees_all, languages=languages)
+    held_sql, held_params = compiled(
+        held_by(user_id=user_id, now=now, in_languages=in_languages).values_list("pk", flat=True)[:1]
+    )
+    sql, params = f"SELECT 0, h.* FROM ({held_sql}) h", list(held_params)
+    filters = QueueFilters(
+        language=language,
+        judge=stand_ins.text("judge") if judge else "",
+        reason=reason,
+        dataset=stand_ins.integer("dataset") if dataset else None,
+        status=status,
+    )
+    statuses = [code for code in _statuses_for(filters) if code in ACTIVE]
+    if walked_languages and statuses:
+        candidates = candidates_of(claimable_by_q(user_id=user_id, now=now, in_languages=in_languages), filters)
+        top = walked(candidates, statuses=statuses, languages=[languages[n] for n in walked_languages], limit=limit)
+        top_sql, top_params = compiled(top.values_list("pk", flat=True))
+        sql += f" UNION ALL SELECT 1, c.* FROM ({top_sql}) c"
+        params += top_params
+    return stand_ins.statement(sql, params)
+
+
+def held_and_candidates(
+    *, user, filters: QueueFilters | None, now: datetime, languages: list[str], limit: int
+) -> tuple[int | None, list[int]]:
+    """The id of the item `user` holds (None when none) and the ids of the first `limit` items they may
+    claim (in no particular order), in one statement."""
+    sees_all = sees_all_languages(user)
+    if not sees_all and not languages:
+        return None, []  # no language of theirs: nothing held, nothing to claim (`language IN ()`)
+    filters = filters or QueueFilters()
+    statement = _next_statement(
+        connection.vendor,
+        sees_all,
+        len(languages),
+        tuple(languages.index(code) for code in _languages_for(filters, languages)),
+        filters.status,
+        filters.language,
+        filters.reason,
+        bool(filters.judge),
+        bool(filters.dataset),
+        limit,
+    )
+    values: dict[str, Any] = {f"language {n}": code for n, code in enumerate(languages)}
+    values |= {"user": user.pk, "now": now, "judge": filters.judge, "dataset": filters.dataset}
+    with connection.cursor() as cursor:
+        cursor.execute(statement.sql, statement.bind(values))
+        rows = cursor.fetchall()
+    held = next((item_id for kind, item_id in rows if kind == 0), None)
+    return held, [item_id for kind, item_id in rows if kind == 1]
