@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+import orjson
+
 from reviewapp.exports.selectors.export_filters import CONTEXT_TURNS
 from reviewapp.models import Adjudication, Comment, GoldLabel, Review, Turn, Verdict
 
@@ -447,7 +449,7 @@ def postgres_lines_statement(
     )
     line = _object(
         ("dataset", _value("d.name")), ("conversation_id", _value("c.external_id")), ("language", _value("c.language")),
-        ("judge", "to_json(%s::text)::text"),
+        ("judge", "%s::text"),  # the slug as JSON, written by orjson once (to_json would run per row)
         ("level", """CASE WHEN t.position IS NULL THEN '"conversation"' ELSE '"turn"' END"""),
         ("turn_position", _plain("t.position")), ("turn_role", _choice("t.role", Turn, "role")), ("text", _value("t.text")),
         ("intended_text", _value("NULLIF(t.intended_text, '')")), ("context", LINES_CONTEXT_SQL),
@@ -483,4 +485,4 @@ def postgres_lines_statement(
         f" CROSS JOIN LATERAL ({reviews}) rv CROSS JOIN LATERAL ({comments}) cm LEFT JOIN LATERAL ({verdicts}) vd ON TRUE"
         " ORDER BY g.conversation_id, g.turn_id"
     )
-    return statement, (*gold_params, slug)
+    return statement, (*gold_params, slug if columns else orjson.dumps(slug).decode())
