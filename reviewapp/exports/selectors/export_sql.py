@@ -374,6 +374,9 @@ _LINES_PIECE = (
 LINES_CONTEXT_SQL = _context(_LINES_PIECE)
 
 
+CONVERSATIONS_PER_BLOCK = 16  # conversations whose lines go in one COPY message
+
+
 def postgres_lines_statement(
     judge_id: int,
     gold: tuple[str, tuple],
@@ -477,12 +480,26 @@ def postgres_lines_statement(
         f""" || ',' || COALESCE('"' || g.rating::text || '"', 'null') || ',' || {_plain("g.passed")}"""
         f" || ',' || {_value('g.label')} || ',' || COALESCE(vd.versions, '[]') || ',' || rv.n || ',' || cm.n || ']'"
     )
-    statement = (
-        f"WITH g AS NOT MATERIALIZED ({gold_sql}) SELECT {key}, {line} FROM g"
-        " JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
+    joins = (
+        " FROM g JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
         " LEFT JOIN LATERAL (SELECT * FROM reviewapp_turn t WHERE t.id = g.turn_id LIMIT 1) t ON TRUE"
         f" LEFT JOIN LATERAL ({item}) it ON TRUE"
         f" CROSS JOIN LATERAL ({reviews}) rv CROSS JOIN LATERAL ({comments}) cm LEFT JOIN LATERAL ({verdicts}) vd ON TRUE"
-        " ORDER BY g.conversation_id, g.turn_id"
     )
+    if columns:
+        statement = (
+            f"WITH g AS NOT MATERIALIZED ({gold_sql}) SELECT {key}, {line}{joins} ORDER BY g.conversation_id, g.turn_id"
+        )
+    else:
+        # The lines of CONVERSATIONS_PER_BLOCK conversations (by id) at a time, one COPY row (a
+        # message) each: the gold labels are sorted by block first (the same order), the lookups run
+        # row by row above that sort, and each block's aggregates take its rows in that order. A
+        # line or key holds no newline (JSON escapes it), so the keys are split where the lines are.
+        statement = (
+            f"WITH g AS NOT MATERIALIZED (SELECT g1.*, g1.conversation_id / {CONVERSATIONS_PER_BLOCK} AS block"
+            f" FROM ({gold_sql}) g1 ORDER BY g1.conversation_id / {CONVERSATIONS_PER_BLOCK}, g1.conversation_id, g1.turn_id)"
+            " SELECT string_agg(b.key, E'\\n'), string_agg(b.line, E'\\n')"
+            f" FROM (SELECT g.block, {key} AS key, {line} AS line{joins}"
+            " ORDER BY g.block, g.conversation_id, g.turn_id) b GROUP BY b.block ORDER BY b.block"
+        )
     return statement, (*gold_params, slug if columns else orjson.dumps(slug).decode())

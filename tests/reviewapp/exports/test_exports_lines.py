@@ -117,6 +117,24 @@ def test_roles_tiers_and_statuses_outside_their_choices_are_escaped_as_any_text(
     assert written == row_path_lines(corpus.judge)
 
 
+@pytest.mark.parametrize("per_message", [1, 3])
+def test_lines_sent_several_conversations_a_message_are_the_lines_of_the_row_path(
+    corpus, media, monkeypatch, per_message
+):
+    awkward(corpus)
+    add_labelled(corpus, 9)
+    monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", per_message)
+    snapshot = snapshot_write(
+        snapshot_id=snapshot_create(judge=corpus.judge, fmt="jsonl", build=False).pk, chunk_size=2
+    )
+    written = snapshot_path(snapshot).read_bytes()
+
+    assert snapshot.row_count == len(written.splitlines()) == 12
+    assert [json.loads(line)["conversation_id"] for line in written.splitlines()[:3]] == ["fr-1", "fr-1", "ja-1"]
+    assert written == row_path_lines(corpus.judge)
+    assert snapshot.datasheet["counts"]["by_language"] == {"fr-CA": 2, "ja": 1, "en": 9}
+
+
 def test_the_database_writes_the_parquet_table_of_the_row_path(corpus, media, tmp_path):
     import pyarrow.parquet as pq
 
@@ -168,6 +186,19 @@ def test_an_export_read_in_two_halves_is_the_same_file(corpus, media, monkeypatc
     for key in ("rows", "counts", "judge_versions", "non_finite_values_written_as_null"):
         assert split.datasheet[key] == whole.datasheet[key], key
     assert sorted(path.name for path in (Path(media) / "exports").iterdir() if ".partial" in path.name) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_halves_that_split_the_conversations_of_one_message_are_the_same_file(corpus, media, monkeypatch):
+    awkward(corpus)
+    add_labelled(corpus, 9)
+    monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", 1000)  # one message, or two
+
+    whole, split = halves_and_whole(corpus, "jsonl", monkeypatch)
+
+    assert split.row_count == whole.row_count == 12
+    assert snapshot_path(split).read_bytes() == snapshot_path(whole).read_bytes() == row_path_lines(corpus.judge)
+    assert split.datasheet["counts"] == whole.datasheet["counts"]
 
 
 @pytest.mark.django_db(transaction=True)
