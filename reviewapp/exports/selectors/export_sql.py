@@ -385,9 +385,10 @@ def postgres_lines_statement(
     columns: bool = False,
     rows: tuple[int, int | None] = (0, None),
 ) -> tuple[str, tuple]:
-    """Two text columns per row for COPY, in the order `postgres_statement` gives the rows: the
-    datasheet's key of the row (a JSON list: language, dataset, gold source, gold rating as text,
-    passed, label, the versions with verdicts, the review and comment counts) and its JSONL line.
+    """Two text columns for COPY, in the order `postgres_statement` gives the rows: the datasheet's
+    key of each row (a JSON list: language, dataset, gold source, gold rating as text, passed,
+    label, the versions with verdicts, the review and comment counts) and its JSONL line, the rows
+    of CONVERSATIONS_PER_BLOCK conversations in one COPY row (keys and lines joined by newlines).
     The same lookups by index per row as `postgres_statement`; the reviews, comments and verdicts
     each give their JSON and what the datasheet counts of them from one lateral subquery.
 
