@@ -277,8 +277,8 @@ def flat_rows(
 COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
 COPY_HEADER = len(COPY_SIGNATURE) + 8  # the signature, flags, the header extension's length (0)
 COPY_END = b"\xff\xff"  # a field count of -1
-LINES_SETTINGS = STREAM_SETTINGS + "; SET extra_float_digits = 1"  # shortest round-trip floats, as orjson
-LINES_RESET = STREAM_RESET + "; RESET extra_float_digits"
+LINES_SETTINGS = STREAM_SETTINGS + "; SET extra_float_digits = 1; SET enable_hashagg = off"
+LINES_RESET = STREAM_RESET + "; RESET extra_float_digits; RESET enable_hashagg"
 MARK = b'"\\u0000'  # a marker of export_sql starts so: a JSON string, its kind (f, p, j or m), its text
 
 
@@ -321,10 +321,11 @@ def _unheaded(data: bytes, skip: int) -> memoryview:
     return memoryview(data)[skip:]
 
 
-def _lines(data: memoryview, marks: _Marks) -> tuple[bytes, list[bytes], int]:
-    """The whole rows at the start of `data` (COPY binary, two fields each): their lines as one
-    block of JSONL, their keys, and how many bytes they took."""
-    keys, lines, at, size = [], [], 0, len(data)
+def _rows(data: memoryview, keys: list[bytes], lines: list[bytes]) -> int:
+    """The whole rows at the start of `data` (COPY binary, two fields each: the keys and the lines
+    of a block of rows, one a line, in the same order) put at the end of `keys` and `lines`; gives
+    how many bytes they took."""
+    at, size = 0, len(data)
     while at + 6 <= size and data[at : at + 2] != COPY_END:
         value_at = at + 6 + int.from_bytes(data[at + 2 : at + 6])
         if value_at + 4 > size:
@@ -332,12 +333,17 @@ def _lines(data: memoryview, marks: _Marks) -> tuple[bytes, list[bytes], int]:
         end = value_at + 4 + int.from_bytes(data[value_at : value_at + 4])
         if end > size:
             break
-        keys.append(bytes(data[at + 6 : value_at]))
-        lines.append(data[value_at + 4 : end])
+        keys.extend(bytes(data[at + 6 : value_at]).split(b"\n"))
+        lines.extend(bytes(data[value_at + 4 : end]).split(b"\n"))
         at = end
-    body = b"\n".join(lines) + b"\n" if lines else b""
-    body = marks.fill(body)
-    return body, keys, at
+    return at
+
+
+def _chunk(keys: list[bytes], lines: list[bytes], count: int, marks: _Marks) -> tuple[bytes, list[bytes]]:
+    """The first `count` lines (taken out of `lines`) as one block of JSONL, and their keys."""
+    body, taken = b"\n".join(lines[:count]) + b"\n", keys[:count]
+    del lines[:count], keys[:count]
+    return marks.fill(body), taken
 
 
 def postgres_lines(
@@ -349,7 +355,7 @@ def postgres_lines(
     using=connection,
     rows: tuple[int, int | None] = (0, None),
 ):
-    """The export's JSONL on PostgreSQL in chunks of about `chunk_size` lines, as (the lines' bytes,
+    """The export's JSONL on PostgreSQL in chunks of `chunk_size` lines, as (the lines' bytes,
     their datasheet keys): the same bytes `flat_rows` and the JSONL writer give,
     written by the database (`export_sql.postgres_lines_statement`) and read with COPY, so Python
     only fills in the markers. `finite` counts the non-finite numbers written as null. `using`: the
@@ -362,21 +368,20 @@ def postgres_lines(
             with using.wrap_database_errors:
                 log = getattr(cursor, "debug_sql", None)  # the debug cursor records it, as execute() would
                 with log(statement, params) if log else nullcontext(), cursor.cursor.copy(statement, params) as copy:
-                    tail, blocks, skip = b"", [], COPY_HEADER
-                    for block in copy:  # the database sends a row a block (the header may come apart)
-                        blocks.append(block)
-                        if len(blocks) >= chunk_size:
-                            data = _unheaded(tail + b"".join(blocks), skip)
-                            body, keys, used = _lines(data, marks)
-                            tail, blocks, skip = bytes(data[used:]), [], 0
-                            if keys:
-                                yield body, keys
-                    data = _unheaded(tail + b"".join(blocks), skip)
-                    body, keys, used = _lines(data, marks)
-                    if data[used:] != COPY_END:
+                    tail, skip, keys, lines = b"", COPY_HEADER, [], []
+                    for block in copy:  # a block of rows a message (the header may come apart)
+                        if len(tail) + len(block) < skip:
+                            tail += block
+                            continue
+                        data = _unheaded(tail + block if tail or skip else block, skip)
+                        used = _rows(data, keys, lines)
+                        tail, skip = bytes(data[used:]), 0
+                        while len(keys) >= chunk_size:
+                            yield _chunk(keys, lines, chunk_size, marks)
+                    if skip or tail != COPY_END:
                         raise ValueError("COPY ended inside a row")
                     if keys:
-                        yield body, keys
+                        yield _chunk(keys, lines, len(keys), marks)
         finally:
             cursor.execute(LINES_RESET)
 

@@ -18,8 +18,12 @@ only values in them are the judge's integer id and the filters, which go as quer
 # ruff: noqa: S608 - fixed fragments and table names only; values go as query parameters (see above)
 from __future__ import annotations
 
+import re
+
+import orjson
+
 from reviewapp.exports.selectors.export_filters import CONTEXT_TURNS
-from reviewapp.models import Adjudication, Comment, Review
+from reviewapp.models import Adjudication, Comment, GoldLabel, Review, Turn, Verdict
 
 FLOAT_MAX = "1.7976931348623157e308"
 
@@ -150,22 +154,30 @@ def _select(sql, nested: str) -> str:
 # The turns before a row's (the last CONTEXT_TURNS of them), or the whole conversation, as the JSON
 # text orjson writes: to_json escapes text as orjson does, the pieces have no spaces.
 _PIECE = """'{"position":' || x.position || ',"role":' || to_json(x.role) || ',"text":' || to_json(x.text) || '}'"""
-CONTEXT = (
-    f"SELECT '[' || string_agg({_PIECE}, ',' ORDER BY x.position) || ']'"
-    " FROM (SELECT x.position, x.role, x.text FROM reviewapp_turn x WHERE x.conversation_id = g.conversation_id"
-    " AND (t.position IS NULL OR x.position < t.position)"
-    f" ORDER BY x.position DESC LIMIT CASE WHEN t.position IS NULL THEN NULL ELSE {CONTEXT_TURNS} END) x"
-)
-# Most turns are numbered without gaps: when the CONTEXT_TURNS positions before a turn's (or all of
-# them, near the start; positions are never negative) are all there, they are its context, read in
-# index order (the aggregate takes the rows in the order of the index scan, no sort per row);
-# otherwise (NULL) CONTEXT finds them.
-CONTEXT_BY_POSITION = (
-    f"SELECT CASE WHEN count(*) = least({CONTEXT_TURNS}, t.position) THEN '[' || string_agg({_PIECE}, ',') || ']' END"
-    " FROM (SELECT x.position, x.role, x.text FROM reviewapp_turn x WHERE x.conversation_id = g.conversation_id"
-    f" AND x.position >= t.position - {CONTEXT_TURNS} AND x.position < t.position ORDER BY x.position) x"
-)
-CONTEXT_SQL = f"COALESCE(({CONTEXT_BY_POSITION}), ({CONTEXT}), '[]')"
+
+
+def _context(piece: str) -> str:
+    """The context of a row (`t`, of gold label `g`) as a JSON list of `piece`s, one per turn `x`.
+
+    Most turns are numbered without gaps: when the CONTEXT_TURNS positions before a turn's (or all
+    of them, near the start; positions are never negative) are all there, they are its context,
+    read in index order (the aggregate takes the rows in the order of the index scan, no sort per
+    row); otherwise (NULL) the second subquery finds them."""
+    by_position = (
+        f"SELECT CASE WHEN count(*) = least({CONTEXT_TURNS}, t.position) THEN '[' || string_agg({piece}, ',') || ']' END"
+        " FROM (SELECT x.position, x.role, x.text FROM reviewapp_turn x WHERE x.conversation_id = g.conversation_id"
+        f" AND x.position >= t.position - {CONTEXT_TURNS} AND x.position < t.position ORDER BY x.position) x"
+    )
+    any_positions = (
+        f"SELECT '[' || string_agg({piece}, ',' ORDER BY x.position) || ']'"
+        " FROM (SELECT x.position, x.role, x.text FROM reviewapp_turn x WHERE x.conversation_id = g.conversation_id"
+        " AND (t.position IS NULL OR x.position < t.position)"
+        f" ORDER BY x.position DESC LIMIT CASE WHEN t.position IS NULL THEN NULL ELSE {CONTEXT_TURNS} END) x"
+    )
+    return f"COALESCE(({by_position}), ({any_positions}), '[]')"
+
+
+CONTEXT_SQL = _context(_PIECE)
 
 GOLD_JOINS = (
     " JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
@@ -276,6 +288,25 @@ def _value(column: str) -> str:
     return f"COALESCE(to_json({column})::text, 'null')"
 
 
+# A choice that JSON writes as it is between quotes (no character to escape).
+_PLAIN_CHOICE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _choices(model, name: str) -> list[str]:
+    """The values of a model field's choices that JSON writes as they are, quoted."""
+    return [value for value, _ in model._meta.get_field(name).choices if _PLAIN_CHOICE.fullmatch(value)]
+
+
+def _choice(column: str, model, name: str, *, before: str = "", after: str = "", value=None) -> str:
+    """A text column of a field with choices (`model`'s `name`) as its JSON value between the
+    constant JSON texts `before` and `after`: each known choice is one constant (no escaping, no
+    concatenation); any other value (the database does not hold the column to its choices) as
+    `value` writes it (`_value` by default)."""
+    known = " ".join(f"WHEN '{choice}' THEN '{before}\"{choice}\"{after}'" for choice in _choices(model, name))
+    parts = (f"'{before}'" if before else "", (value or _value)(column), f"'{after}'" if after else "")
+    return f"CASE {column} {known} ELSE {' || '.join(part for part in parts if part)} END"
+
+
 def _plain(column: str) -> str:
     """A number or boolean column as JSON: its text is already JSON's."""
     return f"COALESCE({column}::text, 'null')"
@@ -332,6 +363,20 @@ def _iso(column: str) -> str:
     return f"""COALESCE('"' || {Postgres.iso(column)} || '"', 'null')"""
 
 
+# The context piece of the lines: the role and the keys around it are one constant per role.
+_LINES_PIECE = (
+    """'{"position":' || x.position || """
+    + _choice(
+        "x.role", Turn, "role", before=',"role":', after=',"text":', value=lambda column: f"to_json({column})::text"
+    )
+    + " || to_json(x.text)::text || '}'"
+)
+LINES_CONTEXT_SQL = _context(_LINES_PIECE)
+
+
+CONVERSATIONS_PER_BLOCK = 16  # conversations whose lines go in one COPY message
+
+
 def postgres_lines_statement(
     judge_id: int,
     gold: tuple[str, tuple],
@@ -340,9 +385,10 @@ def postgres_lines_statement(
     columns: bool = False,
     rows: tuple[int, int | None] = (0, None),
 ) -> tuple[str, tuple]:
-    """Two text columns per row for COPY, in the order `postgres_statement` gives the rows: the
-    datasheet's key of the row (a JSON list: language, dataset, gold source, gold rating as text,
-    passed, label, the versions with verdicts, the review and comment counts) and its JSONL line.
+    """Two text columns for COPY, in the order `postgres_statement` gives the rows: the datasheet's
+    key of each row (a JSON list: language, dataset, gold source, gold rating as text, passed,
+    label, the versions with verdicts, the review and comment counts) and its JSONL line, the rows
+    of CONVERSATIONS_PER_BLOCK conversations in one COPY row (keys and lines joined by newlines).
     The same lookups by index per row as `postgres_statement`; the reviews, comments and verdicts
     each give their JSON and what the datasheet counts of them from one lateral subquery.
 
@@ -374,8 +420,8 @@ def postgres_lines_statement(
         ("reply_to", _plain("m.parent_id")), ("id", _plain("m.id")), ("created_at", _iso("m.created_at")),
     )  # fmt: skip
     verdict = _object(
-        ("sweep", _plain("v.sweep_id")), ("run", _plain("v.run_index")), ("tier", _value("v.tier")),
-        ("status", _value("v.status")), ("rating", _rating("v.rating")), ("label", _value("v.label")),
+        ("sweep", _plain("v.sweep_id")), ("run", _plain("v.run_index")), ("tier", _choice("v.tier", Verdict, "tier")),
+        ("status", _choice("v.status", Verdict, "status")), ("rating", _rating("v.rating")), ("label", _value("v.label")),
         ("passed", _plain("v.passed")), ("flags", _stored_json("v.flags", "j")), ("explanation", _value("v.explanation")),
     )  # fmt: skip
     item = (
@@ -392,23 +438,28 @@ def postgres_lines_statement(
         " JOIN reviewapp_turn ct ON ct.id = m.turn_id WHERE g.turn_id IS NULL AND ct.conversation_id = g.conversation_id"
         f") m JOIN reviewapp_turn mt ON mt.id = m.turn_id WHERE m.judge_id = {judge_id} OR m.judge_id IS NULL"
     )
-    verdicts = (  # {version: [verdicts by sweep and run]}, versions in the order they were made (by id)
-        "SELECT '{' || string_agg(to_json(x.version)::text || ':[' || x.json || ']', ',' ORDER BY x.id) || '}' AS json,"
-        " '[' || string_agg(to_json(x.version)::text, ',' ORDER BY x.id) || ']' AS versions"
-        f" FROM (SELECT jv.id, jv.version, string_agg({verdict}, ',' ORDER BY v.sweep_id, v.run_index, v.id) AS json"
+    # {version: [verdicts by sweep and run]}, versions in the order they were made (by id). The
+    # verdicts are sorted once, innermost; the aggregates above take them in that order (as the
+    # context's do): an ORDER BY inside each of them would sort three times per row.
+    verdicts = (
+        "SELECT '{' || string_agg(to_json(x.version)::text || ':[' || x.json || ']', ',') || '}' AS json,"
+        " '[' || string_agg(to_json(x.version)::text, ',') || ']' AS versions"
+        " FROM (SELECT y.id, min(y.version) AS version, string_agg(y.json, ',') AS json"
+        f" FROM (SELECT jv.id, jv.version, {verdict} AS json"
         " FROM reviewapp_verdict v JOIN reviewapp_judgeversion jv ON jv.id = v.judge_version_id"
         f" WHERE jv.judge_id = {judge_id} AND v.conversation_id = g.conversation_id"
-        " AND COALESCE(v.turn_id, 0) = COALESCE(g.turn_id, 0) GROUP BY jv.id) x"
+        " AND COALESCE(v.turn_id, 0) = COALESCE(g.turn_id, 0) ORDER BY jv.id, v.sweep_id, v.run_index, v.id) y"
+        " GROUP BY y.id ORDER BY y.id) x"
     )
     line = _object(
         ("dataset", _value("d.name")), ("conversation_id", _value("c.external_id")), ("language", _value("c.language")),
-        ("judge", "to_json(%s::text)::text"),
+        ("judge", "%s::text"),  # the slug as JSON, written by orjson once (to_json would run per row)
         ("level", """CASE WHEN t.position IS NULL THEN '"conversation"' ELSE '"turn"' END"""),
-        ("turn_position", _plain("t.position")), ("turn_role", _value("t.role")), ("text", _value("t.text")),
-        ("intended_text", _value("NULLIF(t.intended_text, '')")), ("context", CONTEXT_SQL),
+        ("turn_position", _plain("t.position")), ("turn_role", _choice("t.role", Turn, "role")), ("text", _value("t.text")),
+        ("intended_text", _value("NULLIF(t.intended_text, '')")), ("context", LINES_CONTEXT_SQL),
         ("gold_rating", _rating("g.rating")), ("gold_label", _value("NULLIF(g.label, '')")),
         ("gold_passed", _plain("g.passed")), ("gold_failure_modes", _stored_json("g.failure_modes", "m")),
-        ("gold_source", _value("g.source")), ("gold_labelled_at", _iso("g.created_at")),
+        ("gold_source", _choice("g.source", GoldLabel, "source")), ("gold_labelled_at", _iso("g.created_at")),
         ("adjudication", f"CASE WHEN it.id IS NULL THEN 'null' ELSE COALESCE(({adjudication_of_item}), 'null') END"),
         ("reviews", "COALESCE(rv.json, '[]')"), ("comments", "COALESCE(cm.json, '[]')"),
         ("verdicts", "COALESCE(vd.json, '{}')"),
@@ -418,7 +469,7 @@ def postgres_lines_statement(
             (
                 "d.name", "c.external_id", "c.language", "%s::text",
                 "CASE WHEN t.position IS NULL THEN 'conversation' ELSE 'turn' END", "t.position", "t.role", "t.text",
-                "NULLIF(t.intended_text, '')", CONTEXT_SQL,
+                "NULLIF(t.intended_text, '')", LINES_CONTEXT_SQL,
                 "CASE WHEN g.rating = ANY ('{NaN,Infinity,-Infinity}'::float8[]) THEN NULL ELSE g.rating END",
                 "NULLIF(g.label, '')", "g.passed", _stored_json("g.failure_modes", "m"), "g.source",
                 Postgres.iso("g.created_at"), f"CASE WHEN it.id IS NOT NULL THEN ({adjudication_of_item}) END",
@@ -426,16 +477,30 @@ def postgres_lines_statement(
             )
         )  # fmt: skip
     key = (
-        f"'[' || {_value('c.language')} || ',' || {_value('d.name')} || ',' || {_value('g.source')}"
+        f"'[' || {_value('c.language')} || ',' || {_value('d.name')} || ',' || {_choice('g.source', GoldLabel, 'source')}"
         f""" || ',' || COALESCE('"' || g.rating::text || '"', 'null') || ',' || {_plain("g.passed")}"""
         f" || ',' || {_value('g.label')} || ',' || COALESCE(vd.versions, '[]') || ',' || rv.n || ',' || cm.n || ']'"
     )
-    statement = (
-        f"WITH g AS NOT MATERIALIZED ({gold_sql}) SELECT {key}, {line} FROM g"
-        " JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
+    joins = (
+        " FROM g JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
         " LEFT JOIN LATERAL (SELECT * FROM reviewapp_turn t WHERE t.id = g.turn_id LIMIT 1) t ON TRUE"
         f" LEFT JOIN LATERAL ({item}) it ON TRUE"
         f" CROSS JOIN LATERAL ({reviews}) rv CROSS JOIN LATERAL ({comments}) cm LEFT JOIN LATERAL ({verdicts}) vd ON TRUE"
-        " ORDER BY g.conversation_id, g.turn_id"
     )
-    return statement, (*gold_params, slug)
+    if columns:
+        statement = (
+            f"WITH g AS NOT MATERIALIZED ({gold_sql}) SELECT {key}, {line}{joins} ORDER BY g.conversation_id, g.turn_id"
+        )
+    else:
+        # The lines of CONVERSATIONS_PER_BLOCK conversations (by id) at a time, one COPY row (a
+        # message) each: the gold labels are sorted by block first (the same order), the lookups run
+        # row by row above that sort, and each block's aggregates take its rows in that order. A
+        # line or key holds no newline (JSON escapes it), so the keys are split where the lines are.
+        statement = (
+            f"WITH g AS NOT MATERIALIZED (SELECT g1.*, g1.conversation_id / {CONVERSATIONS_PER_BLOCK} AS block"
+            f" FROM ({gold_sql}) g1 ORDER BY g1.conversation_id / {CONVERSATIONS_PER_BLOCK}, g1.conversation_id, g1.turn_id)"
+            " SELECT string_agg(b.key, E'\\n'), string_agg(b.line, E'\\n')"
+            f" FROM (SELECT g.block, {key} AS key, {line} AS line{joins}"
+            " ORDER BY g.block, g.conversation_id, g.turn_id) b GROUP BY b.block ORDER BY b.block"
+        )
+    return statement, (*gold_params, slug if columns else orjson.dumps(slug).decode())

@@ -14,7 +14,8 @@ from reviewapp.exports.selectors.export_flat import flat_rows
 from reviewapp.exports.services import export_parallel
 from reviewapp.exports.services.export_writers import JsonlWriter
 from reviewapp.exports.services.exports import snapshot_create, snapshot_path, snapshot_write
-from reviewapp.models import Adjudication, Comment, Dataset, ExportSnapshot, GoldLabel, Review, Turn, Verdict
+from reviewapp.models import Adjudication, Comment, Dataset, ExportSnapshot, GoldLabel, Review, Sweep, Turn, Verdict
+from tests.factories import SweepFactory, VerdictFactory
 from tests.reviewapp.exports.test_exports_rows import hmac_id
 from tests.scenarios import add_labelled
 
@@ -81,6 +82,59 @@ def test_the_datasheet_counts_the_lines_as_the_rows(corpus, media):
     assert sheets["jsonl"]["counts"]["by_dataset"] == {'calls\t"2026"\\q': 3}
 
 
+def test_verdicts_are_written_by_version_sweep_and_run_whatever_order_they_were_stored_in(corpus, media):
+    turn = Turn.objects.get(conversation=corpus.fr, position=1)
+    first_sweep = Sweep.objects.get(verdicts__turn=turn, verdicts__judge_version=corpus.v1)
+    later_sweep = SweepFactory(kind=Sweep.Kind.SWEEP, dataset=corpus.dataset)
+    for sweep, version, run in (
+        (later_sweep, corpus.v2, 1), (later_sweep, corpus.v1, 1), (later_sweep, corpus.v1, 0), (first_sweep, corpus.v1, 1),
+    ):  # fmt: skip
+        VerdictFactory(sweep=sweep, judge_version=version, turn=turn, tier="llm", run_index=run)
+    snapshot = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt="jsonl", build=False).pk)
+    written = snapshot_path(snapshot).read_bytes()
+
+    verdicts = json.loads(written.splitlines()[0])["verdicts"]
+    assert list(verdicts) == ["1.0", "2.0"]
+    assert [(v["sweep"], v["run"]) for v in verdicts["1.0"]] == [
+        (first_sweep.pk, 0), (first_sweep.pk, 1), (later_sweep.pk, 0), (later_sweep.pk, 1),
+    ]  # fmt: skip
+    assert [(v["sweep"], v["run"]) for v in verdicts["2.0"]] == [(first_sweep.pk, 0), (later_sweep.pk, 1)]
+    assert written == row_path_lines(corpus.judge)
+
+
+def test_roles_tiers_and_statuses_outside_their_choices_are_escaped_as_any_text(corpus, media):
+    turn = Turn.objects.get(conversation=corpus.fr, position=1)
+    Turn.objects.filter(conversation=corpus.fr, position=0).update(role='nar"rator\\')
+    Turn.objects.filter(pk=turn.pk).update(role="")
+    Verdict.objects.filter(turn=turn, judge_version=corpus.v1).update(tier="llm\n", status='re"solved')
+    snapshot = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt="jsonl", build=False).pk)
+    written = snapshot_path(snapshot).read_bytes()
+
+    first = json.loads(written.splitlines()[0])
+    assert first["turn_role"] == "" and first["context"][0]["role"] == 'nar"rator\\'
+    assert (first["verdicts"]["1.0"][0]["tier"], first["verdicts"]["1.0"][0]["status"]) == ("llm\n", 're"solved')
+    assert b'"role":"nar\\"rator\\\\"' in written and b'"tier":"llm\\n"' in written
+    assert written == row_path_lines(corpus.judge)
+
+
+@pytest.mark.parametrize("per_message", [1, 3])
+def test_lines_sent_several_conversations_a_message_are_the_lines_of_the_row_path(
+    corpus, media, monkeypatch, per_message
+):
+    awkward(corpus)
+    add_labelled(corpus, 9)
+    monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", per_message)
+    snapshot = snapshot_write(
+        snapshot_id=snapshot_create(judge=corpus.judge, fmt="jsonl", build=False).pk, chunk_size=2
+    )
+    written = snapshot_path(snapshot).read_bytes()
+
+    assert snapshot.row_count == len(written.splitlines()) == 12
+    assert [json.loads(line)["conversation_id"] for line in written.splitlines()[:3]] == ["fr-1", "fr-1", "ja-1"]
+    assert written == row_path_lines(corpus.judge)
+    assert snapshot.datasheet["counts"]["by_language"] == {"fr-CA": 2, "ja": 1, "en": 9}
+
+
 def test_the_database_writes_the_parquet_table_of_the_row_path(corpus, media, tmp_path):
     import pyarrow.parquet as pq
 
@@ -132,6 +186,19 @@ def test_an_export_read_in_two_halves_is_the_same_file(corpus, media, monkeypatc
     for key in ("rows", "counts", "judge_versions", "non_finite_values_written_as_null"):
         assert split.datasheet[key] == whole.datasheet[key], key
     assert sorted(path.name for path in (Path(media) / "exports").iterdir() if ".partial" in path.name) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_halves_that_split_the_conversations_of_one_message_are_the_same_file(corpus, media, monkeypatch):
+    awkward(corpus)
+    add_labelled(corpus, 9)
+    monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", 1000)  # one message, or two
+
+    whole, split = halves_and_whole(corpus, "jsonl", monkeypatch)
+
+    assert split.row_count == whole.row_count == 12
+    assert snapshot_path(split).read_bytes() == snapshot_path(whole).read_bytes() == row_path_lines(corpus.judge)
+    assert split.datasheet["counts"] == whole.datasheet["counts"]
 
 
 @pytest.mark.django_db(transaction=True)
