@@ -54,13 +54,7 @@ def _next_statement(
         held_by(user_id=user_id, now=now, in_languages=in_languages).values_list("pk", flat=True)[:1]
     )
     sql, params = f"SELECT 0, h.* FROM ({held_sql}) h", list(held_params)
-    filters = QueueFilters(
-        language=language,
-        judge=stand_ins.text("judge") if judge else "",
-        reason=reason,
-        dataset=stand_ins.integer("dataset") if dataset else None,
-        status=status,
-    )
+    filters = stand_ins.filters(language=language, reason=reason, status=status, judge=judge, dataset=dataset)
     statuses = [code for code in _statuses_for(filters) if code in ACTIVE]
     if walked_languages and statuses:
         candidates = candidates_of(claimable_by_q(user_id=user_id, now=now, in_languages=in_languages), filters)

@@ -63,6 +63,17 @@ class StandIns:
         self.names[connection.ops.adapt_datetimefield_value(value)] = (name, "moment")
         return value
 
+    def filters(self, *, language: str, reason: str, status: str, judge: bool, dataset: bool) -> QueueFilters:
+        """The queue filters of one shape of request: the choices (language, reason, status) as they are,
+        since they are part of the shape; a judge and a dataset as stand-ins when set."""
+        return QueueFilters(
+            language=language,
+            judge=self.text("judge") if judge else "",
+            reason=reason,
+            dataset=self.integer("dataset") if dataset else None,
+            status=status,
+        )
+
     def statement(self, sql: str, params: Sequence[Any]) -> Statement:
         template = []
         for param in params:
@@ -175,13 +186,7 @@ def _items_statement(
 
     stand_ins = StandIns()
     languages = [stand_ins.text(f"language {n}") for n in range(language_count)]
-    filters = QueueFilters(
-        language=language,
-        judge=stand_ins.text("judge") if judge else "",
-        reason=reason,
-        dataset=stand_ins.integer("dataset") if dataset else None,
-        status=status,
-    )
+    filters = stand_ins.filters(language=language, reason=reason, status=status, judge=judge, dataset=dataset)
     keyset = (stand_ins.integer("after priority"), stand_ins.integer("after id")) if after else None
     shown = top_items_shown(filters=filters, languages=languages, sees_all=sees_all, after_q=after_q(keyset))
     parts = walk_parts(
