@@ -82,8 +82,9 @@ class RedisSlotReservoir(RedisGcraBucket):
         first = asked_at + wait
         self._slots.extend(first + i * self._interval_us / 1_000_000 for i in range(count))
 
-    def acquire(self) -> None:
-        """Block until this process's next reserved slot comes (reserving more when none is left)."""
+    def acquire(self) -> float:
+        """Block until this process's next reserved slot comes (reserving more when none is left); the
+        slot's moment on this limiter's clock."""
         with self._lock:
             now = self._clock()
             while self._slots and self._slots[0] < now - self.interval_s:
@@ -94,6 +95,7 @@ class RedisSlotReservoir(RedisGcraBucket):
         wait = at - self._clock()
         if wait > 0:
             self._sleep(wait)
+        return at
 
     def reset(self) -> None:
         """Forget the bucket's state and this process's reserved slots (tests, or after changing the rate)."""

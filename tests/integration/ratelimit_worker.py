@@ -4,8 +4,9 @@
 
 `THREADS` threads each take `EACH` slots from the limiter on KEY, all starting at START_AT (a Unix time),
 then it prints JSON: for `bucket` (RedisRateLimiter) the Redis-clock grant times; for `reservoir`
-(RedisSlotReservoir) {"released": the wall-clock moments each slot was released (one machine: time.time()
-is the clock every process shares), "round_trips": the limiter's round trips to Redis}. It imports only
+(RedisSlotReservoir) {"slots": each slot's moment as the limiter reserved it (time.monotonic, which every
+process of one machine shares), "released": the wall-clock moments each slot was released (time.time()),
+"round_trips": the limiter's round trips to Redis}. It imports only
 redis and the limiter, so a process starts in a fraction of a second.
 """
 
@@ -31,9 +32,9 @@ def main(kind: str, url: str, key: str, per_second: str, threads: str, each: str
 
         limiter = RedisSlotReservoir(connection, key=key, per_second=float(per_second), max_wait_s=60)
 
-        def take() -> float:
-            limiter.acquire()
-            return time.time()
+        def take() -> tuple[float, float]:
+            slot = limiter.acquire()
+            return slot, time.time()
 
     moments, lock = [], threading.Lock()
 
@@ -49,7 +50,11 @@ def main(kind: str, url: str, key: str, per_second: str, threads: str, each: str
         thread.start()
     for thread in pool:
         thread.join()
-    print(json.dumps(moments if kind == "bucket" else {"released": moments, "round_trips": limiter.round_trips}))
+    if kind == "bucket":
+        print(json.dumps(moments))
+    else:
+        slots, released = [slot for slot, _ in moments], [at for _, at in moments]
+        print(json.dumps({"slots": slots, "released": released, "round_trips": limiter.round_trips}))
 
 
 if __name__ == "__main__":

@@ -206,8 +206,13 @@ def test_reserved_slots_hold_the_shared_rate_across_processes_and_use_90_percent
     assert len(released) == total
     # A round trip reserves 10 slots (50 ms of the rate), so far fewer trips than slots.
     assert round_trips <= total / 10 + processes * 2
-    # Never above the rate in any second (a thread woken late can bunch a slot or two with the next).
-    assert _max_in_window(released, 1.0) <= per_second * 1.05
+    # The slots the limiter handed out are never above the rate in any second, across all processes.
+    slots = [at for result in results for at in result["slots"]]
+    assert len(slots) == total
+    assert _max_in_window(slots, 1.0) <= per_second * 1.05
+    # Nor, but for threads the machine woke late (a busy CI host wakes some by 10-50 ms and bunches them
+    # with the next second's), the moments the slots were released.
+    assert _max_in_window(released, 1.0) <= per_second * 1.10
     # And close to it: all slots went out in at most 1/0.9 of the time the rate allows.
     span = max(released) - min(released)
     assert span <= (total - 1) / per_second / 0.9
