@@ -230,6 +230,11 @@ TRIBUNAL_SWEEP_STALL_SECONDS = env.int("TRIBUNAL_SWEEP_STALL_SECONDS", default=3
 # A running chunk reports it is alive this often (seconds).
 TRIBUNAL_SWEEP_HEARTBEAT_SECONDS = env.int("TRIBUNAL_SWEEP_HEARTBEAT_SECONDS", default=10)
 TRIBUNAL_CODE_VERSION = env.str("TRIBUNAL_CODE_VERSION", default="")
+# PostgreSQL: a new dataset's import checks its rows' foreign keys in one statement per table, not
+# with one trigger call per row, where its role may set session_replication_role (a superuser, or
+# `GRANT SET ON PARAMETER session_replication_role TO <role>` on PostgreSQL 15+); see
+# reviewapp/corpus/importers/keys.py. false: every row goes through the triggers.
+TRIBUNAL_IMPORT_SET_BASED_KEYS = env.bool("TRIBUNAL_IMPORT_SET_BASED_KEYS", default=True)
 # Tier 1 never guesses: a signature whose matches agree with gold less often than the floor, on at
 # least TRIBUNAL_SIGNATURE_MIN_GOLD compared matches, is refused (created or changed) or suspended
 # (gold arrived later; rechecked every TRIBUNAL_SIGNATURE_RECHECK_SECONDS by Celery beat and at

@@ -8,7 +8,8 @@ ids for conversations and turns are taken from the tables' sequences up front (l
 point at turns without reading anything back), then every row goes in with PostgreSQL's COPY
 (`method="copy"`, psycopg 3 `cursor.copy` through Django's connection) or with multi-row INSERTs
 holding as many rows as the database takes parameters (`method="insert"`, SQLite and any other
-database). A dataset that
+database). On PostgreSQL their foreign keys are checked once per table before the import commits
+(importers.keys) where the role may, else row by row by the database's triggers. A dataset that
 already exists is written by `writer.write_parsed`, batch by batch, which skips the rows it already
 holds: a second import of the same input inserts nothing and overwrites nothing.
 """
@@ -24,6 +25,7 @@ from django.db import connection
 from django.utils import timezone
 
 from reviewapp.corpus.importers.audio import store_audio
+from reviewapp.corpus.importers.keys import BulkKeys, set_based_keys_available
 from reviewapp.corpus.importers.records import (
     LABEL_VALUES,
     TURN_VALUES,
@@ -87,6 +89,8 @@ class StreamWriter:
         self.version_ids: dict[tuple[str, str], int] = {}
         self.sweep: Sweep | None = None
         self.verdicts_seen = 0
+        self.keys: BulkKeys | None = None
+        self.conversation_ids = (2**63 - 1, 0)  # the lowest and highest id of the new conversations
 
     def start(self) -> None:
         header = self.header
@@ -106,8 +110,13 @@ class StreamWriter:
             self.ids = {"conversations": IdBlock(Conversation), "turns": IdBlock(Turn)}
             for block in self.ids.values():
                 block.start()
-            self.checked_per_batch = deferred_foreign_keys(self.tables.values())
-            check_foreign_keys(self.checked_per_batch, "IMMEDIATE")
+            written = [table.model for table in self.tables.values()]
+            if self.method == "copy" and set_based_keys_available(written):
+                self.keys = BulkKeys(written)  # keys.py: checked once at `finish`, not row by row
+                self.checked_per_batch = []
+            else:
+                self.checked_per_batch = deferred_foreign_keys(self.tables.values())
+                check_foreign_keys(self.checked_per_batch, "IMMEDIATE")
 
     def prepare(
         self, conversations: list[ParsedConversation], wait_idle: Callable[[], None] = _writer_idle
@@ -130,8 +139,13 @@ class StreamWriter:
         if not self.direct:
             self._write_existing(prepared.conversations)
             return
+        keys = self.keys
+        if keys is not None:
+            keys.off()
         for kind in KINDS:
             self.tables[kind].send(prepared.tables[kind])
+        if keys is not None:  # not after a failed COPY: the transaction is aborted and undoes the setting
+            keys.on()
         if prepared.audio_ids:
             store_audio(prepared.conversations, prepared.audio_ids)
 
@@ -142,6 +156,17 @@ class StreamWriter:
     def finish(self) -> tuple[Dataset, dict[str, int]]:
         assert self.dataset is not None
         if self.direct:
+            if self.keys is not None:
+                self.keys.verify(
+                    dataset_id=self.dataset.pk,
+                    conversation_ids=self.conversation_ids,
+                    written={self.tables[kind].model: self.created[kind] for kind in KINDS},
+                    parents={
+                        Judge: self.judge_ids.values(),
+                        JudgeVersion: self.version_ids.values(),
+                        Sweep: [self.sweep.pk] if self.sweep is not None else [],
+                    },
+                )
             check_foreign_keys(self.checked_per_batch, "DEFERRED")
             self._ensure_judges(set(self.header.judges))
             if self.header.dataset_kind != self.dataset.kind:
@@ -183,6 +208,9 @@ class StreamWriter:
         assert self.dataset is not None
         dataset_id = self.dataset.pk
         conversation_ids = self.ids["conversations"].take(len(conversations))
+        if conversation_ids:
+            low, high = self.conversation_ids
+            self.conversation_ids = (min(low, *conversation_ids), max(high, *conversation_ids))
         turn_ids = iter(self.ids["turns"].take(sum(len(c.turns) for c in conversations)))
         judge_ids, version_ids = self.judge_ids, self.version_ids
         sweep_id = self.sweep.pk if self.sweep is not None else None
