@@ -57,6 +57,9 @@ class Prepared:
     conversations: list[ParsedConversation]
     tables: dict[str, Any] = field(default_factory=dict)
     audio_ids: dict[str, int] = field(default_factory=dict)
+    conversation_ids: list[int] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)  # rows per kind
+    parents: dict[type, list[int]] = field(default_factory=dict)  # existing rows the batch names
 
 
 def _writer_idle() -> None:
@@ -90,7 +93,6 @@ class StreamWriter:
         self.sweep: Sweep | None = None
         self.verdicts_seen = 0
         self.keys: BulkKeys | None = None
-        self.conversation_ids = (2**63 - 1, 0)  # the lowest and highest id of the new conversations
 
     def start(self) -> None:
         header = self.header
@@ -146,6 +148,12 @@ class StreamWriter:
             self.tables[kind].send(prepared.tables[kind])
         if keys is not None:  # not after a failed COPY: the transaction is aborted and undoes the setting
             keys.on()
+            keys.check(
+                dataset_id=self.dataset.pk,
+                conversation_ids=prepared.conversation_ids,
+                written={self.tables[kind].model: prepared.counts[kind] for kind in KINDS},
+                parents=prepared.parents,
+            )
         if prepared.audio_ids:
             store_audio(prepared.conversations, prepared.audio_ids)
 
@@ -157,16 +165,7 @@ class StreamWriter:
         assert self.dataset is not None
         if self.direct:
             if self.keys is not None:
-                self.keys.verify(
-                    dataset_id=self.dataset.pk,
-                    conversation_ids=self.conversation_ids,
-                    written={self.tables[kind].model: self.created[kind] for kind in KINDS},
-                    parents={
-                        Judge: self.judge_ids.values(),
-                        JudgeVersion: self.version_ids.values(),
-                        Sweep: [self.sweep.pk] if self.sweep is not None else [],
-                    },
-                )
+                self.keys.done()
             check_foreign_keys(self.checked_per_batch, "DEFERRED")
             self._ensure_judges(set(self.header.judges))
             if self.header.dataset_kind != self.dataset.kind:
@@ -208,9 +207,6 @@ class StreamWriter:
         assert self.dataset is not None
         dataset_id = self.dataset.pk
         conversation_ids = self.ids["conversations"].take(len(conversations))
-        if conversation_ids:
-            low, high = self.conversation_ids
-            self.conversation_ids = (min(low, *conversation_ids), max(high, *conversation_ids))
         turn_ids = iter(self.ids["turns"].take(sum(len(c.turns) for c in conversations)))
         judge_ids, version_ids = self.judge_ids, self.version_ids
         sweep_id = self.sweep.pk if self.sweep is not None else None
@@ -254,10 +250,15 @@ class StreamWriter:
                      verdict.run_index, verdict.status, json_text(verdict.flags), json_text(verdict.sub_scores),
                      verdict.explanation, verdict.raw_text, verdict.problem_code)
                 )  # fmt: skip
-        prepared = Prepared(conversations)
+        prepared = Prepared(conversations, conversation_ids=conversation_ids)
         for kind in KINDS:
             prepared.tables[kind] = self.tables[kind].prepare(rows[kind])
+            prepared.counts[kind] = len(rows[kind])
             self.created[kind] += len(rows[kind])
+        if self.keys is not None:
+            prepared.parents = {Judge: list(judge_ids.values()), JudgeVersion: list(version_ids.values())}
+            if sweep_id is not None:
+                prepared.parents[Sweep] = [sweep_id]
         if any(c.audio_file is not None for c in conversations):
             prepared.audio_ids = dict(zip((c.external_id for c in conversations), conversation_ids, strict=True))
         return prepared

@@ -1,12 +1,12 @@
-"""A new dataset's foreign keys, checked once per import in set-based SQL instead of once per row.
+"""A new dataset's foreign keys, checked a batch at a time in set-based SQL instead of row by row.
 
 PostgreSQL checks a foreign key with one trigger call per row: a query that finds the referenced row
 and locks it. An import of 100,000 judged turns makes 1.7 million of them (17 per judged turn), and
 they were two thirds of the database's time for it. When the import's role may set
 `session_replication_role` (a superuser, or on PostgreSQL 15 and later a role granted
 `GRANT SET ON PARAMETER session_replication_role TO <role>`), the streaming writer sends each batch's
-COPY with that setting at `replica`, for those statements only, so the row triggers do not run. Before
-the import commits, `BulkKeys.verify` checks every row it wrote in one statement per table:
+COPY with that setting at `replica`, for those statements only, so the row triggers do not run.
+`BulkKeys.check` then checks every row of the batch:
 
 - each conversation belongs to the new dataset;
 - each turn, gold label and verdict belongs to one of the dataset's conversations (so to a row
@@ -14,6 +14,9 @@ the import commits, `BulkKeys.verify` checks every row it wrote in one statement
 - every other key of theirs (judge, judge version, sweep, signature, call: the columns are read
   from the models, so a key added later is checked too) names a row that exists;
 - the counts match what the writer sent: a row pointing anywhere else would be missing from them.
+
+The writing thread checks each batch right after its COPY, in one statement, while the reading thread
+reads the next one.
 
 The rows outside the import that these keys name (judges, versions, the sweep) are locked `FOR KEY
 SHARE` first, as the triggers would have locked them, so no other transaction deletes one before the
@@ -59,100 +62,140 @@ def set_based_keys_available(tables: Iterable[type[models.Model]]) -> bool:
 
 class BulkKeys:
     """The row triggers off around a batch's COPY (`off`, then `on`), and the set-based checks that
-    stand in for them (`verify`) before the import commits."""
+    stand in for them (`check`), batch by batch."""
 
     def __init__(self, tables: Iterable[type[models.Model]]):
         self.models = list(tables)
         with connection.cursor() as cursor:
-            cursor.execute("SELECT current_setting('session_replication_role')")
-            self.previous = cursor.fetchone()[0]
+            cursor.execute("SELECT current_setting('session_replication_role'), current_setting('jit')")
+            self.previous, self.jit = cursor.fetchone()
+
+    # Each check is a few thousand index lookups; planned from the stale statistics of tables an import
+    # is filling, it can look costly enough for PostgreSQL to compile it (JIT, 0.2 s a statement against
+    # 0.02 s of work). So `on` also turns JIT off for the check that follows it, and `off` and `done`
+    # put it back: between batches only the writer's own statements run.
 
     def off(self) -> None:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT set_config('session_replication_role', 'replica', true)")
+            cursor.execute(
+                "SELECT set_config('session_replication_role', 'replica', true), set_config('jit', %s, true)",
+                [self.jit],
+            )
 
     def on(self) -> None:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT set_config('session_replication_role', %s, true)", [self.previous])
+            cursor.execute(
+                "SELECT set_config('session_replication_role', %s, true), set_config('jit', 'off', true)",
+                [self.previous],
+            )
 
-    def verify(
+    def done(self) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('jit', %s, true)", [self.jit])
+
+    def check(
         self,
         *,
         dataset_id: int,
-        conversation_ids: tuple[int, int],
+        conversation_ids: list[int],
         written: dict[type[models.Model], int],
         parents: dict[type[models.Model], Iterable[int]],
     ) -> None:
-        """Check every key of the rows this import wrote, `written[model]` rows per table, after locking
-        the rows of `parents` (model -> ids) the way a key check locks what it finds.
-        `conversation_ids` are the lowest and highest id of the dataset's conversations."""
+        """Check every key of one batch's rows, `written[model]` rows per table, whose conversations have
+        `conversation_ids`, after locking the rows of `parents` (model -> ids) the way a key check locks
+        what it finds. One statement; the writing thread runs it while the next batch is read."""
         quote = connection.ops.quote_name
-        with connection.cursor() as cursor:
-            # Table and column names come from the models' meta, quoted; the ids are parameters.
-            locks = [
-                f"(SELECT count(*) FROM (SELECT 1 FROM {quote(parent._meta.db_table)}"  # noqa: S608
-                f" WHERE {quote(parent._meta.pk.column)} = ANY(%s) FOR KEY SHARE) AS locked)"
-                for parent in parents
-            ]
-            if locks:
-                cursor.execute(f"SELECT {', '.join(locks)}", [sorted(set(ids)) for ids in parents.values()])
-            for model in self.models:
-                sql, params, columns = key_check(model, dataset_id, conversation_ids)
-                cursor.execute(sql, params)
-                total, *missing = cursor.fetchone()
-                expected = written.get(model, 0)
-                broken = [f"{column} ({count} rows)" for column, count in zip(columns, missing, strict=True) if count]
-                if total != expected or broken:
-                    table = model._meta.db_table
-                    detail = ", ".join(broken) or f"{expected - total} rows point outside the dataset"
-                    raise IntegrityError(
-                        f"the import's rows in {table} do not all name existing rows: {detail}"
-                        f" ({total} of {expected} rows found in the dataset)"
-                    )
-
-
-def key_check(
-    model: type[models.Model], dataset_id: int, conversation_ids: tuple[int, int]
-) -> tuple[str, list[Any], list[str]]:
-    """One statement giving the count of `model`'s rows in the dataset, then per foreign key column the
-    count of those rows whose key names no row (or, for a turn, a turn of another conversation).
-
-    The rows are read by the range of the dataset's conversation ids on the index of their
-    conversation key (PostgreSQL estimates a range from the index's actual last entries, where the
-    new dataset has no statistics yet); a row of another dataset's conversation in that range is read
-    and not counted."""
-    quote = connection.ops.quote_name
-    conversation = Conversation._meta
-    if model is Conversation:
-        source, scope, params = f"{quote(conversation.db_table)} r", f"r.{quote('dataset_id')} = %s", [dataset_id]
-        inside = "count(*)"
-    else:
-        link = quote(model._meta.get_field("conversation").column)
-        # Table and column names come from the models' meta, quoted; the values are parameters.
-        source = (
-            f"{quote(model._meta.db_table)} r LEFT JOIN {quote(conversation.db_table)} own"
-            f" ON own.id = r.{link} AND own.dataset_id = %s"
+        # Table and column names come from the models' meta, quoted; the ids are parameters.
+        locks = [
+            f"(SELECT count(*) FROM (SELECT 1 FROM {quote(parent._meta.db_table)}"  # noqa: S608
+            f" WHERE {quote(parent._meta.pk.column)} = ANY(%s) FOR KEY SHARE) AS locked)"
+            for parent in parents
+        ]
+        lock_params: list[Any] = [sorted(set(ids)) for ids in parents.values()]
+        ctes, selects, params, names = [], [], [], []
+        for number, model in enumerate(self.models):
+            cte, expressions, cte_params, columns = key_check(model, f"rows{number}", dataset_id)
+            ctes.append(cte)
+            selects += expressions
+            params += cte_params
+            names.append(columns)
+        sql = (
+            "WITH batch AS MATERIALIZED (SELECT unnest(%s::bigint[]) AS id), "
+            f"{', '.join(ctes)} SELECT {', '.join([*locks, *selects])}"
         )
-        scope, params = f"r.{link} BETWEEN %s AND %s", [dataset_id, *conversation_ids]
-        inside = "count(own.id)"
-    counts, columns, joins = [], [], []
-    for field in model._meta.concrete_fields:
-        if not field.is_relation or (field.related_model is Conversation and model is not Conversation):
-            continue  # the conversation key is the scope itself: a row naming any other is not counted
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [conversation_ids, *lock_params, *params])
+            found = list(cursor.fetchone())
+        locked, found = found[: len(locks)], found[len(locks) :]
+        for parent, ids, count in zip(parents, lock_params, locked, strict=True):
+            if count != len(ids):  # deleted since: the checks' snapshot may still show it
+                raise IntegrityError(f"{len(ids) - count} of the import's {parent._meta.db_table} rows no longer exist")
+        for model, columns in zip(self.models, names, strict=True):
+            total, missing = found[0], found[1 : 1 + len(columns)]
+            found = found[1 + len(columns) :]
+            expected = written.get(model, 0)
+            broken = [f"{column} ({count} missing)" for column, count in zip(columns, missing, strict=True) if count]
+            if total != expected or broken:
+                table = model._meta.db_table
+                detail = ", ".join(broken) or f"{expected - total} rows point outside the dataset"
+                raise IntegrityError(
+                    f"the import's rows in {table} do not all name existing rows: {detail}"
+                    f" ({total} of {expected} rows found in the dataset)"
+                )
+
+
+def key_check(model: type[models.Model], name: str, dataset_id: int) -> tuple[str, list[str], list[Any], list[str]]:
+    """The checks of `model`'s rows among those of the batch's conversations (the CTE `batch`): a CTE
+    `name` of those rows, then the expressions giving their count (for conversations: those of the
+    dataset) and, per foreign key column, how many of its values name no row (for a turn: how many
+    rows name no turn of their own conversation).
+
+    Conversations are read by id, other rows by their conversation key, and each turn named by its
+    id: each a LATERAL subquery that `OFFSET 0` keeps from being flattened, so that no plan scans a
+    whole table (a large import leaves the statistics stale, and plans from them once read every turn
+    of the database for each batch). Other keys (judge, version, sweep ...) are checked once per
+    distinct value. A row naming a conversation outside the batch is not read, so the count falls short
+    of what was written; the conversations' own check proves the batch's are the dataset's."""
+    quote = connection.ops.quote_name
+    meta = model._meta
+    relations = [
+        field
+        for field in meta.concrete_fields
+        if field.is_relation and (model is Conversation or field.related_model is not Conversation)
+    ]
+    if model is Conversation:
+        key, wanted = "id", [meta.pk, *relations]
+    else:
+        key, wanted = meta.get_field("conversation").column, [meta.get_field("conversation"), *relations]
+    columns_sql = ", ".join(f"t.{quote(field.column)}" for field in wanted)
+    # Table and column names come from the models' meta, quoted; the values are parameters.
+    cte = (
+        f"{name} AS MATERIALIZED (SELECT t.* FROM batch CROSS JOIN LATERAL"  # noqa: S608
+        f" (SELECT {columns_sql} FROM {quote(meta.db_table)} t WHERE t.{quote(key)} = batch.id OFFSET 0) AS t)"
+    )
+    if model is Conversation:
+        expressions, params = [f"(SELECT count(*) FROM {name} WHERE dataset_id = %s)"], [dataset_id]  # noqa: S608
+    else:
+        expressions, params = [f"(SELECT count(*) FROM {name})"], []  # noqa: S608
+    columns = []
+    for field in relations:
         parent = field.related_model
-        alias = f"p{len(joins)}"
-        column = quote(field.column)
-        key = f"{alias}.{quote(parent._meta.pk.column)}"
-        on = f"{key} = r.{column}"
+        column, pk = quote(field.column), quote(parent._meta.pk.column)
+        table = quote(parent._meta.db_table)
         if model is not Conversation and any(
             f.is_relation and f.related_model is Conversation for f in parent._meta.concrete_fields
         ):
-            parent_link = quote(parent._meta.get_field("conversation").column)
-            on += f" AND {alias}.{parent_link} = r.{quote(model._meta.get_field('conversation').column)}"
-        # A primary key matches at most one row: the joins add no rows, they only find or miss one.
-        joins.append(f" LEFT JOIN {quote(parent._meta.db_table)} {alias} ON {on}")
-        owned = "" if model is Conversation else "own.id IS NOT NULL AND "
-        counts.append(f"count(*) FILTER (WHERE {owned}r.{column} IS NOT NULL AND {key} IS NULL)")
+            link = quote(parent._meta.get_field("conversation").column)
+            own = quote(meta.get_field("conversation").column)
+            expressions.append(
+                f"(SELECT count(*) FROM {name} r LEFT JOIN LATERAL (SELECT p.{pk} FROM {table} p"  # noqa: S608
+                f" WHERE p.{pk} = r.{column} AND p.{link} = r.{own} OFFSET 0) AS p ON TRUE"
+                f" WHERE r.{column} IS NOT NULL AND p.{pk} IS NULL)"
+            )
+        else:
+            expressions.append(
+                f"(SELECT count(*) FROM (SELECT DISTINCT {column} AS value FROM {name}"  # noqa: S608
+                f" WHERE {column} IS NOT NULL) AS v WHERE NOT EXISTS (SELECT 1 FROM {table} p WHERE p.{pk} = v.value))"
+            )
         columns.append(field.column)
-    select = ", ".join([inside, *counts])
-    return f"SELECT {select} FROM {source}{''.join(joins)} WHERE {scope}", params, columns  # noqa: S608
+    return cte, expressions, params, columns

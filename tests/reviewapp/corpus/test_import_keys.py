@@ -54,8 +54,8 @@ def test_a_new_dataset_is_written_with_the_row_triggers_off_and_checked_once_per
         assert replication_role() == "origin"  # back before the import returned, in the same transaction
     switched = [q for q in sql if "set_config('session_replication_role'" in q]
     assert len(switched) == 2 * 3  # off and on again around each of the three batches' COPYs
-    checks = [q for q in sql if q.startswith("SELECT count(") and "LEFT JOIN" in q]
-    assert len(checks) == 4  # conversations, turns, gold labels, verdicts
+    checks = [q for q in sql if q.startswith("WITH batch AS") and "FOR KEY SHARE" in q]
+    assert len(checks) == 3  # one per batch: its conversations, turns, gold labels and verdicts
     assert summary.created["turns"] == 90 and summary.created["verdicts"] == 30
     assert Turn.objects.filter(conversation__dataset__name="calls").count() == 90
     assert GoldLabel.objects.filter(turn__conversation__dataset__name="calls").count() == 30
@@ -109,13 +109,13 @@ def test_a_turn_of_a_conversation_that_does_not_exist_is_refused_and_nothing_is_
     corrupt(monkeypatch, "turns", lambda rows: [replace(rows[0], 1, 10**9), *rows[1:]])
     message = refused(tmp_path)
     assert "reviewapp_turn" in message and "1 rows point outside the dataset" in message
-    assert "(89 of 90 rows found in the dataset)" in message
+    assert "(29 of 30 rows found in the dataset)" in message  # the second batch's 30 turns
 
 
 def test_a_verdict_of_a_judge_version_that_does_not_exist_is_refused(tmp_path, monkeypatch):
     corrupt(monkeypatch, "verdicts", lambda rows: [*rows[:-2], *(replace(row, 1, 10**9) for row in rows[-2:])])
     message = refused(tmp_path)
-    assert "reviewapp_verdict" in message and "judge_version_id (2 rows)" in message
+    assert "reviewapp_verdict" in message and "judge_version_id (1 missing)" in message
 
 
 def test_a_label_on_a_turn_of_another_conversation_is_refused(tmp_path, monkeypatch):
@@ -123,14 +123,14 @@ def test_a_label_on_a_turn_of_another_conversation_is_refused(tmp_path, monkeypa
     # pass; the import's own check does not.
     corrupt(monkeypatch, "labels", lambda rows: [replace(rows[0], 1, rows[1][1]), *rows[1:]])
     message = refused(tmp_path)
-    assert "reviewapp_goldlabel" in message and "turn_id (1 rows)" in message
+    assert "reviewapp_goldlabel" in message and "turn_id (1 missing)" in message
 
 
 def test_a_conversation_of_another_dataset_is_refused(tmp_path, monkeypatch):
     other = Dataset.objects.create(name="other")
     corrupt(monkeypatch, "conversations", lambda rows: [replace(rows[0], 1, other.pk), *rows[1:]])
     message = refused(tmp_path)
-    assert "reviewapp_conversation" in message and "(29 of 30 rows" in message
+    assert "reviewapp_conversation" in message and "(9 of 10 rows" in message
 
 
 def test_with_the_setting_off_every_row_goes_through_the_triggers(tmp_path, monkeypatch, settings):
@@ -184,3 +184,17 @@ def test_the_existing_rows_the_import_names_are_locked_until_it_commits(tmp_path
                 [JudgeVersion._meta.db_table],
             )
             assert cursor.fetchone()[0] == 1  # FOR KEY SHARE: a row share lock, held until the end
+
+
+def test_an_existing_row_gone_before_it_is_locked_is_refused(tmp_path, monkeypatch):
+    # As if another transaction had deleted the judge version between the batch's COPY and its check.
+    original = bulk.StreamWriter._prepare_rows
+
+    def prepare_rows(self, conversations):
+        prepared = original(self, conversations)
+        prepared.parents[JudgeVersion] = [*prepared.parents[JudgeVersion], 10**9]
+        return prepared
+
+    monkeypatch.setattr(bulk.StreamWriter, "_prepare_rows", prepare_rows)
+    message = refused(tmp_path)
+    assert "1 of the import's reviewapp_judgeversion rows no longer exist" in message
