@@ -405,11 +405,16 @@ def _csv_table(blocks: list, marks: _Marks, csv_options):
     table = csv.read_csv(BufferReader(data), *csv_options)
     del data
     for name in MARKED_COLUMNS:
-        column = table.column(name)
-        if not pc.any(pc.match_substring(column, MARK.decode())).as_py():
+        column = table.column(name).combine_chunks()
+        marked = pc.fill_null(pc.match_substring(column, MARK.decode()), False)
+        if not pc.any(marked).as_py():
             continue
-        values = [None if value is None else marks.fill(value.encode()).decode() for value in column.to_pylist()]
-        table = table.set_column(table.schema.get_field_index(name), name, pa.array(values, pa.string()))
+        # Only the values with a marker go through Python (a third of the reviews in the bench's
+        # workload); the others stay in Arrow as they are.
+        filled = pa.array(
+            [marks.fill(value.encode()).decode() for value in column.filter(marked).to_pylist()], pa.string()
+        )
+        table = table.set_column(table.schema.get_field_index(name), name, pc.replace_with_mask(column, marked, filled))
     return table
 
 
