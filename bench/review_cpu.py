@@ -9,7 +9,9 @@ figures move less than compare.py's; instruction counts (below) do not move at a
 
 Each of --requests reviewers claims the next item (POST /queue/next/), opens it (GET /review/<id>/) and
 submits a label (rating, agreement with each verdict shown, a comment); the medians of this process's
-CPU time per request are printed, with the statements each ran. --gets then opens one more claimed
+CPU time per request are printed, with the statements each ran, and when PostgreSQL runs on this
+machine (its backend's /proc/<pid>/schedstat readable) the CPU its backend spent on the request: parsing,
+planning and running the statements, and the commit. --gets then opens one more claimed
 item that many times. The database is reset first (bench._workload.reset_tribunal).
 """
 
@@ -101,13 +103,29 @@ def main() -> None:
     connection.close()
     app = WSGIHandler()
     cpu: dict[str, list[float]] = {"claim": [], "review": [], "submit": []}
+    server: dict[str, list[float]] = {key: [] for key in cpu}
     statements: dict[str, int] = {}
 
+    def backend_ns() -> int | None:
+        """The nanoseconds the connection's PostgreSQL backend has spent on a CPU (None before a request
+        opened the connection, or when the server is not on this machine)."""
+        if connection.connection is None:
+            return None
+        try:
+            with open(f"/proc/{connection.connection.info.backend_pid}/schedstat") as stat:
+                return int(stat.read().split()[0])
+        except OSError:
+            return None
+
     def timed(key, method, path, cookies, body=b""):
+        backend_before = backend_ns()
         started = time.process_time()
         with CaptureQueriesContext(connection) as queries:
             answer = call(app, method, path, cookies, body)
         cpu[key].append(time.process_time() - started)
+        backend_after = backend_ns()
+        if backend_before is not None and backend_after is not None:
+            server.setdefault(key, []).append((backend_after - backend_before) / 1e9)
         statements[key] = len(queries)
         return answer
 
@@ -122,14 +140,20 @@ def main() -> None:
     for key, values in cpu.items():
         if values:
             ms = statistics.median(values[2:] or values) * 1000
-            print(f"{key}: {ms:.2f} ms CPU (median of {len(values)}), {statements[key]} statements")
+            line = f"{key}: {ms:.2f} ms CPU (median of {len(values)}), {statements[key]} statements"
+            if server.get(key):
+                line += f"; PostgreSQL backend {statistics.median(server[key][2:] or server[key]) * 1000:.2f} ms CPU"
+            print(line)
     if args.gets:
         cookies = {"sessionid": sessions[args.requests], "csrftoken": "a" * 32}
         path = call(app, "POST", "/queue/next/", cookies)[1]["Location"]
         cpu["gets"] = []
         for _ in range(args.gets):
             timed("gets", "GET", path, cookies)
-        print(f"{args.gets} more screens: {statistics.median(cpu['gets']) * 1000:.2f} ms CPU each (median)")
+        line = f"{args.gets} more screens: {statistics.median(cpu['gets']) * 1000:.2f} ms CPU each (median)"
+        if server.get("gets"):
+            line += f"; PostgreSQL backend {statistics.median(server['gets']) * 1000:.2f} ms CPU"
+        print(line)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Model
 
@@ -93,6 +95,55 @@ def where_sql(queryset) -> tuple[str, list]:
 
 
 def run_sql(sql: str, params: Sequence[Any]) -> list[tuple]:
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+def prepared_cursor():
+    """A cursor like `connection.cursor()` (Django's wrapper: health checks, error translation, the
+    queries log) whose statements PostgreSQL keeps prepared on the connection: each SQL text is parsed
+    and planned by the server once per connection, then executed with its parameters bound by the
+    server. Only for the fixed statements of the hot paths, whose SQL text is the same on every request.
+
+    Elsewhere (SQLite), or with `settings.DATABASE_PREPARED_STATEMENTS` off (a pooler in transaction
+    mode that does not track prepared statements), the connection's ordinary cursor."""
+    if connection.vendor != "postgresql" or not settings.DATABASE_PREPARED_STATEMENTS:
+        return connection.cursor()
+    # BaseDatabaseWrapper._cursor, with a cursor of our own class.
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        return connection._prepare_cursor(_preparing_cursor())
+
+
+@lru_cache(maxsize=1)
+def _preparing_class():
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    class Preparing(ServerBindingCursor):
+        """psycopg's server-binding cursor, every statement prepared from its first execution."""
+
+        def execute(self, query, params=None, *, prepare=None, binary=None):
+            return super().execute(query, params, prepare=True if prepare is None else prepare, binary=binary)
+
+    return Preparing
+
+
+def _preparing_cursor():
+    from django.db.backends.postgresql.psycopg_any import register_tzloader
+    from psycopg.postgres import types
+    from psycopg.pq import Format
+
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        # Django connects with prepare_threshold None, which also refuses `prepare=True`. Only this
+        # cursor binds on the server (Django's own cursors bind on the client and never prepare), and it
+        # asks for every statement explicitly: the threshold itself is never reached.
+        raw.prepare_threshold = 2**31 - 1
+    cursor = _preparing_class()(raw)
+    # As DatabaseWrapper.create_cursor: the cursor's time zone when the connection's differs.
+    loader = connection.connection.adapters.get_loader(types["timestamptz"].oid, Format.TEXT)
+    if connection.timezone != loader.timezone:
+        register_tzloader(connection.timezone, cursor)
+    return cursor

@@ -20,6 +20,7 @@ from django.db.models import Model
 
 from reviewapp.audit import AuditChange, _event, audit_records
 from reviewapp.models import AuditEvent, Category, Comment, GoldLabel, Review, ReviewItem
+from reviewapp.rows import prepared_cursor
 
 # A field's SQL expression in an INSERT, with its parameters.
 Overrides = dict[str, tuple[str, list]]
@@ -70,7 +71,7 @@ def gold_upsert(gold: GoldLabel, *, changed: Sequence[str]) -> None:
     one statement on the unique index of the target (per turn, or per conversation for a conversation's
     label). The item's row lock serialises its closings; update_or_create would add four statements."""
     sql, params = _gold_sql(gold, changed=changed)
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
 
 
@@ -175,7 +176,7 @@ def _write_at_once(
 
     ctes = ", ".join(f"{name} AS ({sql})" for name, sql, _ in parts)
     ids = "(SELECT id FROM cm)" if comment is not None else "NULL"
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(f"WITH {ctes} SELECT (SELECT id FROM rv), {ids}", [p for _, _, ps in parts for p in ps])
         review_id, comment_id = cursor.fetchone()
     for obj, pk in ((review, review_id), (comment, comment_id)):

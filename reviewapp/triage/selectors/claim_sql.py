@@ -19,6 +19,7 @@ from typing import Any
 from django.db import connection
 
 from reviewapp.access import sees_all_languages
+from reviewapp.rows import prepared_cursor
 from reviewapp.triage.selectors.claims import (
     _languages_for,
     _statuses_for,
@@ -88,7 +89,7 @@ def held_and_candidates(
     )
     values: dict[str, Any] = {f"language {n}": code for n, code in enumerate(languages)}
     values |= {"user": user.pk, "now": now, "judge": filters.judge, "dataset": filters.dataset}
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(statement.sql, statement.bind(values))
         rows = cursor.fetchall()
     held = next((item_id for kind, item_id in rows if kind == 0), None)

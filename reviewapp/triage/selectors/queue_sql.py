@@ -25,7 +25,7 @@ from django.db.models import QuerySet
 
 from reviewapp.access import sees_all_languages
 from reviewapp.models import Conversation, Dataset, Judge, QueueCount, Review, ReviewItem, Turn
-from reviewapp.rows import Columns, Rows, run_sql
+from reviewapp.rows import Columns, Rows, prepared_cursor, run_sql
 from reviewapp.triage.selectors.claims import _languages_for, _statuses_for, walk_parts
 from reviewapp.triage.selectors.queue_filters import QueueFilters
 
@@ -274,7 +274,7 @@ def progress_numbers(*, user, now: datetime, start_of_day: datetime, languages: 
     statement = _progress_statement(connection.vendor, sees_all_languages(user), len(languages))
     values = {"user": user.pk, "now": now, "start of day": start_of_day}
     values |= {f"language {n}": code for n, code in enumerate(languages)}
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(statement.sql, statement.bind(values))
         names = [column[0] for column in cursor.description]
         rows = cursor.fetchall()

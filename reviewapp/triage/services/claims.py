@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from reviewapp.audit import audit_record, model_state
 from reviewapp.models import AuditEvent, Review, ReviewItem
+from reviewapp.rows import prepared_cursor
 from reviewapp.triage.selectors import claim_sql
 from reviewapp.triage.selectors.claims import claim_candidate_ids, claim_candidates, held_item
 from reviewapp.triage.selectors.queue_filters import ACTIVE, QueueFilters, review_languages
@@ -138,7 +139,7 @@ def _renewed(*, item_id: int, user, now: datetime) -> ReviewItem:
     """The held item's lease renewed, the item read back by the same UPDATE."""
     items = connection.ops.quote_name(ReviewItem._meta.db_table)
     sql = f"UPDATE {items} AS item SET lease_expires_at = %s, updated_at = %s WHERE item.id = %s RETURNING {_columns('item')}"  # noqa: S608
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, [now + LEASE, now, item_id])
         item = _item_from_row(cursor.fetchone())
     item.claimed_by = user
@@ -187,7 +188,7 @@ def _take_audited(*, ids: list[int], user, now: datetime) -> ReviewItem | None:
     after = {"status": Status.IN_REVIEW, "claimed_by": user.pk, "lease_expires_at": lease.isoformat()}
     params = [ids, *ACTIVE, now, user.pk, lease, Status.IN_REVIEW, now]
     params += [user.pk, "item.claim", ReviewItem._meta.label_lower, json.dumps(after), timezone.now()]
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:
@@ -238,7 +239,7 @@ def _take(*, ids: list[int], user, now: datetime) -> tuple[dict, ReviewItem] | N
     sql = _TAKE.format(
         items=quote(ReviewItem._meta.db_table), columns=", ".join(f"item.{quote(f.column)}" for f in _FIELDS)
     )
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, [ids, *ACTIVE, now, user.pk, now + LEASE, Status.IN_REVIEW, now])
         row = cursor.fetchone()
     if row is None:
