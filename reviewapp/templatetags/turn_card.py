@@ -133,7 +133,7 @@ def turn_card_head(context, turn, conversation) -> SafeString:
     # values escaped above: `escape` (the template engine's escaping), `_value` (conditional_escape, as
     # {{ value }}) and `_text` (bidi, which escapes); the audio and player pieces are built the same way.
     # tests/reviewapp/corpus/test_turn_card.py puts markup in every field and compares with the template.
-    return mark_safe(  # noqa: S308
+    return mark_safe(  # noqa: S308  # every value escaped above (escape, _value, _text)
         f'\n<article class="turn turn--{role}" id="turn-{pk}" aria-labelledby="turn-{pk}-title">\n'
         '  <header class="turn__head">\n'
         f'    <h2 class="turn__title" id="turn-{pk}-title"><a href="#turn-{pk}" class="turn__pos" '
@@ -167,4 +167,4 @@ def turn_card_tail(context, turn) -> SafeString:
         folded = ""
     # Why mark_safe is right here: the only data in the tail are the entities and metadata, escaped by
     # `_value` (conditional_escape, as {{ value }}); the rest is fixed markup.
-    return mark_safe(f"\n  {folded}\n</article>\n")  # noqa: S308
+    return mark_safe(f"\n  {folded}\n</article>\n")  # noqa: S308  # entities, metadata escaped by _value
