@@ -381,6 +381,22 @@ def item(of: Judge, turn: Turn, *, status=ReviewItem.Status.AWAITING_ADJUDICATIO
     return ReviewItemFactory(judge=of, turn=turn, reasons=reasons, status=status, sample_weight=weight, **fields)
 
 
+def mixed_queue() -> Dataset:
+    """24 review items over four languages (fr, fr-CA, de, ja), three mixes of reasons, five priorities
+    and two judges, a third of them on a second dataset, which is returned."""
+    other = dataset("other calls")
+    judge("speakability")
+    for k in range(24):
+        make_item(
+            ("fr", "fr-CA", "de", "ja")[k % 4],
+            reasons=(["unresolved"], ["qa_sample"], ["gold_disagrees", "qa_sample"])[k % 3],
+            priority=100 + k % 5,
+            judge_slug=("conciseness", "speakability")[k % 2],
+            on=other if k % 3 == 0 else None,
+        )
+    return other
+
+
 def judged_turns(passed: list[bool | None], *, name: str = "calls", label: str = "v1") -> list[Turn]:
     """One agent turn per entry in a new French call of dataset `name`, each with the binary judge's
     (binary_judge()) imported verdict of version `label`: pass, fail or unresolved (None)."""

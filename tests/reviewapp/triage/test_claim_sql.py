@@ -16,7 +16,7 @@ from reviewapp.triage.selectors import claim_sql
 from reviewapp.triage.selectors.claims import claim_candidate_ids, held_item
 from reviewapp.triage.selectors.queue_filters import QueueFilters, review_languages
 from reviewapp.triage.services import claims
-from tests.factories import dataset, judge, make_item
+from tests.factories import mixed_queue
 
 pytestmark = [
     pytest.mark.django_db,
@@ -26,16 +26,7 @@ pytestmark = [
 
 @pytest.fixture
 def world(make_user):
-    other = dataset("other calls")
-    judge("speakability")
-    for k in range(24):
-        make_item(
-            ("fr", "fr-CA", "de", "ja")[k % 4],
-            reasons=(["unresolved"], ["qa_sample"], ["gold_disagrees", "qa_sample"])[k % 3],
-            priority=100 + k % 5,
-            judge_slug=("conciseness", "speakability")[k % 2],
-            on=other if k % 3 == 0 else None,
-        )
+    other = mixed_queue()
     ana, lead, bo = (
         make_user("ana", languages=["fr", "de"]),
         make_user("lea", role=Role.LEAD),

@@ -12,23 +12,14 @@ from reviewapp.review.services import reviews
 from reviewapp.triage.selectors import queue, queue_sql
 from reviewapp.triage.selectors.queue_filters import QueueFilters
 from reviewapp.triage.services import claims
-from tests.factories import dataset, judge, make_item
+from tests.factories import mixed_queue
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def world(make_user):
-    other = dataset("other calls")
-    judge("speakability")
-    for k in range(24):
-        make_item(
-            ("fr", "fr-CA", "de", "ja")[k % 4],
-            reasons=(["unresolved"], ["qa_sample"], ["gold_disagrees", "qa_sample"])[k % 3],
-            priority=100 + k % 5,
-            judge_slug=("conciseness", "speakability")[k % 2],
-            on=other if k % 3 == 0 else None,
-        )
+    other = mixed_queue()
     ana, lead = make_user("ana", languages=["fr", "de"]), make_user("lea", role=Role.LEAD)
     first, second = ReviewItem.objects.filter(language="fr").order_by("-priority", "id")[:2]
     reviews.item_skip(item=second, user=ana, reason="pas sûre")
