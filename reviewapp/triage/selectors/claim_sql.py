@@ -14,9 +14,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
-
-from django.db import connection
 
 from reviewapp.access import sees_all_languages
 from reviewapp.rows import prepared_cursor
@@ -29,37 +26,24 @@ from reviewapp.triage.selectors.claims import (
     walked,
 )
 from reviewapp.triage.selectors.queue_filters import ACTIVE, QueueFilters, languages_q
-from reviewapp.triage.selectors.queue_sql import StandIns, Statement, compiled
+from reviewapp.triage.selectors.queue_sql import Shape, Statement, compiled
 
 
 @lru_cache(maxsize=256)
-def _next_statement(
-    vendor: str,
-    sees_all: bool,
-    language_count: int,
-    walked_languages: tuple[int, ...],
-    status: str,
-    language: str,
-    reason: str,
-    judge: bool,
-    dataset: bool,
-    limit: int,
-) -> Statement:
+def _next_statement(shape: Shape, limit: int) -> Statement:
     """(0, id) for the item the user holds, if any, then (1, id) for each of the first `limit` claimable
     items matching the filters (`claims.held_item`, `claims.claim_candidate_ids`) for one shape."""
-    stand_ins = StandIns()
+    stand_ins, languages, walked_languages, filters = shape.stand_ins()
     user_id, now = stand_ins.integer("user"), stand_ins.moment("now")
-    languages = [stand_ins.text(f"language {n}") for n in range(language_count)]
-    in_languages = languages_q(sees_all=sees_all, languages=languages)
+    in_languages = languages_q(sees_all=shape.sees_all, languages=languages)
     held_sql, held_params = compiled(
         held_by(user_id=user_id, now=now, in_languages=in_languages).values_list("pk", flat=True)[:1]
     )
     sql, params = f"SELECT 0, h.* FROM ({held_sql}) h", list(held_params)
-    filters = stand_ins.filters(language=language, reason=reason, status=status, judge=judge, dataset=dataset)
     statuses = [code for code in _statuses_for(filters) if code in ACTIVE]
     if walked_languages and statuses:
         candidates = candidates_of(claimable_by_q(user_id=user_id, now=now, in_languages=in_languages), filters)
-        top = walked(candidates, statuses=statuses, languages=[languages[n] for n in walked_languages], limit=limit)
+        top = walked(candidates, statuses=statuses, languages=walked_languages, limit=limit)
         top_sql, top_params = compiled(top.values_list("pk", flat=True))
         sql += f" UNION ALL SELECT 1, c.* FROM ({top_sql}) c"
         params += top_params
@@ -75,20 +59,10 @@ def held_and_candidates(
     if not sees_all and not languages:
         return None, []  # no language of theirs: nothing held, nothing to claim (`language IN ()`)
     filters = filters or QueueFilters()
-    statement = _next_statement(
-        connection.vendor,
-        sees_all,
-        len(languages),
-        tuple(languages.index(code) for code in _languages_for(filters, languages)),
-        filters.status,
-        filters.language,
-        filters.reason,
-        bool(filters.judge),
-        bool(filters.dataset),
-        limit,
-    )
-    values: dict[str, Any] = {f"language {n}": code for n, code in enumerate(languages)}
-    values |= {"user": user.pk, "now": now, "judge": filters.judge, "dataset": filters.dataset}
+    walked_languages = _languages_for(filters, languages)
+    shape = Shape.of(sees_all=sees_all, languages=languages, walked=walked_languages, filters=filters)
+    statement = _next_statement(shape, limit)
+    values = Shape.values(languages, filters) | {"user": user.pk, "now": now}
     with prepared_cursor() as cursor:
         cursor.execute(statement.sql, statement.bind(values))
         rows = cursor.fetchall()

@@ -113,6 +113,53 @@ def compiled(queryset: QuerySet) -> tuple[str, tuple]:
     return queryset.query.sql_with_params()
 
 
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """What a compiled queue or claim statement depends on, and so the key it is kept under: the
+    database, whether the user sees every language, how many languages they have and which of them
+    are walked, and the filters' choices (a judge and a dataset only as set or not: their values, like
+    the languages, are bound by each request through `values`)."""
+
+    vendor: str
+    sees_all: bool
+    language_count: int
+    walked_languages: tuple[int, ...]
+    status: str
+    language: str
+    reason: str
+    judge: bool
+    dataset: bool
+
+    @classmethod
+    def of(cls, *, sees_all: bool, languages: list[str], walked: Sequence[str], filters: QueueFilters) -> Shape:
+        return cls(
+            connection.vendor,
+            sees_all,
+            len(languages),
+            tuple(languages.index(code) for code in walked),
+            filters.status,
+            filters.language,
+            filters.reason,
+            bool(filters.judge),
+            bool(filters.dataset),
+        )
+
+    def stand_ins(self) -> tuple[StandIns, list[str], list[str], QueueFilters]:
+        """Stand-ins for this shape's values: the user's languages, those walked, and the filters."""
+        stand_ins = StandIns()
+        languages = [stand_ins.text(f"language {n}") for n in range(self.language_count)]
+        filters = stand_ins.filters(
+            language=self.language, reason=self.reason, status=self.status, judge=self.judge, dataset=self.dataset
+        )
+        return stand_ins, languages, [languages[n] for n in self.walked_languages], filters
+
+    @staticmethod
+    def values(languages: list[str], filters: QueueFilters) -> dict[str, Any]:
+        """The values a request binds for the stand-ins of `stand_ins`."""
+        values: dict[str, Any] = {f"language {n}": code for n, code in enumerate(languages)}
+        return values | {"judge": filters.judge, "dataset": filters.dataset}
+
+
 # --- the kept counts with their datasets, and the judges ----------------------------------------------
 
 _JUDGES = Rows(Columns(Judge, "j"))
@@ -166,32 +213,16 @@ _ITEMS = Rows(
 
 
 @lru_cache(maxsize=256)
-def _items_statement(
-    vendor: str,
-    sees_all: bool,
-    language_count: int,
-    walked_languages: tuple[int, ...],
-    status: str,
-    language: str,
-    reason: str,
-    judge: bool,
-    dataset: bool,
-    after: bool,
-    limit: int,
-) -> Statement:
+def _items_statement(shape: Shape, after: bool, limit: int) -> Statement:
     """`queue.top_items` for one shape of request: the index walks compiled by the ORM (the filters, the
     keyset, the user's languages), the item with its conversation, turn and holder, and the two
     per-item numbers the page shows."""
     from reviewapp.triage.selectors.queue import after_q, top_items_shown
 
-    stand_ins = StandIns()
-    languages = [stand_ins.text(f"language {n}") for n in range(language_count)]
-    filters = stand_ins.filters(language=language, reason=reason, status=status, judge=judge, dataset=dataset)
+    stand_ins, languages, walked_languages, filters = shape.stand_ins()
     keyset = (stand_ins.integer("after priority"), stand_ins.integer("after id")) if after else None
-    shown = top_items_shown(filters=filters, languages=languages, sees_all=sees_all, after_q=after_q(keyset))
-    parts = walk_parts(
-        shown, statuses=_statuses_for(filters), languages=[languages[n] for n in walked_languages], limit=limit
-    )
+    shown = top_items_shown(filters=filters, languages=languages, sees_all=shape.sees_all, after_q=after_q(keyset))
+    parts = walk_parts(shown, statuses=_statuses_for(filters), languages=walked_languages, limit=limit)
     if connection.features.supports_slicing_ordering_in_compound:
         found, params = compiled(parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0])
         found = f"ri.id IN ({found})"
@@ -225,21 +256,9 @@ def page_items(
     walked_languages = _languages_for(filters, languages)
     if not walked_languages:
         return []
-    statement = _items_statement(
-        connection.vendor,
-        sees_all_languages(user),
-        len(languages),
-        tuple(languages.index(code) for code in walked_languages),
-        filters.status,
-        filters.language,
-        filters.reason,
-        bool(filters.judge),
-        bool(filters.dataset),
-        after is not None,
-        limit,
-    )
-    values: dict[str, Any] = {f"language {n}": code for n, code in enumerate(languages)}
-    values |= {"judge": filters.judge, "dataset": filters.dataset, "user": user.pk}
+    shape = Shape.of(sees_all=sees_all_languages(user), languages=languages, walked=walked_languages, filters=filters)
+    statement = _items_statement(shape, after is not None, limit)
+    values = Shape.values(languages, filters) | {"user": user.pk}
     if after is not None:
         values |= {"after priority": after[0], "after id": after[1]}
     items = []
