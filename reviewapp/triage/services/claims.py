@@ -106,7 +106,8 @@ def _claim_next_postgresql(*, user, filters: QueueFilters | None, now: datetime)
     then the held item's lease renewed, or the first free candidate locked, taken and audited in one
     statement (`_take_audited`). Each write is one statement, so none needs BEGIN and COMMIT."""
     languages = review_languages(user=user)
-    for attempt in range(CLAIM_ROUNDS):
+
+    def step():
         held, ids = claim_sql.held_and_candidates(
             user=user, filters=filters, now=now, languages=languages, limit=CLAIM_CANDIDATES
         )
@@ -115,11 +116,9 @@ def _claim_next_postgresql(*, user, filters: QueueFilters | None, now: datetime)
         if not ids:
             return None
         taken = _take_audited(ids=ids, user=user, now=now)
-        if taken is not None:
-            return taken
-        # Every candidate locked or just taken: others are claiming right now; read the list again.
-        time.sleep(0.02 * (attempt + 1))
-    return None
+        return _AGAIN if taken is None else taken
+
+    return _in_rounds(step)
 
 
 def _item_from_row(values) -> ReviewItem:
@@ -206,14 +205,28 @@ def _claim_skip_locked(*, user, now: datetime, read_ids: Callable[[], list[int]]
     """Read the first few candidates without locks (`read_ids`: bounded index walks), then lock the
     first of them still free with FOR UPDATE SKIP LOCKED and take it, in one statement (`_take`):
     locking the whole ordered set would sort it all first."""
-    for attempt in range(CLAIM_ROUNDS):
+
+    def step():
         ids = read_ids()
         if not ids:
             return None
         taken = _take(ids=ids, user=user, now=now)
-        if taken is not None:
-            return taken
-        # Every candidate locked or just taken: others are claiming right now; read the list again.
+        return _AGAIN if taken is None else taken
+
+    return _in_rounds(step)
+
+
+_AGAIN = object()
+
+
+def _in_rounds(step: Callable[[], Any]) -> Any:
+    """`step()` until it gives anything but `_AGAIN` (every candidate it read was locked or just taken:
+    others are claiming right now), reading again after a short, growing wait; None after
+    CLAIM_ROUNDS rounds."""
+    for attempt in range(CLAIM_ROUNDS):
+        outcome = step()
+        if outcome is not _AGAIN:
+            return outcome
         time.sleep(0.02 * (attempt + 1))
     return None
 
