@@ -50,8 +50,14 @@ def import_capturing(path, **options):
 def test_a_new_dataset_is_written_with_the_row_triggers_off_and_checked_once_per_table(tmp_path):
     assert set_based_keys_available(WRITTEN)  # the test database's role is a superuser
     with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW jit")
+            jit = cursor.fetchone()[0]
         summary, sql = import_capturing(calls_file(tmp_path))
         assert replication_role() == "origin"  # back before the import returned, in the same transaction
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW jit")
+            assert cursor.fetchone()[0] == jit  # off for the checks only
     switched = [q for q in sql if "set_config('session_replication_role'" in q]
     assert len(switched) == 2 * 3  # off and on again around each of the three batches' COPYs
     checks = [q for q in sql if q.startswith("WITH batch AS") and "FOR KEY SHARE" in q]
