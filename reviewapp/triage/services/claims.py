@@ -152,12 +152,17 @@ _ISO_LEASE = (
     " || CASE WHEN date_part('microseconds', picked.lease_expires_at)::bigint %% 1000000 <> 0"
     " THEN to_char(picked.lease_expires_at AT TIME ZONE 'UTC', '.US') ELSE '' END || '+00:00'"
 )
-_TAKE_AUDITED = """
+# The first of the candidates still free, locked without waiting for rows others hold: both takes
+# start with it.
+_PICKED = """
 WITH picked AS (
     SELECT id, status, claimed_by_id, lease_expires_at FROM {items}
     WHERE id = ANY(%s) AND status IN (%s, %s) AND (claimed_by_id IS NULL OR lease_expires_at < %s)
     ORDER BY priority DESC, id LIMIT 1
-    FOR UPDATE SKIP LOCKED
+    FOR UPDATE SKIP LOCKED"""
+_TAKE_AUDITED = (
+    _PICKED  # noqa: S608 (names from the model meta, every value a parameter)
+    + """
 ), taken AS (
     UPDATE {items} AS item SET claimed_by_id = %s, lease_expires_at = %s, status = %s, updated_at = %s
     FROM picked WHERE item.id = picked.id
@@ -170,6 +175,7 @@ WITH picked AS (
 )
 SELECT before_claim, {names} FROM taken
 """
+)
 
 
 def _take_audited(*, ids: list[int], user, now: datetime) -> ReviewItem | None:
@@ -232,17 +238,15 @@ def _in_rounds(step: Callable[[], Any]) -> Any:
 
 
 _FIELDS = ReviewItem._meta.concrete_fields
-_TAKE = """
-WITH picked AS (
-    SELECT id, status, claimed_by_id, lease_expires_at FROM {items}
-    WHERE id = ANY(%s) AND status IN (%s, %s) AND (claimed_by_id IS NULL OR lease_expires_at < %s)
-    ORDER BY priority DESC, id LIMIT 1
-    FOR UPDATE SKIP LOCKED
+_TAKE = (
+    _PICKED
+    + """
 )
 UPDATE {items} AS item SET claimed_by_id = %s, lease_expires_at = %s, status = %s, updated_at = %s
 FROM picked WHERE item.id = picked.id
 RETURNING picked.status, picked.claimed_by_id, picked.lease_expires_at, {columns}
 """
+)
 
 
 def _take(*, ids: list[int], user, now: datetime) -> tuple[dict, ReviewItem] | None:
