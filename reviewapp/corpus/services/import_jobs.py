@@ -23,6 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from reviewapp.corpus.importers import FORMATS
+from reviewapp.corpus.services.import_progress import OutsideProgress
 from reviewapp.corpus.services.imports import ImportFailed, dataset_import
 from reviewapp.models import Dataset, ImportJob
 from scoring.errors import TribunalError
@@ -178,9 +179,8 @@ def import_job_run(*, job_id: int) -> ImportJob:
         return job
     _set(job.pk, status=ImportJob.Status.RUNNING, started_at=timezone.now(), progress=5, stage="started")
 
-    def progress(stage: str, percent: int) -> None:
-        _set(job.pk, stage=stage[:200], progress=percent)
-
+    # Written outside the import's one transaction, so the job's page sees it move (import_progress).
+    progress = OutsideProgress(job.pk)
     try:
         summary = dataset_import(
             path=job.path,
@@ -211,5 +211,7 @@ def import_job_run(*, job_id: int) -> ImportJob:
             dataset=Dataset.objects.filter(name=summary.dataset).first(),
             finished_at=timezone.now(),
         )
+    finally:
+        progress.close()
     job.refresh_from_db()
     return job

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from reviewapp import access
 from reviewapp.corpus.importers import FORMATS
+from reviewapp.corpus.services import import_progress
 from reviewapp.corpus.services.import_jobs import import_job_start
 from reviewapp.models import ImportJob
 from reviewapp.rendering import form_write, render_page
@@ -67,4 +68,4 @@ def import_new(request):
 def import_detail(request, job_id: int):
     _check_lead(request.user)
     job = get_object_or_404(ImportJob.objects.select_related("created_by", "dataset"), pk=job_id)
-    return render_page(request, "imports/detail.html", "progress", {"job": job})
+    return render_page(request, "imports/detail.html", "progress", {"job": import_progress.live(job)})
