@@ -132,6 +132,8 @@ class StreamWriter:
         versions = {(v.judge, v.version) for c in conversations for v in c.verdicts}
         if judges - self.judge_ids.keys() or versions - self.version_ids.keys():
             wait_idle()
+            if self.keys is not None:  # these rows go through their triggers as usual
+                self.keys.on()
             self._ensure_judges(judges)
             if versions:
                 self._ensure_versions(versions)
@@ -147,7 +149,6 @@ class StreamWriter:
         for kind in KINDS:
             self.tables[kind].send(prepared.tables[kind])
         if keys is not None:  # not after a failed COPY: the transaction is aborted and undoes the setting
-            keys.on()
             keys.check(
                 dataset_id=self.dataset.pk,
                 conversation_ids=prepared.conversation_ids,
@@ -155,6 +156,8 @@ class StreamWriter:
                 parents=prepared.parents,
             )
         if prepared.audio_ids:
+            if keys is not None:
+                keys.on()
             store_audio(prepared.conversations, prepared.audio_ids)
 
     def close(self) -> None:

@@ -61,8 +61,15 @@ def set_based_keys_available(tables: Iterable[type[models.Model]]) -> bool:
 
 
 class BulkKeys:
-    """The row triggers off around a batch's COPY (`off`, then `on`), and the set-based checks that
-    stand in for them (`check`), batch by batch."""
+    """The row triggers off for the batches' COPYs (`off`, then `on` before any other write on the
+    connection), and the set-based checks that stand in for them (`check`), batch by batch.
+
+    Between two batches the import's connection writes nothing else (its progress goes through a
+    connection of its own, its ids come from one), so the setting stays at `replica` from the first
+    COPY to the last. Switched off and on around each batch, it made the import of 100,000
+    conversations take 15-18 s instead of 11-12 s, and 9-11 s of backend CPU instead of 6-7 s. The
+    switches themselves took 0.13 ms each at the server; the statement after each one was what slowed
+    (a batch's COPY of 2,000 conversations took 33 ms)."""
 
     def __init__(self, tables: Iterable[type[models.Model]]):
         self.models = list(tables)
@@ -76,14 +83,22 @@ class BulkKeys:
                 " set_config('jit', 'off', true)"
             )
             self.previous, self.jit, _ = cursor.fetchone()
+        self.is_off = False
 
     def off(self) -> None:
-        self._role("replica")
+        """The row triggers off for the COPYs that follow; kept off from batch to batch (`on` puts them
+        back before anything else is written on the import's connection)."""
+        if not self.is_off:
+            self._role("replica")
+            self.is_off = True
 
     def on(self) -> None:
-        self._role(self.previous)
+        if self.is_off:
+            self._role(self.previous)
+            self.is_off = False
 
     def done(self) -> None:
+        self.on()
         with connection.cursor() as cursor:
             cursor.execute("SELECT set_config('jit', %s, true)", [self.jit])
 

@@ -81,7 +81,10 @@ def dataset_import(
 
     Raises ImportFailed when the input cannot be read, or when a record is invalid and skip_invalid
     is False; with skip_invalid the good records are imported and the bad ones listed in `errors`.
-    `progress(stage, percent)` is told where the import stands (the browser's progress bar).
+    `progress(stage, percent)` is told where the import stands (the browser's progress bar), on the
+    writing thread between two batches; it must not write through the import's own connection (whose
+    row triggers may be off from batch to batch, importers.keys), and what it writes there would not be
+    seen before the import commits anyway: import_progress.OutsideProgress writes outside it.
     `method` picks how rows are written ("copy" on PostgreSQL, or "insert": multi-row INSERTs;
     default: the fastest the database has).
     """

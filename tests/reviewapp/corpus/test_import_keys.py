@@ -59,7 +59,7 @@ def test_a_new_dataset_is_written_with_the_row_triggers_off_and_checked_once_per
             cursor.execute("SHOW jit")
             assert cursor.fetchone()[0] == jit  # off for the checks only
     switched = [q for q in sql if "set_config('session_replication_role'" in q]
-    assert len(switched) == 2 * 3  # off and on again around each of the three batches' COPYs
+    assert len(switched) == 2  # off before the first batch's COPYs, on again after the last batch
     checks = [q for q in sql if q.startswith("WITH batch AS") and "FOR KEY SHARE" in q]
     assert len(checks) == 3  # one per batch: its conversations, turns, gold labels and verdicts
     assert summary.created["turns"] == 90 and summary.created["verdicts"] == 30
@@ -74,6 +74,44 @@ def test_a_new_dataset_is_written_with_the_row_triggers_off_and_checked_once_per
             [Conversation.objects.order_by("-id").values_list("id", flat=True)[0] + 1000],
         )
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+
+
+def test_rows_written_between_batches_go_through_their_triggers(tmp_path):
+    """A judge and version first named by a later batch are created with the row triggers on, and the
+    next batch's COPYs have them off again."""
+    records = [call(i) for i in range(30)]
+    for record in records[20:]:  # the third batch names a judge (and version) of its own
+        record["turns"][-1]["verdicts"] = [{"judge": "concise", "version": "v2", "rating": 2}]
+    path = tmp_path / "calls.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    with transaction.atomic():
+        summary, sql = import_capturing(path)
+        assert replication_role() == "origin"
+    steps = []
+    for query in sql:
+        if "set_config('session_replication_role'" in query:
+            steps.append("replica" if "'replica'" in query else "origin")
+        elif query.startswith('INSERT INTO "reviewapp_judge"') or query.startswith(
+            'INSERT INTO "reviewapp_judgeversion"'
+        ):
+            steps.append("insert " + query.split('"')[1])
+        elif query.startswith("COPY") and steps[-1] != "copy":
+            steps.append("copy")
+    # The first batch's judge and version are created before the triggers go off; "concise" after they
+    # are back on; then off again for the third batch's rows, and on at the end.
+    assert steps == [
+        "insert reviewapp_judge",
+        "insert reviewapp_judgeversion",
+        "replica",
+        "copy",
+        "origin",
+        "insert reviewapp_judge",
+        "insert reviewapp_judgeversion",
+        "replica",
+        "copy",
+        "origin",
+    ], steps
+    assert summary.created["judges"] == 2 and summary.created["verdicts"] == 30
 
 
 def corrupt(monkeypatch, kind, change):
