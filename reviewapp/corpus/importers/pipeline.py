@@ -19,6 +19,7 @@ The reading thread may use the connection between `wait_idle` and its next `put`
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -26,6 +27,31 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, connections
 
 _STOP = object()
+
+# While a writing thread runs, the interpreter hands the GIL over every SWITCH_INTERVAL seconds instead
+# of every 5 ms. The writing thread wakes dozens of times per batch (each 128 KB of a COPY, each
+# statement's answer) and each time needs the GIL for a few microseconds, which the reading thread,
+# busy in Python, may hold for the whole interval while the database waits for data. On 100,000
+# conversations (three alternating pairs, 2 cores) the import took 10.9 s on average against 11.5 s.
+# The setting is the process's: it is put back when the last writing thread of the process ends.
+SWITCH_INTERVAL = 0.0005
+_switching = threading.Lock()
+_writers = 0
+_interval_before = 0.0
+
+
+def _short_switches(enter: bool) -> None:
+    global _writers, _interval_before
+    with _switching:
+        if enter:
+            if _writers == 0:
+                _interval_before = sys.getswitchinterval()
+                sys.setswitchinterval(min(SWITCH_INTERVAL, _interval_before))
+            _writers += 1
+        else:
+            _writers -= 1
+            if _writers == 0:
+                sys.setswitchinterval(_interval_before)
 
 
 class WriterThread:
@@ -43,7 +69,13 @@ class WriterThread:
 
     def __enter__(self) -> WriterThread:
         self.connection.inc_thread_sharing()
-        self.thread.start()
+        _short_switches(True)
+        try:
+            self.thread.start()
+        except BaseException:
+            _short_switches(False)
+            self.connection.dec_thread_sharing()
+            raise
         return self
 
     def put(self, item: Any) -> None:
@@ -59,6 +91,7 @@ class WriterThread:
     def __exit__(self, exc_type: object, exc: object, traceback: object) -> None:
         self.items.put(_STOP)
         self.thread.join()
+        _short_switches(False)
         self.connection.dec_thread_sharing()
         if exc_type is None:
             self._raise_error()

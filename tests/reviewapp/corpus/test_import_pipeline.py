@@ -2,11 +2,13 @@
 checked one."""
 
 import json
+import sys
 import threading
 
 import pytest
 from django.db import IntegrityError, connection, transaction
 
+from reviewapp.corpus.importers import pipeline
 from reviewapp.corpus.importers.bulk import StreamWriter
 from reviewapp.corpus.importers.jsonl_plain import plain_conversation
 from reviewapp.corpus.importers.pipeline import WriterThread
@@ -47,6 +49,24 @@ def test_the_writing_thread_writes_in_order_through_the_importing_connection():
                 writing.put(item)
         assert Dataset.objects.count() == 5  # the caller sees the thread's rows before any commit
     assert seen == [(item, "import-writer", True) for item in range(5)]
+
+
+def test_the_gil_is_handed_over_often_while_writing_threads_run_and_as_before_after_the_last():
+    before = sys.getswitchinterval()
+    seen = []
+    first, second = WriterThread(lambda item: seen.append(sys.getswitchinterval())), WriterThread(lambda item: None)
+    with first:
+        first.put(1)
+        first.wait_idle()
+        with second:  # a second import in the same process (another thread of a worker) overlapping
+            pass
+        first.put(2)  # the first one still runs with short switches after the second ended
+    assert seen == [pipeline.SWITCH_INTERVAL, pipeline.SWITCH_INTERVAL] and before > pipeline.SWITCH_INTERVAL
+    assert sys.getswitchinterval() == before
+
+    with pytest.raises(ValueError), WriterThread(lambda item: (_ for _ in ()).throw(ValueError("no"))) as failing:
+        failing.put(1)
+    assert sys.getswitchinterval() == before  # put back after a failed write too
 
 
 def test_a_write_that_fails_is_raised_in_the_reading_thread_and_nothing_after_it_is_written():
