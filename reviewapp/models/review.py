@@ -27,7 +27,8 @@ class GoldLabel(LabelValue):
 
     Source = choices.GoldLabelSource
 
-    judge = models.ForeignKey("reviewapp.Judge", on_delete=models.CASCADE, related_name="gold_labels")
+    # No index of its own: gold_judge (judge, excluded) starts with it (migration 0013).
+    judge = models.ForeignKey("reviewapp.Judge", on_delete=models.CASCADE, related_name="gold_labels", db_index=False)
     conversation = models.ForeignKey("reviewapp.Conversation", on_delete=models.CASCADE, related_name="gold_labels")
     turn = models.ForeignKey(
         "reviewapp.Turn", null=True, blank=True, on_delete=models.CASCADE, related_name="gold_labels"
