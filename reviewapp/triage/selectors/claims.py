@@ -57,6 +57,7 @@ def walked(
     limit: int,
     related: Sequence[str] = (),
     annotations: Mapping[str, Any] | None = None,
+    starts: Sequence[Q] = (Q(),),
 ) -> QuerySet[ReviewItem]:
     """`queryset` in queue order (highest priority first), cut to its first `limit` items, read by
     walking an index in that order.
@@ -70,7 +71,7 @@ def walked(
     """
     from django.db import connection
 
-    parts = walk_parts(queryset, statuses=statuses, languages=languages, limit=limit)
+    parts = walk_parts(queryset, statuses=statuses, languages=languages, limit=limit, starts=starts)
     if not parts:
         return ReviewItem.objects.none()
     if connection.features.supports_slicing_ordering_in_compound:
@@ -86,17 +87,25 @@ def walked(
 
 
 def walk_parts(
-    queryset: QuerySet[ReviewItem], *, statuses: Sequence[str], languages: Sequence[str], limit: int
+    queryset: QuerySet[ReviewItem],
+    *,
+    statuses: Sequence[str],
+    languages: Sequence[str],
+    limit: int,
+    starts: Sequence[Q] = (Q(),),
 ) -> list[QuerySet]:
     """The index walks of `walked`: the ids of `queryset`'s first `limit` items in queue order, one
-    walk per language (per status and language when one status is asked for)."""
+    walk per language (per status and language when one status is asked for), and per range of
+    `starts` (a keyset's ranges, queue_filters.keyset_ranges, so each walk starts at the keyset
+    instead of reading its way there from the top)."""
     ordered = queryset.order_by("-priority", "id")
     # Both active statuses at once is the queue everyone works from: one walk per language.
     by_status = [Q(status__in=ACTIVE)] if set(statuses) == set(ACTIVE) else [Q(status=s) for s in statuses]
     return [
-        ordered.filter(status_q, language=language).values_list("pk", flat=True)[:limit]
+        ordered.filter(status_q, start, language=language).values_list("pk", flat=True)[:limit]
         for status_q in by_status
         for language in languages
+        for start in starts
     ]
 
 

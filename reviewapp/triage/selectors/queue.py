@@ -36,6 +36,7 @@ from reviewapp.triage.selectors.queue_filters import (
     QueueFilters,
     Reason,
     keyset_q,
+    keyset_ranges,
     languages_q,
 )
 
@@ -228,6 +229,15 @@ def after_q(after: tuple[int, int] | None) -> Q:
     return keyset_q(("priority", priority, True), ("id", item_id, False))
 
 
+def after_starts(after: tuple[int, int] | None) -> list[Q]:
+    """Where the index walks of a page after (priority, id) start: the rest of that priority from that
+    id, then every lower priority (queue_filters.keyset_ranges)."""
+    if after is None:
+        return [Q()]
+    priority, item_id = after
+    return keyset_ranges(("priority", priority, True), ("id", item_id, False))
+
+
 def top_items_shown(*, filters: QueueFilters, languages: list[str], sees_all: bool, after_q: Q) -> QuerySet[ReviewItem]:
     """The items matching `filters` after the keyset `after_q`, in the languages of a user who sees
     them all (`sees_all`) or reviews `languages`."""
@@ -250,6 +260,7 @@ def top_items(
         statuses=_statuses_for(filters),
         languages=_languages_for(filters, languages),
         limit=limit or QUEUE_PAGE_SIZE,
+        starts=after_starts(after),
         # Judges and datasets are few and the page lists them anyway: they are attached from those lists
         # rather than joined, which keeps this query cheap to plan.
         related=("turn", "conversation", "claimed_by"),

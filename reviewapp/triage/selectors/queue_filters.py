@@ -76,11 +76,22 @@ class QueueFilters(ListFilters):
 def keyset_q(*keys: tuple[str, Any, bool]) -> Q:
     """The rows after the row whose sort keys are `keys` (field, its value there, descending?), in the
     order of those fields: a keyset, never an OFFSET. The last key must be unique (the id)."""
-    q, same = Q(), Q()
-    for name, value, descending in keys:
-        q |= same & Q(**{f"{name}__{'lt' if descending else 'gt'}": value})
-        same &= Q(**{name: value})
+    q = Q()
+    for part in keyset_ranges(*keys):
+        q |= part
     return q
+
+
+def keyset_ranges(*keys: tuple[str, Any, bool]) -> list[Q]:
+    """`keyset_q` as its ranges, each one an index can start at: for (priority desc, id) after (p, i),
+    `priority = p AND id > i`, then `priority < p`. An index walk given the whole OR reads it as a
+    filter and walks from the top of the index to the keyset (an OFFSET in all but name); one walk
+    per range starts where its range starts (claims.walk_parts)."""
+    ranges, same = [], Q()
+    for name, value, descending in keys:
+        ranges.append(same & Q(**{f"{name}__{'lt' if descending else 'gt'}": value}))
+        same &= Q(**{name: value})
+    return ranges[::-1]  # in queue order: the rest of the keyset's own priority first
 
 
 def reason_q(reason: str) -> Q:
