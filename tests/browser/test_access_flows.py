@@ -8,8 +8,8 @@ import re
 from django.urls import reverse
 from playwright.sync_api import expect
 
-from reviewapp.models import AuditEvent, Dataset, Review, ReviewItem, ReviewSkip, Role
-from tests.factories import dataset, make_item
+from reviewapp.models import AuditEvent, Conversation, Dataset, Review, ReviewItem, ReviewSkip, Role
+from tests.factories import dataset, dataset_of_languages, make_item
 
 PASSWORD = "correct-horse-battery-7"
 
@@ -156,3 +156,31 @@ def test_lead_sees_who_can_take_a_sent_back_item_and_sends_it_to_its_reviewers(p
     page.goto(reverse("queue_index"))
     expect(page.locator(f"#bulk-item-{item.pk}")).to_be_visible()
     expect(page.locator(".takers").first).to_contain_text("ana, bea can take it")
+
+
+def test_reader_pages_through_a_dataset_and_back_without_losing_the_language(page, login, make_user):
+    data = dataset_of_languages("pages", ["fr", "de"] * 60, turns_per_conversation=0)
+    make_user("ana", languages=["fr", "de"], password=PASSWORD)
+    ids = sorted(Conversation.objects.filter(dataset=data, language="fr").values_list("external_id", flat=True))
+    login(page, "ana", PASSWORD)
+    page.goto(reverse("dataset_detail", args=[data.pk]))
+    expect(page.locator(".results__count")).to_contain_text("120 conversations")
+
+    with page.expect_response(lambda response: "language=fr" in response.url):
+        page.select_option("#conversation-language", "fr")
+    expect(page.locator(".results__count")).to_contain_text("60 conversations")
+    rows = page.locator("#conversation-results tbody tr")
+    expect(rows).to_have_count(50)
+    expect(rows.first).to_contain_text(ids[0])
+
+    page.click("#conversation-results a[rel=next]")  # htmx swaps the list and pushes the address
+    expect(rows).to_have_count(10)
+    expect(rows.first).to_contain_text(ids[50])
+    expect(page).to_have_url(re.compile(r"language=fr&after=" + re.escape(ids[49]) + "$"))
+    expect(page.locator("#conversation-results a[rel=next]")).to_have_count(0)
+
+    page.click("#conversation-results a[rel=prev]")
+    expect(rows).to_have_count(50)
+    expect(rows.first).to_contain_text(ids[0])
+    expect(rows.last).to_contain_text(ids[49])
+    expect(page.locator("body")).not_to_contain_text("Server Error")

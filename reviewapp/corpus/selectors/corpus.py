@@ -140,7 +140,50 @@ def dataset_conversations(*, user, dataset: Dataset, language: str = "") -> Quer
     return (
         dataset.conversations.filter(_visible(user, language, "language"))
         .annotate(turn_count=count(turn_count), gold_count=count(gold_count), verdict_count=count(verdict_count))
-        .order_by("language", "external_id", "pk")
+        .order_by("external_id")
+    )
+
+
+@dataclass
+class ConversationPage:
+    """One page of a dataset's conversations in external-id order, and where the pages around it start:
+    `next_after` (the next page holds the ids after it) and `previous_before` (the previous page holds
+    the ids before it), each None at that end; `count` is every conversation the list holds."""
+
+    object_list: list[Conversation]
+    count: int
+    next_after: str | None = None
+    previous_before: str | None = None
+
+    @property
+    def has_other_pages(self) -> bool:
+        return self.next_after is not None or self.previous_before is not None
+
+
+def conversation_page(
+    conversations: QuerySet[Conversation], *, after: str = "", before: str = "", size: int
+) -> ConversationPage:
+    """The page of `conversations` (dataset_conversations) after the external id `after`, or before
+    `before`, or the first: a keyset on the dataset's unique (dataset, external_id) index, so a page
+    deep in a dataset of a million conversations is read like the first, never with an OFFSET."""
+    total = conversations.count()
+    if before:
+        rows = list(conversations.filter(external_id__lt=before).order_by("-external_id")[: size + 1])
+        earlier, rows = len(rows) > size, rows[:size][::-1]
+        return ConversationPage(
+            rows,
+            total,
+            next_after=rows[-1].external_id if rows else None,  # `before` itself is after this page
+            previous_before=rows[0].external_id if earlier else None,
+        )
+    shown = conversations.filter(external_id__gt=after) if after else conversations
+    rows = list(shown[: size + 1])
+    later, rows = len(rows) > size, rows[:size]
+    return ConversationPage(
+        rows,
+        total,
+        next_after=rows[-1].external_id if later else None,
+        previous_before=(rows[0].external_id if rows else "") if after else None,
     )
 
 

@@ -1,6 +1,5 @@
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
@@ -34,7 +33,12 @@ def dataset_detail(request, dataset_id: int):
     dataset = access.dataset_for_user(request.user, get_object_or_404(Dataset, pk=dataset_id))
     language = request.GET.get("language", "").strip()
     conversations = corpus.dataset_conversations(user=request.user, dataset=dataset, language=language)
-    page = Paginator(conversations, CONVERSATIONS_PER_PAGE).get_page(request.GET.get("page"))
+    page = corpus.conversation_page(
+        conversations,
+        after=request.GET.get("after", ""),
+        before=request.GET.get("before", ""),
+        size=CONVERSATIONS_PER_PAGE,
+    )
     context = {
         "dataset": dataset,
         "page": page,

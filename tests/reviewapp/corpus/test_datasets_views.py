@@ -1,8 +1,11 @@
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from reviewapp.corpus.selectors import corpus as selectors
 from reviewapp.models import Conversation, Role, Turn
 from tests.factories import HTMX, dataset_of_languages, import_sweep, label_turn
 
@@ -142,17 +145,71 @@ def test_dataset_detail_404(client, make_user):
     assert "Nothing here" in response.content.decode()
 
 
-def test_dataset_detail_paginates_fifty_a_page_with_htmx_links(client, make_user):
+def test_dataset_detail_pages_fifty_at_a_time_by_conversation_id_with_htmx_links(client, make_user):
     dataset = dataset_of_languages("big", ["ko"] * 60, turns_per_conversation=1)
     client.force_login(make_user("lea", role=Role.LEAD))
     url = reverse("dataset_detail", args=[dataset.pk])
+    ids = sorted(Conversation.objects.filter(dataset=dataset).values_list("external_id", flat=True))
     first = client.get(url)
-    assert len(first.context["page"].object_list) == 50
+    page = first.context["page"]
+    assert [c.external_id for c in page.object_list] == ids[:50] and page.count == 60
     html = first.content.decode()
-    assert 'href="?page=2"' in html and 'hx-get="?page=2"' in html
-    second = client.get(url, {"page": 2}, **HTMX)
-    assert len(second.context["page"].object_list) == 10
-    assert "Page 2 of 2" in second.content.decode()
+    link = f"?after={ids[49]}"
+    assert f'href="{link}"' in html and f'hx-get="{link}"' in html and "60 conversations" in html
+    assert 'rel="prev"' not in html  # the first page has no previous one
+
+    second = client.get(url, {"after": ids[49]}, **HTMX)
+    assert [c.external_id for c in second.context["page"].object_list] == ids[50:]
+    html = second.content.decode()
+    assert 'rel="next"' not in html and f'href="?before={ids[50]}"' in html
+
+    back = client.get(url, {"before": ids[50]})
+    assert [c.external_id for c in back.context["page"].object_list] == ids[:50]
+    assert 'rel="prev"' not in back.content.decode()  # back at the start
+
+
+def test_dataset_pages_walk_every_conversation_once_both_ways_and_keep_the_filter(client, make_user):
+    dataset = dataset_of_languages("walk", ["fr", "de", "fr-CA"] * 60, turns_per_conversation=0)
+    client.force_login(make_user("ana", languages=["fr"]))  # fr and fr-CA: 120 of the 180
+    url = reverse("dataset_detail", args=[dataset.pk])
+    expected = sorted(
+        Conversation.objects.filter(dataset=dataset, language__in=["fr", "fr-CA"]).values_list("external_id", flat=True)
+    )
+    forward, params = [], {}
+    while True:
+        page = client.get(url, params).context["page"]
+        forward += [c.external_id for c in page.object_list]
+        if page.next_after is None:
+            break
+        params = {"after": page.next_after}
+    assert forward == expected and page.count == 120
+    backward = [c.external_id for c in page.object_list]  # from the last page back to the first
+    while page.previous_before:
+        page = client.get(url, {"before": page.previous_before}).context["page"]
+        backward = [c.external_id for c in page.object_list] + backward
+    assert backward == expected
+
+    filtered = client.get(url, {"language": "fr"})
+    page = filtered.context["page"]
+    assert page.count == 60 and {c.language for c in page.object_list} == {"fr"}
+    assert f'href="?language=fr&amp;after={page.next_after}"' in filtered.content.decode()
+    beyond = client.get(url, {"after": expected[-1] + "~"})  # past the end: empty, with a way back
+    assert beyond.context["page"].object_list == [] and "First page" in beyond.content.decode()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="reads PostgreSQL's plans")
+def test_a_deep_page_reads_the_dataset_index_from_its_keyset(make_user):
+    dataset = dataset_of_languages("deep", ["it"] * 300, turns_per_conversation=0)
+    lead = make_user("lea", role=Role.LEAD)
+    ids = sorted(Conversation.objects.filter(dataset=dataset).values_list("external_id", flat=True))
+    queryset = selectors.dataset_conversations(user=lead, dataset=dataset).filter(external_id__gt=ids[250])[:51]
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE reviewapp_conversation")
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        plan = queryset.explain(analyze=True)
+    walk = re.search(r"Index Scan using conversation_unique_per_dataset.*\n\s*Index Cond: \((.*)\)", plan)
+    assert walk and re.search(r"external_id\)?(::text)? >", walk.group(1)), plan  # starts at the keyset
+    assert "Sort" not in plan.split("SubPlan")[0] and "OFFSET" not in str(queryset.query), plan
 
 
 def test_dataset_detail_runs_a_fixed_number_of_queries(client, make_user):
