@@ -225,3 +225,14 @@ def test_dataset_detail_runs_a_fixed_number_of_queries(client, make_user):
         assert len(response.context["page"].object_list) == size
         counts.append(len(captured))
     assert counts[0] == counts[1]
+
+
+def test_the_language_choices_are_the_datasets_own_that_the_user_may_see(make_user, django_assert_num_queries):
+    mixed = dataset_of_languages("mixed", ["fr", "fr-CA", "de", "FR-be", "ja"] * 3, turns_per_conversation=0)
+    dataset_of_languages("other", ["ko", "fr-CH"], turns_per_conversation=0)
+    ana, lead = make_user("ana", languages=["fr"]), make_user("lea", role=Role.LEAD)
+    with django_assert_num_queries(1):  # one loose index walk, whatever the dataset's size
+        assert selectors.visible_languages(user=lead, dataset=mixed) == ["de", "fr", "FR-be", "fr-CA", "ja"]
+    assert selectors.visible_languages(user=ana, dataset=mixed) == ["fr", "FR-be", "fr-CA"]
+    assert selectors.visible_languages(user=ana) == ["fr", "FR-be", "fr-CA", "fr-CH"]
+    assert "ko" in selectors.visible_languages(user=lead) and "ko" not in selectors.visible_languages(user=ana)
