@@ -35,7 +35,6 @@ from reviewapp.triage.selectors.queue_filters import (
     STATUS_CHOICES,
     QueueFilters,
     Reason,
-    keyset_q,
     keyset_ranges,
     languages_q,
 )
@@ -221,27 +220,20 @@ def own_progress(*, user, now: datetime, languages: list[str], active_total: int
     )
 
 
-def after_q(after: tuple[int, int] | None) -> Q:
-    """Items after (priority, id) in queue order (-priority, id): a keyset, never an OFFSET."""
-    if after is None:
-        return Q()
-    priority, item_id = after
-    return keyset_q(("priority", priority, True), ("id", item_id, False))
-
-
 def after_starts(after: tuple[int, int] | None) -> list[Q]:
-    """Where the index walks of a page after (priority, id) start: the rest of that priority from that
-    id, then every lower priority (queue_filters.keyset_ranges)."""
+    """Items after (priority, id) in queue order (-priority, id), a keyset and never an OFFSET, as where
+    the index walks start: the rest of that priority from that id, then every lower priority
+    (queue_filters.keyset_ranges; claims.walk_parts gives each range a walk of its own)."""
     if after is None:
         return [Q()]
     priority, item_id = after
     return keyset_ranges(("priority", priority, True), ("id", item_id, False))
 
 
-def top_items_shown(*, filters: QueueFilters, languages: list[str], sees_all: bool, after_q: Q) -> QuerySet[ReviewItem]:
-    """The items matching `filters` after the keyset `after_q`, in the languages of a user who sees
-    them all (`sees_all`) or reviews `languages`."""
-    shown = ReviewItem.objects.filter(filters.q() & after_q)
+def top_items_shown(*, filters: QueueFilters, languages: list[str], sees_all: bool) -> QuerySet[ReviewItem]:
+    """The items matching `filters` in the languages of a user who sees them all (`sees_all`) or reviews
+    `languages`; a page's keyset is where the walks over them start (`after_starts`)."""
+    shown = ReviewItem.objects.filter(filters.q())
     if not sees_all:
         shown = shown.filter(languages_q(sees_all=False, languages=languages))
     return shown
@@ -252,9 +244,7 @@ def top_items(
 ) -> QuerySet[ReviewItem]:
     """A page of items matching `filters` in `user`'s languages, highest priority first, starting
     after the (priority, id) `after` when given."""
-    shown = top_items_shown(
-        filters=filters, languages=languages, sees_all=sees_all_languages(user), after_q=after_q(after)
-    )
+    shown = top_items_shown(filters=filters, languages=languages, sees_all=sees_all_languages(user))
     return walked(
         shown,
         statuses=_statuses_for(filters),

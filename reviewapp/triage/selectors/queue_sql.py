@@ -217,11 +217,11 @@ def _items_statement(shape: Shape, after: bool, limit: int) -> Statement:
     """`queue.top_items` for one shape of request: the index walks compiled by the ORM (the filters, the
     keyset, the user's languages), the item with its conversation, turn and holder, and the two
     per-item numbers the page shows."""
-    from reviewapp.triage.selectors.queue import after_q, after_starts, top_items_shown
+    from reviewapp.triage.selectors.queue import after_starts, top_items_shown
 
     stand_ins, languages, walked_languages, filters = shape.stand_ins()
     keyset = (stand_ins.integer("after priority"), stand_ins.integer("after id")) if after else None
-    shown = top_items_shown(filters=filters, languages=languages, sees_all=shape.sees_all, after_q=after_q(keyset))
+    shown = top_items_shown(filters=filters, languages=languages, sees_all=shape.sees_all)
     parts = walk_parts(
         shown, statuses=_statuses_for(filters), languages=walked_languages, limit=limit, starts=after_starts(keyset)
     )
