@@ -12,10 +12,10 @@ from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySe
 from django.db.models.functions import Coalesce
 
 from reviewapp.access import OPEN_EYES, Blindfold, language_allowed, language_q, sees_all_languages
+from reviewapp.corpus.selectors.languages import conversation_languages
 from reviewapp.models import Conversation, Dataset, GoldLabel, Turn, Verdict
 from reviewapp.quality.selectors import outcomes
 from reviewapp.quality.selectors.gold import winning_by_judge
-from reviewapp.triage.selectors.queue_filters import conversation_languages
 
 # Han, kana and their punctuation are compared character by character (no spaces between words);
 # every other script is compared word by word.
@@ -92,7 +92,7 @@ def _visible(user, language: str, field: str) -> Q:
 
 def visible_languages(*, user, dataset: Dataset | None = None) -> list[str]:
     """The conversation languages `user` may see (in one dataset, or everywhere), sorted: a loose index
-    scan of the distinct languages (queue_filters.conversation_languages), kept by `language_allowed`,
+    scan of the distinct languages (corpus.selectors.languages), kept by `language_allowed`,
     the rule `language_q` spells in SQL, instead of reading every conversation."""
     codes = conversation_languages(dataset_id=None if dataset is None else dataset.pk)
     return sorted({code for code in codes if language_allowed(user, code)}, key=str.lower)
