@@ -149,7 +149,8 @@ def dataset_conversations(*, user, dataset: Dataset, language: str = "") -> Quer
 class ConversationPage:
     """One page of a dataset's conversations in external-id order, and where the pages around it start:
     `next_after` (the next page holds the ids after it) and `previous_before` (the previous page holds
-    the ids before it), each None at that end; `count` is every conversation the list holds."""
+    the ids before it), each None at that end; `previous_before` is "" for an empty page past the end,
+    whose way back is the first page. `count` is every conversation the list holds."""
 
     object_list: list[Conversation]
     count: int
