@@ -39,6 +39,17 @@ class QueueCountAdmin(ReadOnlyAdmin):
         return False
 
 
+@admin.register(models.DatasetCount)
+class DatasetCountAdmin(ReadOnlyAdmin):
+    """Database triggers keep these counts (migration 0014_dataset_counts)."""
+
+    list_display = ("dataset", "language", "conversations", "turns", "gold_labels", "verdicts")
+    list_filter = ("language", "dataset")
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(models.ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ("name", "user", "prefix", "created_at", "last_used_at", "revoked_at")

@@ -1,7 +1,7 @@
 """Tribunal's data model; one module per concern (see DESIGN.md, "Data model")."""
 
 from reviewapp.models.audit import AuditEvent, ExportSnapshot
-from reviewapp.models.corpus import Conversation, Dataset, Turn
+from reviewapp.models.corpus import Conversation, Dataset, DatasetCount, Turn
 from reviewapp.models.jobs import CallReplay, ImportJob
 from reviewapp.models.judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
 from reviewapp.models.loop import EdgeCase, EdgeCaseTag, ProofRun, VersionProvenance
@@ -28,6 +28,7 @@ __all__ = [
     "Comment",
     "Conversation",
     "Dataset",
+    "DatasetCount",
     "EdgeCase",
     "EdgeCaseTag",
     "ExportSnapshot",

@@ -25,6 +25,30 @@ class Dataset(models.Model):
         return self.name
 
 
+class DatasetCount(models.Model):
+    """How many conversations, turns, gold labels and verdicts a dataset holds in one language.
+
+    Kept by the database itself, in the transaction that writes those rows: triggers on the four tables
+    (migration 0014_dataset_counts) add what a statement inserts and take away what it deletes, and move
+    a conversation's rows when it changes dataset or language. Every write path keeps it (imports and
+    their COPYs, services, bulk inserts, cascading deletes), so the datasets list is a read of these few
+    rows at any corpus size. Nothing in Python writes it; groups that emptied stay with zeros.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+", db_index=False)
+    language = models.CharField(max_length=35)
+    conversations = models.BigIntegerField(db_default=0)
+    turns = models.BigIntegerField(db_default=0)
+    gold_labels = models.BigIntegerField(db_default=0)
+    verdicts = models.BigIntegerField(db_default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["dataset", "language"], name="dataset_count_group")]
+
+    def __str__(self) -> str:
+        return f"{self.conversations} {self.language} conversations of dataset {self.dataset_id}"
+
+
 class Conversation(models.Model):
     # No index of its own: conversation_unique_per_dataset starts with dataset_id and serves its lookups.
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="conversations", db_index=False)

@@ -168,7 +168,7 @@ class StreamWriter:
         assert self.dataset is not None
         if self.direct:
             if self.keys is not None:
-                self.keys.done()
+                self.keys.done(self.dataset.pk)
             check_foreign_keys(self.checked_per_batch, "DEFERRED")
             self._ensure_judges(set(self.header.judges))
             if self.header.dataset_kind != self.dataset.kind:
@@ -215,7 +215,10 @@ class StreamWriter:
         sweep_id = self.sweep.pk if self.sweep is not None else None
         rows: dict[str, list[tuple[Any, ...]]] = {"conversations": [], "turns": [], "labels": [], "verdicts": []}
         imported_gold, imported_tier = GoldLabel.Source.IMPORTED.value, Verdict.Tier.IMPORTED.value
+        tally = self.keys.count if self.keys is not None else None
         for conversation, conversation_id in zip(conversations, conversation_ids, strict=True):
+            if tally is not None:
+                before = (len(rows["turns"]), len(rows["labels"]), len(rows["verdicts"]))
             rows["conversations"].append(
                 (conversation_id, dataset_id, conversation.external_id, conversation.language,
                  json_text(conversation.metadata))
@@ -252,6 +255,12 @@ class StreamWriter:
                      at[verdict.turn_position], imported_tier, verdict.rating, verdict.label, verdict.passed,
                      verdict.run_index, verdict.status, json_text(verdict.flags), json_text(verdict.sub_scores),
                      verdict.explanation, verdict.raw_text, verdict.problem_code)
+                )  # fmt: skip
+            if tally is not None:  # written with the counting triggers off (keys.py)
+                tally(
+                    conversation.language,
+                    (1, len(rows["turns"]) - before[0], len(rows["labels"]) - before[1],
+                     len(rows["verdicts"]) - before[2]),
                 )  # fmt: skip
         prepared = Prepared(conversations, conversation_ids=conversation_ids)
         for kind in KINDS:

@@ -23,10 +23,15 @@ SHARE` first, as the triggers would have locked them, so no other transaction de
 import commits. The dataset and its conversations and turns are new in this transaction: no other
 transaction sees them until it commits.
 
+The four tables' own insert triggers that count rows per dataset and language (migration
+0014_dataset_counts, `COUNTED_ON_INSERT`) are off with the rest; `BulkKeys` adds what the batches
+wrote to those counts itself (`done`), in the same transaction, one upsert per language.
+
 A failed check raises IntegrityError naming the table, the column and how many rows, as a trigger's
 refusal would, and the import's transaction writes nothing. Without the privilege, on another
-database, with `TRIBUNAL_IMPORT_SET_BASED_KEYS=false`, or when one of the tables has a trigger or rule
-of its own (which `replica` would switch off as well), the per-row triggers check every row as before.
+database, with `TRIBUNAL_IMPORT_SET_BASED_KEYS=false`, or when one of the tables has another trigger
+or rule of its own (which `replica` would switch off as well), the per-row triggers check and count
+every row as before.
 """
 
 from __future__ import annotations
@@ -39,6 +44,15 @@ from django.db import IntegrityError, connection, models
 
 from reviewapp.models import Conversation
 
+# The row-level insert triggers of migration 0014_dataset_counts: BulkKeys counts what they would.
+COUNTED_ON_INSERT = (
+    "reviewapp_dataset_count_conversations_insert",
+    "reviewapp_dataset_count_turns_insert",
+    "reviewapp_dataset_count_gold_labels_insert",
+    "reviewapp_dataset_count_verdicts_insert",
+)
+COUNTED = ("conversations", "turns", "gold_labels", "verdicts")
+
 
 def set_based_keys_available(tables: Iterable[type[models.Model]]) -> bool:
     """Whether this connection may write these tables with the row triggers off, with nothing lost."""
@@ -50,13 +64,14 @@ def set_based_keys_available(tables: Iterable[type[models.Model]]) -> bool:
         allowed += " OR has_parameter_privilege('session_replication_role', 'SET')"
     with connection.cursor() as cursor:
         # `replica` stops a table's own triggers and rules too, and fires those enabled for replicas only:
-        # where a written table has any, its rows go through every trigger as usual.
+        # where a written table has any but the counting ones BulkKeys stands in for, its rows go through
+        # every trigger as usual.
         sql = (  # `allowed` is one of the two constant conditions above
             f"SELECT ({allowed}) AND NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgrelid = ANY(%s::regclass[])"  # noqa: S608
-            " AND NOT tgisinternal AND tgenabled IN ('O', 'R'))"
+            " AND NOT tgisinternal AND tgenabled IN ('O', 'R') AND NOT tgname = ANY(%s))"
             " AND NOT EXISTS (SELECT 1 FROM pg_rewrite WHERE ev_class = ANY(%s::regclass[]) AND rulename <> '_RETURN')"
         )
-        cursor.execute(sql, [names, names])
+        cursor.execute(sql, [names, list(COUNTED_ON_INSERT), names])
         return cursor.fetchone()[0]
 
 
@@ -84,6 +99,7 @@ class BulkKeys:
             )
             self.previous, self.jit, _ = cursor.fetchone()
         self.is_off = False
+        self.counted: dict[str, list[int]] = {}
 
     def off(self) -> None:
         """The row triggers off for the COPYs that follow; kept off from batch to batch (`on` puts them
@@ -97,10 +113,30 @@ class BulkKeys:
             self._role(self.previous)
             self.is_off = False
 
-    def done(self) -> None:
+    def count(self, language: str, written: tuple[int, int, int, int]) -> None:
+        """Note rows written with the triggers off: (conversations, turns, gold labels, verdicts) of
+        conversations in `language`, added to the dataset's kept counts at `done`."""
+        kept = self.counted.setdefault(language, [0, 0, 0, 0])
+        for index, n in enumerate(written):
+            kept[index] += n
+
+    def done(self, dataset_id: int) -> None:
+        """The triggers back on, JIT as it was, and what the batches wrote added to the kept counts."""
         self.on()
         with connection.cursor() as cursor:
             cursor.execute("SELECT set_config('jit', %s, true)", [self.jit])
+            if self.counted:
+                columns = ", ".join(COUNTED)
+                added = ", ".join(f"{column} = kept.{column} + EXCLUDED.{column}" for column in COUNTED)
+                languages = sorted(self.counted)  # groups locked in key order, as the triggers lock them
+                sql = (  # column names are the constants above; the values are parameters
+                    f"INSERT INTO reviewapp_datasetcount AS kept (dataset_id, language, {columns})"  # noqa: S608
+                    f" SELECT %s, * FROM unnest(%s::text[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[])"
+                    f" ON CONFLICT (dataset_id, language) DO UPDATE SET {added}"
+                )
+                by_column = [[self.counted[language][index] for language in languages] for index in range(4)]
+                cursor.execute(sql, [dataset_id, languages, *by_column])
+            self.counted = {}
 
     def _role(self, role: str) -> None:
         with connection.cursor() as cursor:

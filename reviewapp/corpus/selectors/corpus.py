@@ -13,7 +13,7 @@ from django.db.models.functions import Coalesce
 
 from reviewapp.access import OPEN_EYES, Blindfold, language_allowed, language_q, sees_all_languages
 from reviewapp.corpus.selectors.languages import conversation_languages
-from reviewapp.models import Conversation, Dataset, GoldLabel, Turn, Verdict
+from reviewapp.models import Conversation, Dataset, DatasetCount, GoldLabel, Turn, Verdict
 from reviewapp.quality.selectors import outcomes
 from reviewapp.quality.selectors.gold import winning_by_judge
 
@@ -71,18 +71,6 @@ def _join_changes(segments: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return joined
 
 
-def _count_for_dataset(queryset: QuerySet, dataset_field: str):
-    """A correlated COUNT(*) per dataset; subqueries keep the counts independent (no join fan-out)."""
-    counted = (
-        queryset.filter(**{dataset_field: OuterRef("pk")})
-        .order_by()
-        .values(dataset_field)
-        .annotate(n=Count("pk"))
-        .values("n")[:1]
-    )
-    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
-
-
 def _visible(user, language: str, field: str) -> Q:
     q = language_q(user, field)
     if language:
@@ -99,33 +87,31 @@ def visible_languages(*, user, dataset: Dataset | None = None) -> list[str]:
 
 
 def dataset_rows(*, user, language: str = "", search: str = "") -> list[Dataset]:
-    """Datasets with counts limited to what `user` may see: two queries whatever the number of datasets.
+    """Datasets with counts limited to what `user` may see: two queries whatever the size of the corpus.
 
-    Each dataset gets conversation_count, turn_count, gold_count, verdict_count and `languages`.
+    Each dataset gets conversation_count, turn_count, gold_count, verdict_count and `languages`, summed
+    from the counts the database keeps per dataset and language (DatasetCount), never from the rows.
     Datasets with no visible conversation are left out for reviewers and whenever a language is chosen.
     """
-    conversations = Conversation.objects.filter(_visible(user, language, "language"))
-    turns = Turn.objects.filter(_visible(user, language, "conversation__language"))
-    gold = GoldLabel.objects.filter(_visible(user, language, "conversation__language"))
-    verdicts = Verdict.objects.filter(_visible(user, language, "conversation__language"))
-    datasets = Dataset.objects.annotate(
-        conversation_count=_count_for_dataset(conversations, "dataset"),
-        turn_count=_count_for_dataset(turns, "conversation__dataset"),
-        gold_count=_count_for_dataset(gold, "conversation__dataset"),
-        verdict_count=_count_for_dataset(verdicts, "conversation__dataset"),
-    ).order_by("name")
+    datasets = Dataset.objects.order_by("name")
     if search:
         datasets = datasets.filter(Q(name__icontains=search) | Q(description__icontains=search))
-    if language or not sees_all_languages(user):
-        datasets = datasets.filter(conversation_count__gt=0)
     rows = list(datasets)
-
-    languages_by_dataset: dict[int, set[str]] = {row.pk: set() for row in rows}
-    pairs = conversations.filter(dataset__in=list(languages_by_dataset)).order_by().values_list("dataset", "language")
-    for dataset_id, code in pairs.distinct():
-        languages_by_dataset[dataset_id].add(code)
+    groups = DatasetCount.objects.filter(_visible(user, language, "language"), conversations__gt=0)
+    if search:
+        groups = groups.filter(dataset__in=[row.pk for row in rows])
+    by_dataset: dict[int, list[DatasetCount]] = {}
+    for group in groups.order_by():
+        by_dataset.setdefault(group.dataset_id, []).append(group)
     for row in rows:
-        row.languages = sorted(languages_by_dataset[row.pk], key=str.lower)
+        kept = by_dataset.get(row.pk, [])
+        row.conversation_count = sum(group.conversations for group in kept)
+        row.turn_count = sum(group.turns for group in kept)
+        row.gold_count = sum(group.gold_labels for group in kept)
+        row.verdict_count = sum(group.verdicts for group in kept)
+        row.languages = sorted({group.language for group in kept}, key=str.lower)
+    if language or not sees_all_languages(user):
+        rows = [row for row in rows if row.conversation_count > 0]
     return rows
 
 
@@ -162,13 +148,22 @@ class ConversationPage:
         return self.next_after is not None or self.previous_before is not None
 
 
+def dataset_conversation_count(*, user, dataset: Dataset, language: str = "") -> int:
+    """How many of `dataset`'s conversations `user` may see (in `language`, if given), summed from the
+    kept counts per language (DatasetCount) rather than counted row by row."""
+    groups = DatasetCount.objects.filter(_visible(user, language, "language"), dataset=dataset)
+    return sum(groups.values_list("conversations", flat=True))
+
+
 def conversation_page(
-    conversations: QuerySet[Conversation], *, after: str = "", before: str = "", size: int
+    conversations: QuerySet[Conversation], *, after: str = "", before: str = "", size: int, count: int | None = None
 ) -> ConversationPage:
     """The page of `conversations` (dataset_conversations) after the external id `after`, or before
     `before`, or the first: a keyset on the dataset's unique (dataset, external_id) index, so a page
-    deep in a dataset of a million conversations is read like the first, never with an OFFSET."""
-    total = conversations.count()
+    deep in a dataset of a million conversations is read like the first, never with an OFFSET.
+    `count` is how many the list holds, where the caller knows it (dataset_conversation_count);
+    otherwise they are counted."""
+    total = conversations.count() if count is None else count
     if before:
         rows = list(conversations.filter(external_id__lt=before).order_by("-external_id")[: size + 1])
         earlier, rows = len(rows) > size, rows[:size][::-1]

@@ -38,6 +38,7 @@ def dataset_detail(request, dataset_id: int):
         after=request.GET.get("after", ""),
         before=request.GET.get("before", ""),
         size=CONVERSATIONS_PER_PAGE,
+        count=corpus.dataset_conversation_count(user=request.user, dataset=dataset, language=language),
     )
     context = {
         "dataset": dataset,

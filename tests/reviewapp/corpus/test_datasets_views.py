@@ -116,6 +116,23 @@ def test_dataset_list_runs_a_fixed_number_of_queries(client, make_user, django_a
         client.get(reverse("dataset_list"))
 
 
+def test_the_dataset_list_reads_the_kept_counts_not_the_rows(client, make_user, corpus):
+    """Its counts are the rows DatasetCount keeps per dataset and language: no statement of the page
+    counts conversations, turns, gold labels or verdicts, so it costs the same at any corpus size."""
+    client.force_login(make_user("ana", languages=["fr"]))
+    with CaptureQueriesContext(connection) as captured:
+        response = client.get(reverse("dataset_list"), {"language": "fr-CA"})
+    rows = response.context["datasets"]
+    assert [(row.name, row.conversation_count, row.turn_count, row.languages) for row in rows] == [
+        ("mixed-run", 1, 3, ["fr-CA"])
+    ]
+    # The language choices are the loose index walk of the distinct languages (one probe per language).
+    read = " ".join(query["sql"] for query in captured.captured_queries if "walk.language" not in query["sql"])
+    for table in ("reviewapp_conversation", "reviewapp_turn", "reviewapp_goldlabel", "reviewapp_verdict"):
+        assert f'"{table}"' not in read, table
+    assert '"reviewapp_datasetcount"' in read
+
+
 def test_dataset_detail_full_page_and_fragment(client, make_user, corpus):
     client.force_login(make_user("ana", languages=["fr"]))
     url = reverse("dataset_detail", args=[corpus["mixed"].pk])

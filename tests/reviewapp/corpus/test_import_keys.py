@@ -11,9 +11,10 @@ from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from reviewapp.corpus.importers import bulk
-from reviewapp.corpus.importers.keys import set_based_keys_available
+from reviewapp.corpus.importers.keys import COUNTED_ON_INSERT, set_based_keys_available
 from reviewapp.corpus.services.imports import dataset_import
-from reviewapp.models import Conversation, Dataset, GoldLabel, JudgeVersion, Turn, Verdict
+from reviewapp.models import Conversation, Dataset, DatasetCount, GoldLabel, JudgeVersion, Turn, Verdict
+from tests.reviewapp.corpus.counts_support import assert_kept
 
 pytestmark = [
     pytest.mark.django_db,
@@ -242,3 +243,27 @@ def test_an_existing_row_gone_before_it_is_locked_is_refused(tmp_path, monkeypat
     monkeypatch.setattr(bulk.StreamWriter, "_prepare_rows", prepare_rows)
     message = refused(tmp_path)
     assert "1 of the import's reviewapp_judgeversion rows no longer exist" in message
+
+
+def test_rows_written_with_the_triggers_off_are_counted_by_the_import_itself(tmp_path):
+    """The counting insert triggers (migration 0014) are the only triggers of the tables' own the
+    set-based path allows: they are off with the key checks, and BulkKeys adds the batches' counts."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tgname FROM pg_trigger WHERE tgrelid = ANY(%s::regclass[]) AND NOT tgisinternal"
+            " AND tgenabled = 'O' ORDER BY tgname",
+            [[model._meta.db_table for model in WRITTEN]],
+        )
+        assert [row[0] for row in cursor.fetchall()] == sorted(COUNTED_ON_INSERT)
+    path = tmp_path / "calls.jsonl"
+    records = [{**call(i), "language": "fr" if i % 3 else "ja"} for i in range(30)]
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    _, sql = import_capturing(path)
+    assert [q for q in sql if "set_config('session_replication_role'" in q]  # the triggers were off
+    added = [q for q in sql if q.startswith("INSERT INTO reviewapp_datasetcount")]
+    assert len(added) == 1  # one upsert for the whole import
+    found = Dataset.objects.get(name="calls")
+    kept = {row.language: (row.conversations, row.turns, row.gold_labels, row.verdicts) for row in
+            DatasetCount.objects.filter(dataset=found)}  # fmt: skip
+    assert kept == {"fr": (20, 60, 20, 20), "ja": (10, 30, 10, 10)}
+    assert_kept()

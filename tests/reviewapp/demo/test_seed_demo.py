@@ -13,6 +13,7 @@ from reviewapp.models import (
     Category,
     Conversation,
     Dataset,
+    DatasetCount,
     GoldLabel,
     JudgeVersion,
     QueueCount,
@@ -22,6 +23,7 @@ from reviewapp.models import (
     Turn,
     Verdict,
 )
+from tests.reviewapp.corpus.counts_support import assert_kept
 
 pytestmark = pytest.mark.django_db
 
@@ -71,9 +73,12 @@ STATUSES = {"awaiting_adjudication": 3, "closed": 9, "open": 256}
 
 
 def model_counts() -> dict[str, int]:
-    # QueueCount is derived (the database keeps it from the items): it is checked against them instead.
+    # QueueCount and DatasetCount are derived (the database keeps them from the rows): they are checked
+    # against those instead.
     counted = {
-        m.__name__: m.objects.count() for m in apps.get_app_config("reviewapp").get_models() if m is not QueueCount
+        m.__name__: m.objects.count()
+        for m in apps.get_app_config("reviewapp").get_models()
+        if m not in (QueueCount, DatasetCount)
     }
     return {name: n for name, n in counted.items() if n}
 
@@ -90,6 +95,8 @@ def test_seed_demo_counts_per_model_and_queue_reason_and_twice_changes_nothing(s
     demo_seed()
     assert model_counts() == SEEDED
     assert QueueCount.objects.aggregate(n=Sum("n"))["n"] == SEEDED["ReviewItem"]
+    demo = Dataset.objects.get(name=DEMO_DATASET).pk
+    assert sum(n for (dataset, _, column), n in assert_kept().items() if (dataset, column) == (demo, "turns")) == 529
     assert get_user_model().objects.count() == 4
     reasons, statuses = queue_counts()
     assert reasons == REASONS and statuses == STATUSES
@@ -97,6 +104,7 @@ def test_seed_demo_counts_per_model_and_queue_reason_and_twice_changes_nothing(s
     demo_seed()
     assert model_counts() == SEEDED
     assert queue_counts() == (reasons, statuses)
+    assert_kept()  # the reset deleted the demo and wrote it again
     assert dict(ReviewItem.objects.values_list("pk", "updated_at")) == items
 
 

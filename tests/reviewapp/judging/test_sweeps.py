@@ -13,6 +13,7 @@ from reviewapp.judging.services.sweeps import (
 from reviewapp.judging.tasks.sweeps import sweep_queue
 from reviewapp.models import JudgeCall, Sweep, Verdict
 from tests.factories import add_signature, dataset_of_calls, store_judge
+from tests.reviewapp.corpus.counts_support import assert_kept
 
 # Fixtures shared with the triage and gate tests.
 
@@ -220,3 +221,11 @@ def test_sweep_start_hands_the_sweep_id_to_the_callers_dispatch_after_the_commit
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         sweep_start(dataset=corpus, judge_versions=[conciseness])
     assert callbacks == [] and queued == [sweep.pk]
+
+
+def test_a_sweeps_verdicts_are_in_the_dataset_counts(corpus, conciseness, scripted_llm, run_sweep):
+    add_signature(conciseness.judge)
+    sweep = run_sweep(dataset=corpus, judge_versions=[conciseness], qa_sample=0)
+    counts = assert_kept()
+    assert Verdict.objects.filter(sweep=sweep).count() == 7
+    assert (counts[(corpus.pk, "en", "verdicts")], counts[(corpus.pk, "fr", "verdicts")]) == (6, 1)
