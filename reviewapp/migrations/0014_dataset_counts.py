@@ -5,9 +5,9 @@ and 1.8 million turns that one statement took 1.2 s, and it grows with the corpu
 reviewapp_datasetcount equal to a GROUP BY of the rows by their conversation's (dataset, language), in
 the writing transaction, on every write path: imports, services, bulk inserts, cascading deletes.
 
-PostgreSQL: inserts counted row by row, except by an import that writes with the row triggers off,
-which adds its own counts; deletes per statement; moves row by row (see below). SQLite: row-level
-triggers for all three.
+PostgreSQL: inserts noted row by row and counted once per statement, except by an import that writes
+with the row triggers off, which adds its own counts; deletes per statement; moves row by row (see
+below). SQLite: row-level triggers for all three (SQLite updates a row in place).
 
 A conversation deleted takes its remaining turns, labels and verdicts with it from the counts; a turn,
 label or verdict deleted after its conversation (the foreign keys are deferred) finds no conversation
@@ -40,18 +40,54 @@ def _upsert_added(column: str) -> str:
 
 
 # --- PostgreSQL --------------------------------------------------------------------------------
-# Inserts are counted row by row, in triggers of the default kind: an import that writes a new dataset
-# with the row triggers off (session_replication_role = replica, importers.keys) skips them and adds
-# its counts itself (keys.dataset_counts_add), one upsert per language. A statement-level insert
-# trigger would cost that import its transition table even when it does not fire (0.7 s of backend
-# CPU for 900,000 turns, and 0.7 s more to group them). Deletes are counted per statement, through
-# their transition table, and moves row by row where a key changes; both are ENABLE ALWAYS, so no
-# delete or move is ever left uncounted.
+# Inserts are noted row by row in DELTAS (the conversation and the kind of row) and folded into the
+# counts once per statement, grouped. A row trigger that updated the count row itself would update one
+# row N times in a transaction, each version behind the last (none can be pruned while it runs): an
+# insert of 40,000 rows took 11 s that way. A statement-level trigger with a transition table would
+# cost the import of a new dataset its transition tables even where it does not fire (0.7 s of backend
+# CPU for 900,000 turns, and 0.7 s more to group them). Both insert triggers are of the default kind:
+# that import writes with the row triggers off (session_replication_role = replica, importers.keys),
+# so it skips them and adds its counts itself (BulkKeys.done), one upsert per language. Deletes are
+# counted per statement, through their transition table, and moves row by row where a key changes;
+# both are ENABLE ALWAYS, so no delete or move is ever left uncounted.
 
+DELTAS = "reviewapp_datasetcount_delta"
+KINDS = {CONVERSATIONS: 0, **{table: number for number, table in enumerate(CHILDREN, start=1)}}
 INSERT_TRIGGERS = {
     CONVERSATIONS: "reviewapp_dataset_count_conversations_insert",
     **{table: f"reviewapp_dataset_count_{column}_insert" for table, column in CHILDREN.items()},
 }
+FOLD_TRIGGERS = {table: name.replace("_insert", "_fold") for table, name in INSERT_TRIGGERS.items()}
+FOLDED = ", ".join(
+    f"COALESCE(SUM(per.n) FILTER (WHERE per.kind = {KINDS[table]}), 0)" for table in (CONVERSATIONS, *CHILDREN)
+)
+ADD_ALL = ", ".join(f"{column} = kept.{column} + EXCLUDED.{column}" for column in COLUMNS)
+POSTGRES_DELTAS = f"""
+-- Unlogged: its rows live from a row's insert to the end of its statement, in the writing transaction.
+CREATE UNLOGGED TABLE {DELTAS} (xact xid8 NOT NULL, conversation_id bigint NOT NULL, kind smallint NOT NULL);
+CREATE INDEX {DELTAS}_xact ON {DELTAS} (xact);
+CREATE FUNCTION reviewapp_dataset_count_fold() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    WITH gone AS (DELETE FROM {DELTAS} WHERE xact = pg_current_xact_id() RETURNING conversation_id, kind),
+    per AS (SELECT conversation_id, kind, COUNT(*) AS n FROM gone GROUP BY conversation_id, kind)
+    INSERT INTO {COUNTS} AS kept ({GROUP}, {", ".join(COLUMNS)})
+    SELECT c.dataset_id, c.language, {FOLDED}
+    FROM per JOIN {CONVERSATIONS} c ON c.id = per.conversation_id
+    GROUP BY c.dataset_id, c.language ORDER BY c.dataset_id, c.language
+    ON CONFLICT ({GROUP}) DO UPDATE SET {ADD_ALL};
+    RETURN NULL;
+END
+$$;
+""" + "".join(
+    f"CREATE TRIGGER {FOLD_TRIGGERS[table]} AFTER INSERT ON {table}"
+    " FOR EACH STATEMENT EXECUTE FUNCTION reviewapp_dataset_count_fold();\n"
+    for table in INSERT_TRIGGERS
+)
+
+
+def _noted(table: str) -> str:
+    conversation = "NEW.id" if table == CONVERSATIONS else "NEW.conversation_id"
+    return f"INSERT INTO {DELTAS} VALUES (pg_current_xact_id(), {conversation}, {KINDS[table]});"
 
 
 def _pg_child(table: str, column: str) -> str:
@@ -71,10 +107,12 @@ END
 $$;
 CREATE FUNCTION {name}_row() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'UPDATE' THEN
-        UPDATE {COUNTS} AS kept SET {column} = kept.{column} - 1 FROM {CONVERSATIONS} c
-        WHERE c.id = OLD.conversation_id AND kept.dataset_id = c.dataset_id AND kept.language = c.language;
+    IF TG_OP = 'INSERT' THEN
+        {_noted(table)}
+        RETURN NULL;
     END IF;
+    UPDATE {COUNTS} AS kept SET {column} = kept.{column} - 1 FROM {CONVERSATIONS} c
+    WHERE c.id = OLD.conversation_id AND kept.dataset_id = c.dataset_id AND kept.language = c.language;
     INSERT INTO {COUNTS} AS kept ({GROUP}, {column})
     SELECT dataset_id, language, 1 FROM {CONVERSATIONS} WHERE id = NEW.conversation_id
     {_upsert_added(column)};
@@ -107,8 +145,7 @@ def _pg_conversations() -> str:
 CREATE FUNCTION {name}_row() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO {COUNTS} AS kept ({GROUP}, conversations) VALUES (NEW.dataset_id, NEW.language, 1)
-        {_upsert_added("conversations")};
+        {_noted(CONVERSATIONS)}
     ELSE  -- a move: the conversation's rows go with it
         UPDATE {COUNTS} AS kept SET {take_moved}
         WHERE kept.dataset_id = OLD.dataset_id AND kept.language = OLD.language;
@@ -140,16 +177,19 @@ ALTER TABLE {CONVERSATIONS} ENABLE ALWAYS TRIGGER {name}_move;
 """
 
 
-POSTGRES_FORWARD = _pg_conversations() + "".join(_pg_child(table, column) for table, column in CHILDREN.items())
+POSTGRES_FORWARD = (
+    _pg_conversations() + "".join(_pg_child(table, column) for table, column in CHILDREN.items()) + POSTGRES_DELTAS
+)
 POSTGRES_BACKWARD = "".join(
     f"DROP TRIGGER IF EXISTS reviewapp_dataset_count_{column}_{event} ON {table};"
     for table, column in [(CONVERSATIONS, "conversations"), *CHILDREN.items()]
-    for event in ("insert", "delete", "move")
+    for event in ("insert", "fold", "delete", "move")
 ) + "".join(
     f"DROP FUNCTION IF EXISTS reviewapp_dataset_count_{column}_{kind}();"
     for column in COLUMNS
     for kind in ("row", "gone")
 )
+POSTGRES_BACKWARD += f"DROP FUNCTION IF EXISTS reviewapp_dataset_count_fold(); DROP TABLE IF EXISTS {DELTAS};"
 
 
 # --- SQLite ------------------------------------------------------------------------------------

@@ -44,12 +44,12 @@ from django.db import IntegrityError, connection, models
 
 from reviewapp.models import Conversation
 
-# The row-level insert triggers of migration 0014_dataset_counts: BulkKeys counts what they would.
-COUNTED_ON_INSERT = (
-    "reviewapp_dataset_count_conversations_insert",
-    "reviewapp_dataset_count_turns_insert",
-    "reviewapp_dataset_count_gold_labels_insert",
-    "reviewapp_dataset_count_verdicts_insert",
+# The insert triggers of migration 0014_dataset_counts (one per row, one per statement, on each of the
+# four tables): BulkKeys counts what they would.
+COUNTED_ON_INSERT = tuple(
+    f"reviewapp_dataset_count_{table}_{trigger}"
+    for table in ("conversations", "turns", "gold_labels", "verdicts")
+    for trigger in ("insert", "fold")
 )
 COUNTED = ("conversations", "turns", "gold_labels", "verdicts")
 

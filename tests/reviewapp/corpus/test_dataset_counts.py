@@ -209,3 +209,20 @@ def test_the_migrations_recount_fills_the_counts_from_the_rows():
         assert not kept()
         cursor.execute(migration.RECOUNT)
     assert assert_kept() == expected
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL notes inserts and folds them per statement")
+def test_a_bulk_insert_is_folded_into_its_groups_once_and_leaves_no_note_behind():
+    found = dataset_of_languages("calls", ["fr", "ja"], turns_per_conversation=1)
+    fr, ja = Conversation.objects.filter(dataset=found).order_by("language")
+    with transaction.atomic():
+        Turn.objects.bulk_create(
+            Turn(conversation=conversation, position=position, role="user")
+            for position in range(1, 3001)
+            for conversation in (fr, ja)
+        )
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM reviewapp_datasetcount_delta")
+            assert cursor.fetchone()[0] == 0  # folded at the end of the statement, inside the transaction
+        assert (group(found, "fr").turns, group(found, "ja").turns) == (3001, 3001)
+    assert_kept()
