@@ -7,11 +7,12 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
 from reviewapp.adjudication.services import adjudication
-from reviewapp.models import Conversation, Dataset, QueueCount, ReviewItem, Role
+from reviewapp.models import Conversation, Dataset, QueueCount, ReviewItem, Role, Turn
 from reviewapp.review.services import reviews
 from reviewapp.triage.services import claims, queue_bulk
 from reviewapp.triage.services.triage import review_items_merge
@@ -146,3 +147,39 @@ def test_deleting_conversations_and_datasets_keeps_the_counts():
     Dataset.objects.filter(name="other").delete()
     assert_kept()
     assert sum(kept().values()) == 1
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="PostgreSQL notes item writes and folds them per statement"
+)
+def test_bulk_writes_of_one_group_are_folded_per_statement_and_leave_no_note():
+    """Many items of one group written, moved and deleted by single statements: the counts follow,
+    and the notes (migration 0015) are gone at each statement's end, inside the transaction."""
+    first = make_item("fr", reasons=["unresolved"])
+    template = {
+        field.attname: getattr(first, field.attname)
+        for field in ReviewItem._meta.concrete_fields
+        if field.attname not in ("id", "turn_id")
+    }
+    turns = []
+    for _ in range(3):
+        turns += list(Turn.objects.filter(conversation=make_item("fr", reasons=["unresolved"]).conversation))
+    ReviewItem.objects.filter(turn__in=turns).delete()
+
+    def notes() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM reviewapp_queuecount_delta")
+            return cursor.fetchone()[0]
+
+    with transaction.atomic():
+        ReviewItem.objects.bulk_create(ReviewItem(**template, turn=turn) for turn in turns)
+        assert notes() == 0
+        assert_kept()
+        assert kept()[("fr", first.judge_id, first.dataset_id, Status.OPEN, ("unresolved",))] == 1 + len(turns)
+        ReviewItem.objects.filter(turn__in=turns).update(status=Status.CLOSED)
+        assert notes() == 0
+        assert_kept()
+        ReviewItem.objects.filter(turn__in=turns[:4]).delete()
+        assert notes() == 0
+        assert_kept()
+    assert kept()[("fr", first.judge_id, first.dataset_id, Status.CLOSED, ("unresolved",))] == len(turns) - 4
