@@ -30,7 +30,7 @@ class SignatureAdmin(ReadOnlyAdmin):
 
 @admin.register(models.QueueCount)
 class QueueCountAdmin(ReadOnlyAdmin):
-    """Database triggers keep these counts (the initial migration, 0001_squashed_0010_queue_counts)."""
+    """Database triggers keep these counts (migrations 0001_squashed_0010_queue_counts and 0015)."""
 
     list_display = ("language", "judge", "dataset", "status", "reasons", "n")
     list_filter = ("status", "language", "judge")

@@ -116,7 +116,8 @@ class QueueCount(models.Model):
     """How many review items share a language, judge, dataset, status and list of reasons.
 
     Kept by the database itself, in the transaction that writes the items: triggers on the item table
-    (the initial migration, 0001_squashed_0010_queue_counts) add one to an item's group when it is
+    (the initial migration, 0001_squashed_0010_queue_counts; on PostgreSQL 0015, which notes each
+    item's move and folds the notes once per statement) add one to an item's group when it is
     created or moves in, and take one away when it moves out or is deleted. Every write path keeps it
     (services, bulk inserts, queryset updates, cascading deletes), and the queue's counts are a read of
     these few rows at any queue size.
