@@ -264,24 +264,20 @@ RECOUNT = (
 )
 
 
+def _execute(connection, postgres: str, sqlite: list[str], *then: str) -> None:
+    with connection.cursor() as cursor:
+        for statement in [postgres] if connection.vendor == "postgresql" else sqlite:
+            cursor.execute(statement)
+        for statement in then:
+            cursor.execute(statement)
+
+
 def install_triggers(apps, schema_editor):
-    with schema_editor.connection.cursor() as cursor:
-        if schema_editor.connection.vendor == "postgresql":
-            cursor.execute(POSTGRES_FORWARD)
-        else:
-            for statement in SQLITE_FORWARD:
-                cursor.execute(statement)
-        cursor.execute(f"DELETE FROM {COUNTS}")
-        cursor.execute(RECOUNT)
+    _execute(schema_editor.connection, POSTGRES_FORWARD, SQLITE_FORWARD, f"DELETE FROM {COUNTS}", RECOUNT)
 
 
 def remove_triggers(apps, schema_editor):
-    with schema_editor.connection.cursor() as cursor:
-        if schema_editor.connection.vendor == "postgresql":
-            cursor.execute(POSTGRES_BACKWARD)
-        else:
-            for statement in SQLITE_BACKWARD:
-                cursor.execute(statement)
+    _execute(schema_editor.connection, POSTGRES_BACKWARD, SQLITE_BACKWARD)
 
 
 class Migration(migrations.Migration):
