@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, QuerySet, Sum
 from django.utils import timezone
 
 from reviewapp import access
 from reviewapp.access import sees_all_languages
-from reviewapp.models import Profile, Review, ReviewItem, ReviewSkip, Role
-from reviewapp.triage.selectors.queue_filters import ACTIVE, Status, visible_items
+from reviewapp.models import Profile, QueueCount, Review, ReviewItem, ReviewSkip, Role
+from reviewapp.triage.selectors.queue_filters import ACTIVE, Status, item_language_q
 
 # --- progress for leads -------------------------------------------------------------------------
 
@@ -68,9 +68,11 @@ def _per_user(rows: QuerySet, user_field: str) -> QuerySet:
 
 
 def progress_tables(*, user, now: datetime | None = None) -> tuple[list[ReviewerProgress], list[LanguageProgress]]:
-    """Per reviewer (reviews, skips, live claims) and per language (items by status, live claims): five queries."""
+    """Per reviewer (reviews, skips, live claims) and per language (items by status, from the kept queue
+    counts, and live claims): five queries."""
     now = now or timezone.now()
-    items = visible_items(user=user)
+    shown = item_language_q(user)
+    items = ReviewItem.objects.filter(shown)
     reviewers: dict[int, ReviewerProgress] = {}
 
     def row(user_id: int, username: str) -> ReviewerProgress:
@@ -87,9 +89,9 @@ def progress_tables(*, user, now: datetime | None = None) -> tuple[list[Reviewer
         row(user_id, username).claimed = n
 
     languages: dict[str, LanguageProgress] = {}
-    for language, status, n in (
-        items.order_by().values("language", "status").annotate(n=Count("pk")).values_list("language", "status", "n")
-    ):
+    # Items by language and status: the counts the database keeps (QueueCount), not a count of the items.
+    kept = QueueCount.objects.filter(shown, n__gt=0).order_by().values("language", "status")
+    for language, status, n in kept.annotate(total=Sum("n")).values_list("language", "status", "total"):
         languages.setdefault(language, LanguageProgress(language)).by_status[status] = n
     for language, n in live.values("language").annotate(n=Count("pk")).values_list("language", "n"):
         languages.setdefault(language, LanguageProgress(language)).claimed = n

@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.urls import reverse
 
 from reviewapp.models import GoldLabel, ReviewItem, Role, Verdict
@@ -83,8 +84,18 @@ def test_progress_for_leads_per_reviewer_and_language(client, make_user):
     claims_services.item_claim(user=ana)
     client.force_login(make_user("lea", role=Role.LEAD))
 
-    page = client.get(reverse("queue_progress"))
+    statements: list[str] = []
+
+    def record(execute, sql, params, many, context):
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        page = client.get(reverse("queue_progress"))
     fragment = client.get(reverse("queue_progress"), **HTMX)
+    # Items by language and status come from the kept counts; only live claims are read from the items.
+    grouped = [sql for sql in statements if '"status", COUNT(' in sql or "SUM(" in sql]
+    assert len(grouped) == 1 and '"reviewapp_queuecount"' in grouped[0], statements
 
     reviewers, languages = page.context["reviewers"], {row.language: row for row in page.context["languages"]}
     assert [(r.username, r.reviewed, r.claimed) for r in reviewers] == [("ana", 1, 1)]
