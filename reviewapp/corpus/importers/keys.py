@@ -128,7 +128,7 @@ class BulkKeys:
             if self.counted:
                 columns = ", ".join(COUNTED)
                 added = ", ".join(f"{column} = kept.{column} + EXCLUDED.{column}" for column in COUNTED)
-                languages = sorted(self.counted)  # groups locked in key order, as the triggers lock them
+                languages = sorted(self.counted)  # the dataset is this transaction's own: no other locks its groups
                 sql = (  # column names are the constants above; the values are parameters
                     f"INSERT INTO reviewapp_datasetcount AS kept (dataset_id, language, {columns})"  # noqa: S608
                     f" SELECT %s, * FROM unnest(%s::text[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[])"
