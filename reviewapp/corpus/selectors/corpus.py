@@ -86,6 +86,11 @@ def visible_languages(*, user, dataset: Dataset | None = None) -> list[str]:
     return sorted({code for code in codes if language_allowed(user, code)}, key=str.lower)
 
 
+def _kept_counts(user, language: str) -> QuerySet[DatasetCount]:
+    """The kept counts (per dataset and language) of the languages `user` may see, or of `language`."""
+    return DatasetCount.objects.filter(_visible(user, language, "language"))
+
+
 def dataset_rows(*, user, language: str = "", search: str = "") -> list[Dataset]:
     """Datasets with counts limited to what `user` may see: two queries whatever the size of the corpus.
 
@@ -97,7 +102,7 @@ def dataset_rows(*, user, language: str = "", search: str = "") -> list[Dataset]
     if search:
         datasets = datasets.filter(Q(name__icontains=search) | Q(description__icontains=search))
     rows = list(datasets)
-    groups = DatasetCount.objects.filter(_visible(user, language, "language"), conversations__gt=0)
+    groups = _kept_counts(user, language).filter(conversations__gt=0)
     if search:
         groups = groups.filter(dataset__in=[row.pk for row in rows])
     by_dataset: dict[int, list[DatasetCount]] = {}
@@ -151,25 +156,23 @@ class ConversationPage:
 def dataset_conversation_count(*, user, dataset: Dataset, language: str = "") -> int:
     """How many of `dataset`'s conversations `user` may see (in `language`, if given), summed from the
     kept counts per language (DatasetCount) rather than counted row by row."""
-    groups = DatasetCount.objects.filter(_visible(user, language, "language"), dataset=dataset)
-    return sum(groups.values_list("conversations", flat=True))
+    return sum(_kept_counts(user, language).filter(dataset=dataset).values_list("conversations", flat=True))
 
 
 def conversation_page(
-    conversations: QuerySet[Conversation], *, after: str = "", before: str = "", size: int, count: int | None = None
+    conversations: QuerySet[Conversation], *, after: str = "", before: str = "", size: int, count: int
 ) -> ConversationPage:
     """The page of `conversations` (dataset_conversations) after the external id `after`, or before
     `before`, or the first: a keyset on the dataset's unique (dataset, external_id) index, so a page
     deep in a dataset of a million conversations is read like the first, never with an OFFSET.
-    `count` is how many the list holds, where the caller knows it (dataset_conversation_count);
-    otherwise they are counted."""
-    total = conversations.count() if count is None else count
+    `count` is how many the list holds (dataset_conversation_count: the kept counts, not a count of
+    the rows)."""
     if before:
         rows = list(conversations.filter(external_id__lt=before).order_by("-external_id")[: size + 1])
         earlier, rows = len(rows) > size, rows[:size][::-1]
         return ConversationPage(
             rows,
-            total,
+            count,
             next_after=rows[-1].external_id if rows else None,  # `before` itself is after this page
             previous_before=rows[0].external_id if earlier else None,
         )
@@ -178,7 +181,7 @@ def conversation_page(
     later, rows = len(rows) > size, rows[:size]
     return ConversationPage(
         rows,
-        total,
+        count,
         next_after=rows[-1].external_id if later else None,
         previous_before=(rows[0].external_id if rows else "") if after else None,
     )
