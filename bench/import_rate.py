@@ -80,6 +80,7 @@ def drop_bench_rows(connection) -> None:
         sweeps = f"(SELECT id FROM reviewapp_sweep WHERE dataset_id IN {dataset})"  # noqa: S608
         cursor.execute(f"DELETE FROM reviewapp_sweep_judge_versions WHERE sweep_id IN {sweeps}")  # noqa: S608
         cursor.execute(f"DELETE FROM reviewapp_sweep WHERE dataset_id IN {dataset}")  # noqa: S608
+        cursor.execute(f"DELETE FROM reviewapp_datasetcount WHERE dataset_id IN {dataset}")  # noqa: S608
         cursor.execute("DELETE FROM reviewapp_dataset WHERE name = 'bench-import'")
 
 
@@ -113,6 +114,7 @@ def child(source: Path, legacy: bool) -> None:
         summary = dataset_import(path=source, fmt="jsonl", dataset_name="bench-import")
         turns, conversations = summary.turns, summary.conversations
     elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu_started
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     server_ended = backend_cpu_seconds(connection)
     server_cpu = None if server_started is None or server_ended is None else round(server_ended - server_started, 2)
     print(
@@ -126,6 +128,9 @@ def child(source: Path, legacy: bool) -> None:
                 "seconds": round(elapsed, 2),
                 "cpu_seconds_this_process": round(cpu, 2),
                 "cpu_seconds_database_backend": server_cpu,
+                # the reading process, where the import reads in one (importers.reading_process)
+                "cpu_seconds_reading_process": round(children.ru_utime + children.ru_stime, 2),
+                "reading_process_peak_rss_mb": round(children.ru_maxrss / 1024),
                 "load_average_1min": round(os.getloadavg()[0], 1),
                 "turns_per_second": round(turns / elapsed),
                 "judged_turns_per_second": round(conversations / elapsed),

@@ -238,6 +238,10 @@ TRIBUNAL_CODE_VERSION = env.str("TRIBUNAL_CODE_VERSION", default="")
 # `GRANT SET ON PARAMETER session_replication_role TO <role>` on PostgreSQL 15+); see
 # reviewapp/corpus/importers/keys.py. false: every row goes through the triggers.
 TRIBUNAL_IMPORT_SET_BASED_KEYS = env.bool("TRIBUNAL_IMPORT_SET_BASED_KEYS", default=True)
+# PostgreSQL: a new dataset's import reads and checks its input in a child process (fork) while the
+# importing process writes, where the process has one thread (reviewapp/corpus/importers/reading_process.py).
+# false: it reads on a thread beside the writing one.
+TRIBUNAL_IMPORT_READING_PROCESS = env.bool("TRIBUNAL_IMPORT_READING_PROCESS", default=True)
 # Tier 1 never guesses: a signature whose matches agree with gold less often than the floor, on at
 # least TRIBUNAL_SIGNATURE_MIN_GOLD compared matches, is refused (created or changed) or suspended
 # (gold arrived later; rechecked every TRIBUNAL_SIGNATURE_RECHECK_SECONDS by Celery beat and at

@@ -33,7 +33,15 @@ from reviewapp.corpus.importers.records import (
     ParsedConversation,
     ParsedImport,
 )
-from reviewapp.corpus.importers.tables import IdBlock, Table, check_foreign_keys, deferred_foreign_keys, json_text
+from reviewapp.corpus.importers.tables import (
+    NULL_PLACEHOLDER,
+    IdBlock,
+    Table,
+    check_foreign_keys,
+    copy_lines,
+    deferred_foreign_keys,
+    json_text,
+)
 from reviewapp.corpus.importers.writer import imported_spec, new_judge, spec_hash, write_parsed
 from reviewapp.models import Conversation, Dataset, GoldLabel, Judge, JudgeVersion, Sweep, Turn, Verdict
 
@@ -60,6 +68,45 @@ class Prepared:
     conversation_ids: list[int] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)  # rows per kind
     parents: dict[type, list[int]] = field(default_factory=dict)  # existing rows the batch names
+
+
+def _turn_rows(
+    conversations: list[ParsedConversation], conversation_ids: list[int], turn_ids: list[int]
+) -> list[tuple[Any, ...]]:
+    """The kept turns of a batch as rows (TURN_FIELDS), the first turn at each position of a conversation."""
+    rows, ids = [], iter(turn_ids)
+    for conversation, conversation_id in zip(conversations, conversation_ids, strict=True):
+        seen: set[int] = set()
+        for turn in conversation.turns:
+            turn_id = next(ids)
+            if turn.position in seen:
+                continue
+            seen.add(turn.position)
+            rows.append(
+                (turn_id, conversation_id, turn.position, turn.role, turn.text, turn.intended_text,
+                 turn.audio_start_ms, turn.audio_end_ms, json_text(turn.entities) if turn.entities else "[]",
+                 json_text(turn.metadata) if turn.metadata else "{}")
+            )  # fmt: skip
+    return rows
+
+
+@dataclass
+class ParentIds:
+    """The rows a batch's labels and verdicts point at outside the dataset, by slug and version."""
+
+    judges: dict[str, int]
+    versions: dict[tuple[str, str], int]
+    sweep: int | None
+
+
+@dataclass
+class ReadingState:
+    """What the batches' preparation counted: rows per kind, verdicts read, rows per language written
+    with the counting triggers off (keys.BulkKeys.count)."""
+
+    created: dict[str, int]
+    verdicts_seen: int
+    counted: dict[str, list[int]]
 
 
 def _writer_idle() -> None:
@@ -91,6 +138,7 @@ class StreamWriter:
         self.judge_ids: dict[str, int] = {}
         self.version_ids: dict[tuple[str, str], int] = {}
         self.sweep: Sweep | None = None
+        self.sweep_id: int | None = None
         self.verdicts_seen = 0
         self.keys: BulkKeys | None = None
 
@@ -132,12 +180,53 @@ class StreamWriter:
         versions = {(v.judge, v.version) for c in conversations for v in c.verdicts}
         if judges - self.judge_ids.keys() or versions - self.version_ids.keys():
             wait_idle()
-            if self.keys is not None:  # these rows go through their triggers as usual
-                self.keys.on()
-            self._ensure_judges(judges)
-            if versions:
-                self._ensure_versions(versions)
+            self.learn_parents(self.provide_parents(judges, versions))
         return self._prepare_rows(conversations)
+
+    def provide_parents(self, judges: set[str], versions: set[tuple[str, str]]) -> ParentIds:
+        """The ids of these judges and versions, and of the import's sweep, creating what is missing in
+        the import's transaction. A reading process (importers.reading_process) asks the importing one."""
+        if self.keys is not None:  # these rows go through their triggers as usual
+            self.keys.on()
+        self._ensure_judges(judges)
+        if versions:
+            self._ensure_versions(versions)
+        return ParentIds(dict(self.judge_ids), dict(self.version_ids), self.sweep_id)
+
+    def learn_parents(self, ids: ParentIds) -> None:
+        self.judge_ids.update(ids.judges)
+        self.version_ids.update(ids.versions)
+        self.sweep_id = ids.sweep
+
+    def reading_state(self) -> ReadingState:
+        """What `prepare` counted that `finish` needs, for the importing process when a reading
+        process prepared the batches."""
+        return ReadingState(
+            created={kind: self.created[kind] for kind in KINDS},
+            verdicts_seen=self.verdicts_seen,
+            counted=dict(self.keys.counted) if self.keys is not None else {},
+        )
+
+    def adopt_reading_state(self, state: ReadingState) -> None:
+        self.created.update(state.created)
+        self.verdicts_seen = state.verdicts_seen
+        if self.keys is not None:
+            self.keys.counted = dict(state.counted)
+
+    def detach(self, prepared: Prepared) -> Prepared:
+        """The batch as a reading process sends it: its conversations only where `write` needs them
+        (their audio to store), not every parsed turn again."""
+        if not self.direct:
+            return prepared
+        with_audio = [c for c in prepared.conversations if c.audio_file is not None] if prepared.audio_ids else []
+        return Prepared(
+            with_audio,
+            tables=prepared.tables,
+            audio_ids=prepared.audio_ids,
+            conversation_ids=prepared.conversation_ids,
+            counts=prepared.counts,
+            parents=prepared.parents,
+        )
 
     def write(self, prepared: Prepared) -> None:
         if not self.direct:
@@ -210,15 +299,20 @@ class StreamWriter:
         assert self.dataset is not None
         dataset_id = self.dataset.pk
         conversation_ids = self.ids["conversations"].take(len(conversations))
-        turn_ids = iter(self.ids["turns"].take(sum(len(c.turns) for c in conversations)))
+        all_turn_ids = self.ids["turns"].take(sum(len(c.turns) for c in conversations))
+        turn_ids = iter(all_turn_ids)
         judge_ids, version_ids = self.judge_ids, self.version_ids
-        sweep_id = self.sweep.pk if self.sweep is not None else None
+        sweep_id = self.sweep_id
         rows: dict[str, list[tuple[Any, ...]]] = {"conversations": [], "turns": [], "labels": [], "verdicts": []}
         imported_gold, imported_tier = GoldLabel.Source.IMPORTED.value, Verdict.Tier.IMPORTED.value
         tally = self.keys.count if self.keys is not None else None
+        # COPY: each turn's line written at once (nine turns for every conversation: the bulk of a batch),
+        # its NULLs as a NUL placeholder, checked once for the whole batch by copy_lines.
+        lines: list[str] | None = [] if self.method == "copy" else None
+        turn_tail, nulls, kept = self.tables["turns"].copy_tail, 0, 0
         for conversation, conversation_id in zip(conversations, conversation_ids, strict=True):
             if tally is not None:
-                before = (len(rows["turns"]), len(rows["labels"]), len(rows["verdicts"]))
+                before = (kept, len(rows["labels"]), len(rows["verdicts"]))
             rows["conversations"].append(
                 (conversation_id, dataset_id, conversation.external_id, conversation.language,
                  json_text(conversation.metadata))
@@ -226,14 +320,28 @@ class StreamWriter:
             at: dict[int | None, int | None] = {None: None}
             for turn in conversation.turns:
                 turn_id = next(turn_ids)
-                if turn.position in at:  # the first turn at a position is kept, as a conflict would keep it
+                position = turn.position
+                if position in at:  # the first turn at a position is kept, as a conflict would keep it
                     continue
-                at[turn.position] = turn_id
-                rows["turns"].append(
-                    (turn_id, conversation_id, turn.position, turn.role, turn.text, turn.intended_text,
-                     turn.audio_start_ms, turn.audio_end_ms, json_text(turn.entities) if turn.entities else "[]",
-                     json_text(turn.metadata) if turn.metadata else "{}")
-                )  # fmt: skip
+                at[position] = turn_id
+                kept += 1
+                if lines is None:
+                    rows["turns"].append(
+                        (turn_id, conversation_id, position, turn.role, turn.text, turn.intended_text,
+                         turn.audio_start_ms, turn.audio_end_ms, json_text(turn.entities) if turn.entities else "[]",
+                         json_text(turn.metadata) if turn.metadata else "{}")
+                    )  # fmt: skip
+                    continue
+                start, end = turn.audio_start_ms, turn.audio_end_ms
+                if start is None:
+                    start, nulls = NULL_PLACEHOLDER, nulls + 1
+                if end is None:
+                    end, nulls = NULL_PLACEHOLDER, nulls + 1
+                lines.append(
+                    f"{turn_id}\t{conversation_id}\t{position}\t{turn.role}\t{turn.text}\t{turn.intended_text}"
+                    f"\t{start}\t{end}\t{json_text(turn.entities) if turn.entities else '[]'}"
+                    f"\t{json_text(turn.metadata) if turn.metadata else '{}'}{turn_tail}"
+                )
             done: set[tuple[Any, ...]] = set()
             for label in conversation.labels:
                 key = ("label", label.judge, label.turn_position)
@@ -259,14 +367,20 @@ class StreamWriter:
             if tally is not None:  # written with the counting triggers off (keys.py)
                 tally(
                     conversation.language,
-                    (1, len(rows["turns"]) - before[0], len(rows["labels"]) - before[1],
-                     len(rows["verdicts"]) - before[2]),
-                )  # fmt: skip
+                    (1, kept - before[0], len(rows["labels"]) - before[1], len(rows["verdicts"]) - before[2]),
+                )
         prepared = Prepared(conversations, conversation_ids=conversation_ids)
         for kind in KINDS:
-            prepared.tables[kind] = self.tables[kind].prepare(rows[kind])
-            prepared.counts[kind] = len(rows[kind])
-            self.created[kind] += len(rows[kind])
+            if kind == "turns" and lines is not None:
+                text = copy_lines(lines, self.tables["turns"].copy_template, nulls)
+                if text is None:  # a value holds a character COPY reads specially: each line the careful way
+                    text = self.tables["turns"].prepare(_turn_rows(conversations, conversation_ids, all_turn_ids))
+                prepared.tables[kind] = text
+            else:
+                prepared.tables[kind] = self.tables[kind].prepare(rows[kind])
+            count = kept if kind == "turns" else len(rows[kind])
+            prepared.counts[kind] = count
+            self.created[kind] += count
         if self.keys is not None:
             prepared.parents = {Judge: list(judge_ids.values()), JudgeVersion: list(version_ids.values())}
             if sweep_id is not None:
@@ -323,6 +437,7 @@ class StreamWriter:
         self.version_ids.update({key: found[key] for key in missing})
         if self.sweep is None:
             self.sweep = self._create_sweep()
+            self.sweep_id = self.sweep.pk
         self.sweep.judge_versions.add(*ids)
 
     def _create_sweep(self) -> Sweep:

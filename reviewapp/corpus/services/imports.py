@@ -19,7 +19,7 @@ from typing import Any
 
 from django.db import transaction
 
-from reviewapp.corpus.importers import ImportStream, default_dataset_name, open_stream
+from reviewapp.corpus.importers import ImportStream, default_dataset_name, open_stream, reading_process
 from reviewapp.corpus.importers.bulk import BATCH_CONVERSATIONS, Prepared, StreamWriter
 from reviewapp.corpus.importers.limits import length_problem
 from reviewapp.corpus.importers.pipeline import WriterThread
@@ -106,24 +106,10 @@ def dataset_import(
             if not name_problem:
                 writer.start()
 
-            def write(step: tuple[Prepared | None, str, int]) -> None:
-                prepared, stage, percent = step
-                if prepared is not None:
-                    writer.write(prepared)
-                report(stage, percent)
-
-            # The database stores one batch while the next is read, checked and prepared (importers.pipeline).
-            try:
-                with WriterThread(write) as writing:
-                    for batch in _batches(stream, summary, batch_size):
-                        if summary.errors and not skip_invalid:
-                            continue  # refused: read on only to list every bad record
-                        prepared = None if name_problem else writer.prepare(batch, writing.wait_idle)
-                        percent = 10 + int(0.85 * stream.progress.percent())
-                        stage = f"writing: {summary.conversations} conversations and {summary.turns} turns so far"
-                        writing.put((prepared, stage, percent))
-            finally:
-                writer.close()
+            if not name_problem and writer.direct and writer.method == "copy" and reading_process.available():
+                summary = _read_in_a_process(stream, writer, batch_size, skip_invalid, report)
+            else:
+                _read_beside_writing(stream, writer, summary, batch_size, skip_invalid, report, name_problem)
             if summary.errors and not skip_invalid:
                 raise _Refused
             if name_problem:
@@ -139,6 +125,88 @@ def dataset_import(
         raise ImportFailed(_unreadable(path, fmt, error)) from error
     summary.dataset = dataset.name
     summary.created = created
+    return summary
+
+
+def _progress(stream: ImportStream, summary: ImportSummary) -> tuple[str, int]:
+    stage = f"writing: {summary.conversations} conversations and {summary.turns} turns so far"
+    return stage, 10 + int(0.85 * stream.progress.percent())
+
+
+def _read_beside_writing(
+    stream: ImportStream,
+    writer: StreamWriter,
+    summary: ImportSummary,
+    batch_size: int,
+    skip_invalid: bool,
+    report: Callable[[str, int], None],
+    name_problem: str,
+) -> None:
+    """Read on this thread while a second one writes: the database stores one batch while the next is
+    read, checked and prepared (importers.pipeline)."""
+
+    def write(step: tuple[Prepared | None, str, int]) -> None:
+        prepared, stage, percent = step
+        if prepared is not None:
+            writer.write(prepared)
+        report(stage, percent)
+
+    try:
+        with WriterThread(write) as writing:
+            for batch in _batches(stream, summary, batch_size):
+                if summary.errors and not skip_invalid:
+                    continue  # refused: read on only to list every bad record
+                prepared = None if name_problem else writer.prepare(batch, writing.wait_idle)
+                writing.put((prepared, *_progress(stream, summary)))
+    finally:
+        writer.close()
+
+
+def _read_in_a_process(
+    stream: ImportStream,
+    writer: StreamWriter,
+    batch_size: int,
+    skip_invalid: bool,
+    report: Callable[[str, int], None],
+) -> ImportSummary:
+    """Read, check and prepare in a child process (importers.reading_process) while this one writes each
+    batch as it comes, in the import's transaction. The child asks for the ids of the judges and
+    versions it meets (created here, in the transaction, after every batch before them is written) and
+    ends by sending the summary, the header (the judges the input named, the dataset's kind) and what
+    its preparation counted. Returns the summary."""
+    summary = ImportSummary(dataset=None, format=stream.fmt)
+
+    def read(channel: reading_process.Channel) -> None:
+        header = stream.header
+        writer.provide_parents = lambda judges, versions: channel.ask((judges, versions, header.judges))  # type: ignore[method-assign]
+        try:
+            for batch in _batches(stream, summary, batch_size):
+                if summary.errors and not skip_invalid:  # refused: read on only to list every bad record
+                    channel.send(("progress", *_progress(stream, summary)))
+                    continue
+                prepared = writer.detach(writer.prepare(batch))
+                channel.send(("batch", prepared, *_progress(stream, summary)))
+        finally:
+            writer.close()  # the child's connection that takes ids
+        channel.send(("read", summary, header, writer.reading_state()))
+
+    with reading_process.ReadingProcess(read) as reading:
+        for message in reading.messages():
+            kind = message[0]
+            if kind == "ask":
+                judges, versions, named = message[1]
+                stream.header.judges.update(named)  # what a judge created now is made from
+                reading.answer(writer.provide_parents(judges, versions))
+            elif kind == "batch":
+                writer.write(message[1])
+                report(*message[2:])
+            elif kind == "progress":
+                report(*message[1:])
+            elif kind == "read":
+                summary, header, state = message[1:]
+                for name in ("judges", "dataset_kind", "content_sha256"):
+                    setattr(stream.header, name, getattr(header, name))
+                writer.adopt_reading_state(state)
     return summary
 
 

@@ -7,6 +7,8 @@ import threading
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reviewapp.corpus.importers import pipeline
 from reviewapp.corpus.importers.bulk import StreamWriter
@@ -88,7 +90,7 @@ def test_a_database_error_in_a_later_batch_rolls_the_whole_import_back(tmp_path,
     original, batches = StreamWriter.write, []
 
     def failing(self, prepared):
-        batches.append(len(prepared.conversations))
+        batches.append(prepared.counts["conversations"])  # a reading process sends no parsed conversations
         if len(batches) == 3:
             raise IntegrityError("the third batch is refused")
         original(self, prepared)
@@ -288,3 +290,70 @@ def test_a_text_with_tabs_newlines_and_backslashes_is_stored_as_given(tmp_path):
     dataset_import(path=write_jsonl(tmp_path / "calls.jsonl", records), fmt="jsonl", dataset_name="calls")
     turn = Turn.objects.get()
     assert turn.text == text and turn.conversation.metadata == {"path": "C:\\calls\\1"}
+
+
+def test_copy_lines_takes_a_clean_batch_whole_and_leaves_any_special_character_to_copy_text():
+    from reviewapp.corpus.importers.tables import NULL_PLACEHOLDER, copy_lines
+
+    template = "v\tv\t\\N\n"
+    assert copy_lines(["1\ta b\t\\N\n", f"2\t{NULL_PLACEHOLDER}\t\\N\n"], template, 1) == b"1\ta b\t\\N\n2\t\\N\t\\N\n"
+    for value in ("a\tb", "a\nb", "a\\b", "a\rb", NULL_PLACEHOLDER):
+        assert copy_lines([f"1\t{value}\t\\N\n"], template, 0) is None
+
+
+turn_texts = st.text(alphabet=st.sampled_from(["a", "é", " ", "\t", "\n", "\r", "\\", "N", '"', "✈"]), max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(
+                st.integers(0, 4), turn_texts, turn_texts, st.none() | st.integers(0, 9), st.none() | st.integers(0, 9)
+            ),
+            min_size=1,
+            max_size=4,
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_the_turn_lines_of_a_batch_are_the_copy_text_of_its_rows(conversations):
+    """Written at once per turn (importers.bulk), a batch's turns are byte for byte what copy_text makes
+    of their rows: the same escapes, NULLs, and the first turn at a position kept."""
+    if connection.vendor != "postgresql":
+        pytest.skip("COPY is PostgreSQL's")
+    from reviewapp.corpus.importers.bulk import _turn_rows
+    from reviewapp.corpus.importers.records import ParsedConversation
+
+    parsed = []
+    for number, turns in enumerate(conversations):
+        conversation = ParsedConversation(external_id=f"c{number}", language="en", line=number + 1)
+        for position, text, intended, start, end in turns:
+            entities = [{"t": text}] if start == 3 else []
+            conversation.turns.append(ParsedTurn(position, "user", text, intended, start, end, entities, {}))
+        parsed.append(conversation)
+    with transaction.atomic():
+        writer = StreamWriter(header=ParsedImport(fmt="jsonl", source="x"), dataset_name="lines", source="x")
+        writer.start()
+        writer.ids = {"conversations": _Numbers(1000), "turns": _Numbers(5000)}
+        prepared = writer.prepare(parsed)
+        turn_ids = list(range(5000, 5000 + sum(len(c.turns) for c in parsed)))
+        expected = writer.tables["turns"].prepare(_turn_rows(parsed, list(range(1000, 1000 + len(parsed))), turn_ids))
+        assert prepared.tables["turns"] == expected
+        assert prepared.counts["turns"] == expected.count(b"\n")
+        transaction.set_rollback(True)
+
+
+class _Numbers:
+    """Ids from a counter, as IdBlock.take gives them."""
+
+    def __init__(self, first):
+        self.next = first
+
+    def take(self, count):
+        first, self.next = self.next, self.next + count
+        return list(range(first, first + count))
+
+    def close(self):
+        pass
