@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -112,13 +111,52 @@ def _per_class_f1(confusion: np.ndarray) -> np.ndarray:
     return np.where(denominator > 0, 2 * tp / np.where(denominator > 0, denominator, 1), 0.0)
 
 
-def _cluster_codes(clusters: Sequence[Hashable] | None, n: int) -> tuple[np.ndarray, int]:
+def _cluster_codes(clusters: Sequence[Hashable] | np.ndarray | None, n: int) -> tuple[np.ndarray, int]:
+    """A code per pair, 0.. in the order each cluster first appears, and how many clusters there are."""
     if clusters is None:
         return np.arange(n), n
     if len(clusters) != n:
         raise ValueError(f"{len(clusters)} cluster ids for {n} pairs")
+    if isinstance(clusters, np.ndarray) and clusters.dtype.kind in "iu":
+        # Integer ids (conversation ids) are numbered without a Python loop: np.unique's codes, renumbered
+        # by each id's first position, are the codes the loop below gives.
+        _, first, inverse = np.unique(clusters, return_index=True, return_inverse=True)
+        rank = np.empty(len(first), dtype=np.intp)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+        return rank[inverse.ravel()], len(first)
     codes: dict[Hashable, int] = {}
     return np.array([codes.setdefault(c, len(codes)) for c in clusters], dtype=int), len(codes)
+
+
+def _sorted_rows(rows: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct rows and their counts in np.unique(axis=0)'s order: lexicographic, first column first."""
+    order = np.lexsort(rows.T[::-1])
+    return rows[order], counts[order]
+
+
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(rows, axis=0, return_counts=True), several times faster on tall arrays.
+
+    Rows are told apart by their bytes, then the few distinct ones are sorted as np.unique sorts them.
+    Equal bytes and equal values are the same thing here: the counts are sums of positive finite
+    weights on zeros, so neither -0.0 nor NaN can occur.
+    """
+    rows = np.ascontiguousarray(rows)
+    as_bytes = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, first, counts = np.unique(as_bytes, return_index=True, return_counts=True)
+    return _sorted_rows(rows[first], counts)
+
+
+def _distinct_cells(cell: np.ndarray, weights: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """`_distinct_rows` of the clusters' counts when every cluster holds one pair: a cluster's row is its
+    pair's weight in its cell, so the distinct rows are the distinct (cell, weight) and need no n x cells array."""
+    order = np.lexsort((weights, cell))
+    c, w = cell[order], weights[order]
+    starts = np.flatnonzero(np.concatenate(([True], (c[1:] != c[:-1]) | (w[1:] != w[:-1]))))
+    counts = np.diff(np.append(starts, len(c)))
+    rows = np.zeros((len(starts), cells))
+    rows[np.arange(len(starts)), c[starts]] = w[starts]
+    return _sorted_rows(rows, counts)
 
 
 def _bootstrap_confusions(
@@ -146,10 +184,21 @@ def _bootstrap_confusions(
     assert n_clusters is not None
     rng = np.random.default_rng(seed)
     cell = gold_index * k + judge_index
-    per_cluster = np.zeros((n_clusters, k * k))
-    np.add.at(per_cluster, (cluster, cell), weights)
-    kinds, how_many = np.unique(per_cluster, axis=0, return_counts=True)
+
+    def per_cluster_counts() -> np.ndarray:
+        counts = np.zeros((n_clusters, k * k))
+        np.add.at(counts, (cluster, cell), weights)
+        return counts
+
+    per_cluster = None
+    if n_clusters == n:
+        kinds, how_many = _distinct_cells(cell, np.asarray(weights, dtype=float), k * k)
+    else:
+        per_cluster = per_cluster_counts()
+        kinds, how_many = _distinct_rows(per_cluster)
     by_kind = len(kinds) * 4 < n_clusters  # few kinds: draw counts per kind; else draw clusters
+    if not by_kind and per_cluster is None:
+        per_cluster = per_cluster_counts()
     units = len(kinds) if by_kind else n_clusters
     out = np.empty((n_boot, k * k))
     chunk = max(1, _CHUNK_CELLS // max(units, 1))
@@ -158,6 +207,7 @@ def _bootstrap_confusions(
         if by_kind:
             out[start : start + size] = rng.multinomial(n_clusters, how_many / n_clusters, size=size) @ kinds
             continue
+        assert per_cluster is not None
         draws = rng.integers(0, n_clusters, size=(size, n_clusters))
         offsets = (np.arange(size) * n_clusters)[:, None]
         times = np.bincount((draws + offsets).ravel(), minlength=size * n_clusters).reshape(size, n_clusters)
@@ -254,7 +304,68 @@ def classification_report(
     unknown = sorted((set(gold) | set(judge)) - set(labels))
     if unknown:
         raise ValueError(f"labels {unknown} are not in the label set {labels}")
-    n = len(gold)
+    index = {label: i for i, label in enumerate(labels)}
+    return _report(
+        np.array([index[g] for g in gold], dtype=np.intp),
+        np.array([index[j] for j in judge], dtype=np.intp),
+        labels,
+        weights=weights,
+        clusters=clusters,
+        n_boot=n_boot,
+        confidence=confidence,
+        seed=seed,
+        bootstrap_interval=bootstrap_interval,
+    )
+
+
+def coded_classification_report(
+    gold: np.ndarray,
+    judge: np.ndarray,
+    *,
+    labels: Sequence[str],
+    weights: np.ndarray | None = None,
+    clusters: np.ndarray | None = None,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    confidence: float = CONFIDENCE,
+    seed: int = 0,
+    bootstrap_interval: BootstrapInterval = "wilson",
+) -> ClassificationReport:
+    """`classification_report` of pairs given as positions in `labels` (integer arrays), with integer
+    cluster ids: the same report, bootstrap draws included, without a Python pass over the pairs."""
+    gold, judge = np.asarray(gold, dtype=np.intp), np.asarray(judge, dtype=np.intp)
+    if len(gold) != len(judge):
+        raise ValueError(f"gold has {len(gold)} labels and judge {len(judge)}")
+    if weights is not None and len(weights) != len(gold):
+        raise ValueError(f"{len(weights)} weights for {len(gold)} pairs")
+    labels = list(labels)
+    if len(gold) and (min(gold.min(), judge.min()) < 0 or max(gold.max(), judge.max()) >= len(labels)):
+        raise ValueError(f"label positions outside the label set {labels}")
+    return _report(
+        gold,
+        judge,
+        labels,
+        weights=weights,
+        clusters=clusters,
+        n_boot=n_boot,
+        confidence=confidence,
+        seed=seed,
+        bootstrap_interval=bootstrap_interval,
+    )
+
+
+def _report(
+    gold_codes: np.ndarray,
+    judge_codes: np.ndarray,
+    labels: list[str],
+    *,
+    weights: Sequence[float] | np.ndarray | None,
+    clusters: Sequence[Hashable] | np.ndarray | None,
+    n_boot: int,
+    confidence: float,
+    seed: int,
+    bootstrap_interval: BootstrapInterval,
+) -> ClassificationReport:
+    n = len(gold_codes)
     cluster, n_clusters = _cluster_codes(clusters, n)
     quadratic = numeric_labels(labels)
     if n == 0:
@@ -267,15 +378,19 @@ def classification_report(
     if (w <= 0).any() or not np.isfinite(w).all():
         # A weight is 1 / a sampling probability: a pair of weight 0 would be in the slice and not in it.
         raise ValueError("weights must be finite and positive")
-    y_true, y_pred = list(gold), list(judge)
-    present = label_order(y_true, y_pred)
-    if quadratic:
-        labels = sorted(labels, key=float)
-
-    index = {label: i for i, label in enumerate(labels)}
-    gold_index = np.array([index[g] for g in y_true])
-    judge_index = np.array([index[j] for j in y_pred])
     k = len(labels)
+    used = np.bincount(gold_codes, minlength=k) + np.bincount(judge_codes, minlength=k)
+    present = label_order([labels[i] for i in np.flatnonzero(used)])
+    if quadratic:
+        # Quadratic kappa weighs by positions on the numeric scale: the labels in numeric order, and each
+        # pair's positions moved with them (a stable sort, as sorted() is).
+        order = sorted(range(k), key=lambda i: float(labels[i]))
+        labels = [labels[i] for i in order]
+        position = np.empty(k, dtype=np.intp)
+        position[order] = np.arange(k)
+        gold_index, judge_index = position[gold_codes], position[judge_codes]
+    else:
+        gold_index, judge_index = gold_codes, judge_codes
     # The point estimates are read off the (weighted) confusion matrix with the same vectorised readings
     # the bootstrap uses: tests hold them equal to scikit-learn's accuracy_score, f1_score (per class and
     # macro over the classes present), cohen_kappa_score (plain and quadratic) and confusion_matrix, at
@@ -312,7 +427,7 @@ def classification_report(
         right, w, cluster, n_clusters, plain=weights is None and clusters is None, confidence=confidence
     )
     accuracy_estimate = Estimate(accuracy, accuracy_estimate.low, accuracy_estimate.high)
-    support = Counter(y_true)
+    support = np.bincount(gold_index, minlength=k).tolist()
     return ClassificationReport(
         n=n,
         labels=labels,
@@ -320,7 +435,7 @@ def classification_report(
         macro_f1=estimate("macro_f1", macro_f1),
         kappa=estimate("kappa", kappa),
         per_class_f1={label: float(score) for label, score in zip(labels, per_class, strict=True)},
-        support={label: support.get(label, 0) for label in labels},
+        support={label: support[i] for i, label in enumerate(labels)},
         confusion=[[float(x) if weights is not None else round(x) for x in row] for row in confusion.tolist()],
         weighted=weights is not None,
         total_weight=float(w.sum()),

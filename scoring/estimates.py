@@ -197,20 +197,58 @@ def proportion_estimate(
             raise ValueError(f"item {position}: inclusion probability {item.probability!r} is not in (0, 1]")
         if item.value is not None and not isinstance(item.value, bool | np.bool_):
             raise ValueError(f"item {position}: value {item.value!r} is not true, false or None")
-    by_stratum: dict[str, list[SampleItem]] = defaultdict(list)
-    for item in items:
-        by_stratum[item.stratum].append(item)
-    design_size = math.fsum(1 / item.probability for item in items)
+    return proportion_estimate_columns(
+        [item.stratum for item in items],
+        np.array([item.probability for item in items], dtype=float),
+        np.array([bool(item.value) for item in items], dtype=bool),
+        np.array([item.value is not None for item in items], dtype=bool),
+        estimator=estimator,
+        population=population,
+        design=design,
+        confidence=confidence,
+    )
+
+
+def proportion_estimate_columns(
+    stratum_of: Sequence[str],
+    probability: np.ndarray,
+    value: np.ndarray,
+    labelled: np.ndarray,
+    *,
+    estimator: Estimator = "hajek",
+    population: float | None = None,
+    design: Design = "stratified",
+    confidence: float = CONFIDENCE,
+) -> WeightedProportion:
+    """`proportion_estimate` of a sample held as columns: item i is in stratum `stratum_of[i]`, drawn with
+    `probability[i]`, with `value[i]` when `labelled[i]` (booleans) and no gold yet otherwise. The same
+    arithmetic in the same order, without an object per item (a QA sample of a large slice)."""
+    if estimator not in ("hajek", "horvitz-thompson"):
+        raise ValueError(f"unknown estimator {estimator!r}: expected hajek or horvitz-thompson")
+    if design not in ("stratified", "poisson"):
+        raise ValueError(f"unknown design {design!r}: expected stratified or poisson")
+    probability = np.asarray(probability, dtype=float)
+    outside = np.flatnonzero(~((probability > 0) & (probability <= 1)))
+    if outside.size:
+        position = int(outside[0])
+        raise ValueError(f"item {position}: inclusion probability {float(probability[position])!r} is not in (0, 1]")
+    count = len(stratum_of)
+    by_stratum: dict[str, np.ndarray] = {}
+    if count:
+        names = np.asarray(stratum_of)
+        for stratum in dict.fromkeys(stratum_of):
+            by_stratum[stratum] = names == stratum
+    design_size = math.fsum((1 / probability).tolist())
     size = design_size if population is None else float(population)
-    labelled = [item for item in items if item.value is not None]
-    n_labelled, missing = len(labelled), len(items) - len(labelled)
+    n_labelled = int(np.count_nonzero(labelled))
+    missing = count - n_labelled
 
     def empty() -> WeightedProportion:
-        return WeightedProportion(estimator, None, None, None, None, len(items), 0, missing, 0.0, size)
+        return WeightedProportion(estimator, None, None, None, None, count, 0, missing, 0.0, size)
 
     if n_labelled == 0:
         return empty()
-    unlabelled_strata = [s for s, rows in by_stratum.items() if all(r.value is None for r in rows)]
+    unlabelled_strata = [s for s, rows in by_stratum.items() if not labelled[rows].any()]
     if unlabelled_strata and estimator == "horvitz-thompson":
         raise ValueError(
             f"strata {sorted(unlabelled_strata)} have no labelled item: a Horvitz-Thompson total would leave them out"
@@ -218,13 +256,14 @@ def proportion_estimate(
     # Weights: 1 / probability, divided by the stratum's labelled share (missing at random within it).
     strata: dict[str, tuple[np.ndarray, np.ndarray, float]] = {}
     for stratum, rows in by_stratum.items():
-        done = [r for r in rows if r.value is not None]
-        if not done:
+        done = rows & labelled
+        n_done = int(np.count_nonzero(done))
+        if not n_done:
             continue
-        share = len(done) / len(rows)
-        w = np.array([1 / (r.probability * share) for r in done])
-        y = np.array([1.0 if r.value else 0.0 for r in done])
-        stratum_size = math.fsum(1 / r.probability for r in rows)
+        share = n_done / int(np.count_nonzero(rows))
+        w = 1 / (probability[done] * share)
+        y = np.where(value[done], 1.0, 0.0)
+        stratum_size = math.fsum((1 / probability[rows]).tolist())
         strata[stratum] = (w, y, stratum_size)
     total_weight = math.fsum(float(w.sum()) for w, _, _ in strata.values())
     weighted_sum = math.fsum(float((w * y).sum()) for w, y, _ in strata.values())
@@ -254,7 +293,7 @@ def proportion_estimate(
         low=interval.low,
         high=interval.high,
         se=math.sqrt(variance),
-        n_sampled=len(items),
+        n_sampled=count,
         n_labelled=n_labelled,
         missing=missing,
         effective_n=n_eff,
@@ -294,7 +333,9 @@ class PredictionPowered:
         }
 
 
-def _booleans(name: str, values: Sequence[bool]) -> np.ndarray:
+def _booleans(name: str, values: Sequence[bool] | np.ndarray) -> np.ndarray:
+    if isinstance(values, np.ndarray) and values.dtype == bool:
+        return values.astype(float)
     for position, value in enumerate(values):
         if not isinstance(value, bool | np.bool_):
             raise ValueError(f"{name}[{position}] is {value!r}, not true or false (leave unresolved answers out)")
@@ -302,9 +343,9 @@ def _booleans(name: str, values: Sequence[bool]) -> np.ndarray:
 
 
 def prediction_powered_rate(
-    human: Sequence[bool],
-    judge_labelled: Sequence[bool],
-    judge_unlabelled: Sequence[bool],
+    human: Sequence[bool] | np.ndarray,
+    judge_labelled: Sequence[bool] | np.ndarray,
+    judge_unlabelled: Sequence[bool] | np.ndarray,
     *,
     confidence: float = CONFIDENCE,
 ) -> PredictionPowered:
