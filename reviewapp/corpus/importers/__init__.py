@@ -81,8 +81,9 @@ def default_dataset_name(path: Path, fmt: str) -> str:
     return path.stem
 
 
-def open_stream(path: Path, *, fmt: str = "auto", language: str | None = None) -> ImportStream:
+def open_stream(path: Path, *, fmt: str = "auto", language: str | None = None, hashed: bool = True) -> ImportStream:
     """Check the path and the options, pick the format; RecordError when the input cannot be read at all.
+    With `hashed=False` the header's content_sha256 is left for the caller to set (`content_hash`).
 
     Reading starts when `items` is iterated; a file that cannot be read from its first byte (UTF-16,
     a symbolic link in an EVA folder) raises RecordError from the iteration."""
@@ -107,7 +108,8 @@ def open_stream(path: Path, *, fmt: str = "auto", language: str | None = None) -
         "eva-run": lambda: eva_run.header(display),
         "eva-validation": lambda: eva_validation.header(path, display),
     }[fmt]()
-    header.content_sha256 = content_hash(path)
+    if hashed:
+        header.content_sha256 = content_hash(path)
     progress = ReadProgress(total=0 if path.is_dir() else path.stat().st_size)
     items = STREAMS[fmt](path, display=display, language=language, parsed=header, progress=progress)
     if fmt in ("jsonl", "csv"):

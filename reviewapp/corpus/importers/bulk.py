@@ -273,7 +273,11 @@ class StreamWriter:
                 sweep.judge_versions.add(*set(sweep.verdicts.values_list("judge_version_id", flat=True)))
             sweep.total_targets = self.verdicts_seen
             sweep.verdicts_written = sweep.verdicts.count()
-            sweep.save(update_fields=["total_targets", "verdicts_written"])
+            fields = ["total_targets", "verdicts_written"]
+            if sweep.params.get("content_sha256") != self.header.content_sha256:  # hashed while it was read
+                sweep.params = {**sweep.params, "content_sha256": self.header.content_sha256}
+                fields.append("params")
+            sweep.save(update_fields=fields)
         return self.dataset, self.created
 
     # --- a dataset that already exists: conflict-ignoring inserts --------------------------------

@@ -12,6 +12,7 @@ input changes nothing.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 
 from django.db import transaction
 
-from reviewapp.corpus.importers import ImportStream, default_dataset_name, open_stream, reading_process
+from reviewapp.corpus.importers import ImportStream, content_hash, default_dataset_name, open_stream, reading_process
 from reviewapp.corpus.importers.bulk import BATCH_CONVERSATIONS, Prepared, StreamWriter
 from reviewapp.corpus.importers.limits import length_problem
 from reviewapp.corpus.importers.pipeline import WriterThread
@@ -92,7 +93,7 @@ def dataset_import(
     report = progress or (lambda stage, percent: None)
     report("reading and checking every record", 10)
     try:
-        stream = open_stream(path, fmt=fmt or "auto", language=language or None)
+        stream = open_stream(path, fmt=fmt or "auto", language=language or None, hashed=False)
     except RecordError as error:
         raise ImportFailed(ImportSummary(dataset=None, format=fmt, errors=[error.as_dict()], skipped=0)) from error
     except (OSError, UnicodeDecodeError) as error:
@@ -109,6 +110,7 @@ def dataset_import(
             if not name_problem and writer.direct and writer.method == "copy" and reading_process.available():
                 summary = _read_in_a_process(stream, writer, batch_size, skip_invalid, report)
             else:
+                stream.header.content_sha256 = content_hash(path)
                 _read_beside_writing(stream, writer, summary, batch_size, skip_invalid, report, name_problem)
             if summary.errors and not skip_invalid:
                 raise _Refused
@@ -191,6 +193,9 @@ def _read_in_a_process(
         channel.send(("read", summary, header, writer.reading_state()))
 
     with reading_process.ReadingProcess(read) as reading:
+        # The file's sha256 (for the import's sweep) is taken here while the child reads, on a thread:
+        # hashlib lets go of the GIL, and this process mostly waits for the database.
+        hashing = _Hashing(stream.path)
         for message in reading.messages():
             kind = message[0]
             if kind == "ask":
@@ -204,10 +209,34 @@ def _read_in_a_process(
                 report(*message[1:])
             elif kind == "read":
                 summary, header, state = message[1:]
-                for name in ("judges", "dataset_kind", "content_sha256"):
+                for name in ("judges", "dataset_kind"):
                     setattr(stream.header, name, getattr(header, name))
                 writer.adopt_reading_state(state)
+        stream.header.content_sha256 = hashing.result()
     return summary
+
+
+class _Hashing:
+    """`content_hash(path)` on a thread of its own; `result` waits for it and raises what it raised."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.value = ""
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="import-hash", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.value = content_hash(self.path)
+        except BaseException as error:  # raised again by `result`
+            self.error = error
+
+    def result(self) -> str:
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.value
 
 
 class _WithoutCycleCollection:

@@ -3,6 +3,7 @@ rows as reading on a thread, its judges and versions created in the import's tra
 batch first names them, every error (a bad record, a crash, a killed reader, a refused write) leaving
 nothing written and no process behind, and the thread as before where a fork is not safe."""
 
+import hashlib
 import json
 import os
 import threading
@@ -115,6 +116,9 @@ def test_the_import_reads_in_a_child_process_and_writes_what_reading_on_a_thread
     assert counts == [("de", 23, 69, 23, 23), ("fr", 22, 66, 22, 22)]
     sweep = Sweep.objects.get(dataset__name="by-process")
     assert (sweep.total_targets, sweep.verdicts_written) == (45, 45)
+    # The file's sha256, taken while the child read, is the sweep's as it is on the thread's import.
+    assert sweep.params["content_sha256"] == hashlib.sha256(b"calls.jsonl" + path.read_bytes()).hexdigest()
+    assert sweep.params == Sweep.objects.get(dataset__name="by-thread").params
 
 
 def test_a_judge_first_named_in_a_later_batch_is_created_in_the_import_when_that_batch_comes(tmp_path):
