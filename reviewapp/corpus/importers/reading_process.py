@@ -34,7 +34,9 @@ import signal
 import socket
 import struct
 import threading
+import time
 import traceback
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -106,7 +108,12 @@ class ReadingProcess:
 
     def __enter__(self) -> ReadingProcess:
         parent_end, child_end = socket.socketpair()
-        pid = os.fork()
+        with warnings.catch_warnings():
+            # Python warns of any other thread of the OS process, such as a numerical library's idle
+            # pool; only Python threads run code that could hold a lock the child needs, and
+            # `available` saw none.
+            warnings.filterwarnings("ignore", r".*use of fork\(\) may lead to deadlocks", DeprecationWarning)
+            pid = os.fork()
         if pid == 0:  # the child: never returns
             parent_end.close()
             self._child(Channel(child_end))
@@ -165,12 +172,19 @@ class ReadingProcess:
             self.pid = 0
 
     def _status(self) -> str:
+        """How the child ended, once its end of the socket is closed: it is exiting, so wait for it a
+        moment (its end closes a little before the kernel reports it), then kill it."""
+        deadline = time.monotonic() + 5
         try:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            while (found := os.waitpid(self.pid, os.WNOHANG))[0] == 0:
+                if time.monotonic() > deadline:
+                    os.kill(self.pid, signal.SIGKILL)
+                    found = os.waitpid(self.pid, 0)
+                    break
+                time.sleep(0.01)
         except ChildProcessError:
             return "no status"
-        if pid == 0:
-            return "still running"
+        status = found[1]
         self.pid = 0
         if os.WIFSIGNALED(status):
             return f"killed by signal {os.WTERMSIG(status)}"

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import threading
+import warnings
 
 import pytest
 from django.db import IntegrityError, connection
@@ -258,4 +259,16 @@ def test_the_channel_carries_questions_answers_and_large_messages_in_order():
             seen.append(message if message[0] != "batch" else ("batch", len(message[1])))
     assert seen == [("batch", 3 << 20), ("ask", ("parents", {"a"})), ("got", {"a": 7})]
     assert reading.child_peak_rss_mb > 0
+    no_child_left()
+
+
+def test_a_numerical_library_s_idle_threads_do_not_keep_the_import_from_reading_in_a_process(tmp_path, monkeypatch):
+    import numpy  # noqa: F401 - its BLAS starts threads of its own in this process
+
+    path = write_jsonl(tmp_path / "calls.jsonl", [call(i) for i in range(15)])
+    pids = reading_pids(monkeypatch, tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # fork's warning about other threads
+        summary = dataset_import(path=path, fmt="jsonl", dataset_name="with-blas", batch_size=10)
+    assert os.getpid() not in pids() and summary.created["turns"] == 45
     no_child_left()
