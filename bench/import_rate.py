@@ -7,6 +7,8 @@ turn carries a gold label and an imported judge verdict; a third of the verdicts
     .venv/bin/python bench/import_rate.py --sizes 10000,100000,1000000 \\
         --postgres postgres://postgres@127.0.0.1:5432/tribunal_imports
     .venv/bin/python bench/import_rate.py --legacy                 # the whole-file parse + ORM writer
+    .venv/bin/python bench/import_rate.py --sizes 100000 --no-sqlite --repeats 5 --fresh \\
+        --postgres postgres://postgres@127.0.0.1:5432/tribunal_imports   # five imports, each on a new database
 
 Each (database, size) runs in a fresh process, so its peak RSS (resource.getrusage) is its own: it
 is printed beside the RSS before the import, and does not grow with the file when memory is constant.
@@ -22,6 +24,7 @@ import json
 import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -148,6 +151,12 @@ def main() -> None:
     parser.add_argument("--postgres", default="", help="also run on this PostgreSQL database URL")
     parser.add_argument("--no-sqlite", action="store_true")
     parser.add_argument("--legacy", action="store_true", help="time the whole-file parse and ORM writer instead")
+    parser.add_argument("--repeats", type=int, default=1, help="imports per database and size (median and best shown)")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="drop and create the --postgres database before each import (it must be one of the bench's own)",
+    )
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -162,19 +171,47 @@ def main() -> None:
         if not source.exists():
             generate(source, n)
         for target in targets:
-            env = dict(os.environ)
-            if target == "sqlite":
-                database = VAR / "bench_import.sqlite3"
-                for suffix in ("", "-wal", "-shm"):
-                    Path(f"{database}{suffix}").unlink(missing_ok=True)
-                env["DATABASE_URL"] = f"sqlite:///{database}"
-            else:
-                env["DATABASE_URL"] = target
-            # Migrations run in a process of their own, so the import's peak RSS is the import's.
-            migrate = [sys.executable, str(ROOT / "manage.py"), "migrate", "--verbosity", "0"]
-            subprocess.run(migrate, env={**env, "DJANGO_DEBUG": "false"}, check=True, cwd=ROOT)
-            command = [sys.executable, __file__, "--child", str(source)] + (["--legacy"] if args.legacy else [])
-            subprocess.run(command, env=env, check=True, cwd=ROOT)
+            rates = []
+            for _ in range(args.repeats):
+                env = dict(os.environ)
+                if target == "sqlite":
+                    database = VAR / "bench_import.sqlite3"
+                    for suffix in ("", "-wal", "-shm"):
+                        Path(f"{database}{suffix}").unlink(missing_ok=True)
+                    env["DATABASE_URL"] = f"sqlite:///{database}"
+                else:
+                    if args.fresh:
+                        fresh_postgres(target)
+                    env["DATABASE_URL"] = target
+                # Migrations run in a process of their own, so the import's peak RSS is the import's.
+                migrate = [sys.executable, str(ROOT / "manage.py"), "migrate", "--verbosity", "0"]
+                subprocess.run(migrate, env={**env, "DJANGO_DEBUG": "false"}, check=True, cwd=ROOT)
+                command = [sys.executable, __file__, "--child", str(source)] + (["--legacy"] if args.legacy else [])
+                done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True)
+                if done.returncode:
+                    raise SystemExit(f"the import failed ({done.returncode}):\n{done.stderr}")
+                line = done.stdout.strip().splitlines()[-1]
+                print(line, flush=True)
+                rates.append(json.loads(line)["turns_per_second"])
+            if len(rates) > 1:
+                print(
+                    f"{'sqlite' if target == 'sqlite' else 'postgresql'} {n}: turns/s median {statistics.median(rates):,.0f},"
+                    f" best {max(rates):,}, of {len(rates)}: {', '.join(f'{rate:,}' for rate in rates)}",
+                    flush=True,
+                )
+
+
+def fresh_postgres(url: str) -> None:
+    """Drop and create the PostgreSQL database the URL names (a bench database: never one you keep)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    parts = urlsplit(url)
+    name = parts.path.lstrip("/")
+    with psycopg.connect(urlunsplit(parts._replace(path="/postgres")), autocommit=True) as connection:
+        connection.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        connection.execute(f'CREATE DATABASE "{name}"')
 
 
 if __name__ == "__main__":
