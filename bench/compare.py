@@ -51,6 +51,7 @@ OPERATIONS = [
     ("import", "import (tasks/s)"),
     ("import_turns", "import (turns/s)"),
     ("import_rss", "import peak RSS (MiB)"),
+    ("import_reader_rss", "import reading process peak RSS (MiB)"),
     ("check", "process start: manage.py check (ms)"),
     ("first_page", "server start to first page (ms)"),
 ]
@@ -187,13 +188,14 @@ print(json.dumps({"rows": snapshot.row_count, "seconds": time.perf_counter() - s
 """
 
 IMPORT = r"""
-import json, sys, time, django
+import json, resource, sys, time, django
 django.setup()
 from reviewapp.corpus.services.imports import dataset_import
 started = time.perf_counter()
 summary = dataset_import(path=sys.argv[1], fmt="jsonl", dataset_name="bench-import")
+reader = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # the reading process, where there is one
 print(json.dumps({"conversations": summary.conversations, "turns": summary.turns,
-                  "seconds": time.perf_counter() - started}))
+                  "seconds": time.perf_counter() - started, "reader_kib": reader}))
 """
 
 
@@ -261,6 +263,7 @@ def bench_tribunal(database: str, url: str, args, var: Path) -> dict[str, dict[s
         shared["import"] = round(summary["conversations"] / summary["seconds"])
         shared["import_turns"] = round(summary["turns"] / summary["seconds"])
         shared["import_rss"] = round(peak_kib / 1024)
+        shared["import_reader_rss"] = round(summary["reader_kib"] / 1024)
     checks = [child([python, "manage.py", "check"], env)[1] * 1000 for _ in range(5)]
     shared["check"] = median_ms(checks)
     return results
