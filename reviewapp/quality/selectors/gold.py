@@ -13,10 +13,10 @@ comparison, the conversation page's "agrees with gold" marks and the exports all
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 
-from django.db.models import Case, F, IntegerField, Q, Value, When
+from django.db.models import Case, Expression, F, IntegerField, Q, QuerySet, Value, When
 
 from reviewapp.access import language_match_q
 from reviewapp.models import GoldLabel, Judge
@@ -81,6 +81,34 @@ def winning_by_judge(labels: Iterable[GoldLabel]) -> dict[int, GoldLabel]:
     return winners(by_judge)
 
 
+def _gold_labels(
+    *,
+    judge: Judge | None,
+    language: str = "",
+    dataset_ids: Iterable[int] = (),
+    conversation_ids: Iterable[int] | QuerySet | None = None,
+    created_from: date | None = None,
+    created_to: date | None = None,
+) -> QuerySet:
+    qs = GoldLabel.objects.filter(excluded=False)
+    if judge is not None:
+        qs = qs.filter(judge=judge)
+    if language:
+        qs = qs.filter(language_match_q(language, "conversation__language"))
+    dataset_ids = list(dataset_ids)
+    if dataset_ids:
+        qs = qs.filter(conversation__dataset_id__in=dataset_ids)
+    if conversation_ids is not None:
+        qs = qs.filter(
+            conversation_id__in=conversation_ids if isinstance(conversation_ids, QuerySet) else list(conversation_ids)
+        )
+    if created_from is not None:
+        qs = qs.filter(Q(created_at__date__gte=created_from))
+    if created_to is not None:
+        qs = qs.filter(Q(created_at__date__lte=created_to))
+    return qs
+
+
 def winning_gold(
     *,
     judge: Judge,
@@ -95,19 +123,52 @@ def winning_gold(
     `language` matches regional variants ("fr" covers "fr-CA"). The source filter is never applied
     before the pick: a target whose adjudication wins is never reported with its imported label.
     """
-    qs = GoldLabel.objects.filter(judge=judge, excluded=False)
-    if language:
-        qs = qs.filter(language_match_q(language, "conversation__language"))
-    dataset_ids = list(dataset_ids)
-    if dataset_ids:
-        qs = qs.filter(conversation__dataset_id__in=dataset_ids)
-    if conversation_ids is not None:
-        qs = qs.filter(conversation_id__in=list(conversation_ids))
-    if created_from is not None:
-        qs = qs.filter(Q(created_at__date__gte=created_from))
-    if created_to is not None:
-        qs = qs.filter(Q(created_at__date__lte=created_to))
+    qs = _gold_labels(
+        judge=judge,
+        language=language,
+        dataset_ids=dataset_ids,
+        conversation_ids=conversation_ids,
+        created_from=created_from,
+        created_to=created_to,
+    )
     grouped: dict[TargetKey, list[GoldLabel]] = {}
     for label in qs.only(*GOLD_FIELDS):
         grouped.setdefault((label.conversation_id, label.turn_id), []).append(label)
     return winners(grouped)
+
+
+# Where a row of `winning_gold_values` has the label's source; its own fields follow.
+SOURCE_AT = 4
+
+
+def winning_gold_values(
+    *,
+    judge: Judge | None,
+    fields: Sequence[str | Expression],
+    language: str = "",
+    dataset_ids: Iterable[int] = (),
+    conversation_ids: Iterable[int] | QuerySet | None = None,
+) -> dict[int, dict[TargetKey, tuple]]:
+    """`winning_gold` as tuples, in one query: judge id -> target -> the winning label's row (judge id,
+    conversation id, turn id, id, source, *fields), for `judge` or, with None, every judge.
+
+    The same rule as `winning_label`, for the pages that read every gold label of a judge on each view,
+    where a model instance per label costs more than the figures themselves."""
+    qs = _gold_labels(judge=judge, language=language, dataset_ids=dataset_ids, conversation_ids=conversation_ids)
+    named = {f"gold_{i}": f for i, f in enumerate(fields) if not isinstance(f, str)}
+    if named:
+        qs = qs.annotate(**named)
+    columns = [f if isinstance(f, str) else f"gold_{i}" for i, f in enumerate(fields)]
+    rows = qs.filter(source__in=list(_RANK)).values_list(
+        "judge_id", "conversation_id", "turn_id", "id", "source", *columns
+    )
+    best: dict[int, dict[TargetKey, tuple]] = {} if judge is None else {judge.pk: {}}
+    last, targets = None, {}
+    for row in rows:
+        if row[0] != last:
+            last = row[0]
+            targets = best.setdefault(last, {})
+        held = targets.setdefault(row[1:3], row)
+        if held is not row and (_RANK[row[4]], row[3]) < (_RANK[held[4]], held[3]):
+            targets[row[1:3]] = row
+    return best

@@ -12,12 +12,23 @@ An ordinal judge with no declared bounds is scored on its rating all the same, a
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
 from reviewapp.models import Judge, JudgeVersion
 from scoring.outcomes import Outcome, OutcomeRule, OutcomeRuleError, outcome_of, rule_for_scale
 
-__all__ = ["Outcome", "OutcomeRule", "agrees", "outcome_for", "pass_fail_rule", "rule_for", "scale_labels"]
+__all__ = [
+    "Outcome",
+    "OutcomeRule",
+    "Outcomes",
+    "agrees",
+    "outcome_for",
+    "pass_fail_rule",
+    "rule_for",
+    "scale_labels",
+]
 
 
 def rule_for(judge: Judge) -> OutcomeRule:
@@ -67,6 +78,41 @@ def outcome_for(
             return Outcome(None, refused=f"{source}: {reason}" if source else reason)
         return outcome_of(rule, label=f"{rating:g}", source=source)
     return outcome_of(rule, rating=rating, passed=passed, label=label or "", source=source)
+
+
+def keyable(rating: float | None) -> bool:
+    """Whether a rating can key a remembered outcome: -0.0 is the same dict key as 0.0 but not the same
+    label of an open-rating judge ("-0"), and NaN is never equal to itself."""
+    return rating is None or (rating == rating and (rating != 0 or math.copysign(1.0, rating) > 0))
+
+
+def all_keyable(ratings: Sequence[float | None]) -> bool:
+    """`keyable` of every rating, at C speed: a column of database ratings, None for no rating."""
+    from numpy import array, isnan, signbit
+
+    values = array(ratings, dtype=float)  # None is NaN here: real NaN are those beyond the Nones
+    return not (signbit(values) & (values == 0)).any() and int(isnan(values).sum()) == list(ratings).count(None)
+
+
+class Outcomes:
+    """`outcome_for` of one judge, each distinct (rating, passed, label) worked out once.
+
+    A page scores every gold label and verdict of a judge, 100k rows of a handful of distinct answers:
+    the rule runs once per answer, not per row. Keys are database values (a float rating, a bool passed).
+    """
+
+    def __init__(self, judge: Judge, source: str = "") -> None:
+        self.judge, self.source = judge, source
+        self.known: dict[tuple[float | None, bool | None, str], Outcome] = {}
+
+    def __call__(self, rating: float | None, passed: bool | None, label: str = "") -> Outcome:
+        key = (rating, passed, label)
+        found = self.known.get(key)
+        if found is None or (rating == 0 and not keyable(rating)):
+            found = outcome_for(self.judge, rating=rating, passed=passed, label=label, source=self.source)
+            if keyable(rating):
+                self.known[key] = found
+        return found
 
 
 def _values(row: Any) -> dict[str, Any]:

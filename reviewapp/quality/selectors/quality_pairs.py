@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.db.models import TextField
+from django.db.models.functions import Cast
 
 from reviewapp.models import Judge, ReviewItem, Verdict
 from reviewapp.quality.selectors import outcomes
@@ -97,22 +101,47 @@ def slice_verdicts(
 ) -> dict[int, dict[TargetKey, TargetVerdicts]]:
     """version id -> target -> its observations in the slice, in one query."""
     out: dict[int, dict[TargetKey, TargetVerdicts]] = {pk: {} for pk in version_ids}
-    fields = (
-        VERDICT_FIELDS
-        if with_text
-        else tuple(f for f in VERDICT_FIELDS if f not in ("flags", "explanation", "sub_scores"))
-    )
+    columns: list = [f for f in VERDICT_FIELDS if f not in ("flags", "explanation", "sub_scores")]
+    if with_text:
+        # Flags and sub-scores as their JSON text: few distinct values, each decoded once.
+        columns += [
+            Cast("flags", output_field=TextField()),
+            "explanation",
+            Cast("sub_scores", output_field=TextField()),
+        ]
     rows = (
         Verdict.objects.filter(slice.verdict_q(), judge_version_id__in=version_ids, status__in=RATED)
         .order_by("judge_version_id", "conversation_id", "turn_id", "-sweep_id", "run_index")
-        .values(*fields)
+        .values_list(*columns)
     )
-    for v in rows.iterator(chunk_size=5000):
-        targets = out[v["judge_version_id"]]
-        target = targets.get(target_key(v))
+    said = outcomes.Outcomes(judge, "judge")
+    decoded: dict[str | None, Any] = {None: None}
+    resolved = Verdict.Status.RESOLVED
+    for row in rows.iterator(chunk_size=5000):
+        version_id, sweep_id, run_index, conversation_id, turn_id, status, rating, passed, label, language = row[:10]
+        flags, explanation, sub_scores = row[10:] if with_text else (None, "", None)
+        targets = out[version_id]
+        key = (conversation_id, turn_id)
+        target = targets.get(key)
         if target is None:
-            target = targets[target_key(v)] = TargetVerdicts(language=v["conversation__language"])
-        target.runs.append(observation_of(judge, v))
+            target = targets[key] = TargetVerdicts(language=language)
+        for text in (flags, sub_scores):
+            if text not in decoded:
+                decoded[text] = json.loads(text)
+        o = said(rating, passed, label) if status == resolved else None
+        target.runs.append(
+            Observation(
+                sweep_id=sweep_id,
+                run_index=run_index,
+                status=status,
+                outcome=o.value if o else None,
+                flags=list(decoded[flags] or []),
+                explanation=explanation or "",
+                refused=o.refused if o else "",
+                conversion=o.conversion if o else "",
+                sub_scores=dict(decoded[sub_scores] or {}),
+            )
+        )
     return out
 
 

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
+from operator import itemgetter
 from typing import Any, Literal
 
-from django.db.models import Q
+from django.db.models import Q, TextField
+from django.db.models.functions import Cast
 
 from reviewapp.access import language_match_q
 from reviewapp.models import Dataset, GoldLabel, Judge, Review, ReviewItem, Sweep, Verdict
 from reviewapp.quality.selectors import outcomes
-from reviewapp.quality.selectors.gold import winning_gold
+from reviewapp.quality.selectors.gold import SOURCE_AT, winning_gold_values
 from scoring import agreement
 from scoring.errors import TribunalError
 
@@ -193,11 +196,77 @@ def as_gold(judge: Judge, label: GoldLabel) -> Gold:
     )
 
 
+def gold_fields(*, weighted: bool) -> list:
+    """The columns `gold_kinds` reads, after the source: failure modes as their JSON text (a few distinct
+    values, decoded once each) and, for weighted judges, the sub-scores."""
+    fields: list = ["rating", "passed", "label", Cast("failure_modes", output_field=TextField())]
+    if weighted:
+        fields.append("metadata__sub_scores")
+    return fields
+
+
+@dataclass
+class GoldKinds:
+    """A judge's winning gold as `as_gold` reads it, target by target, each label one of a few distinct
+    kinds (Gold is frozen, so targets share them; a weighted judge's are each their own, with its sub-scores)."""
+
+    targets: list[TargetKey]
+    kind: list[int]  # per target, its Gold in `kinds`
+    kinds: list[Gold]
+
+    def as_dict(self) -> dict[TargetKey, Gold]:
+        return dict(zip(self.targets, map(self.kinds.__getitem__, self.kind), strict=True))
+
+
+def gold_kinds(judge: Judge, rows: dict[TargetKey, tuple]) -> GoldKinds:
+    """`as_gold` of the rows `winning_gold_values(fields=gold_fields(...))` gives, each distinct label once."""
+    read = outcomes.Outcomes(judge, "gold")
+    weighted = judge.scale == Judge.Scale.WEIGHTED
+    categories: dict[str | None, tuple[str, ...]] = {}
+    kinds: list[Gold] = []
+
+    def make(row: tuple) -> int:
+        source, rating, passed, label, modes = row[:5]
+        said = read(rating, passed, label)
+        if modes not in categories:
+            categories[modes] = tuple(json.loads(modes) or ()) if modes is not None else ()
+        given = row[5] if weighted else None
+        kinds.append(
+            Gold(
+                said.value,
+                source,
+                categories[modes],
+                said.refused,
+                said.conversion,
+                dict(given) if isinstance(given, dict) else {},
+            )
+        )
+        return len(kinds) - 1
+
+    labels = list(map(itemgetter(slice(SOURCE_AT, None if weighted else SOURCE_AT + 5)), rows.values()))
+    if weighted or not outcomes.all_keyable([row[1] for row in labels]):
+        # A weighted judge's sub-scores are each its own; -0.0 and 0.0 (or NaN) ratings are one dict key.
+        kind = [make(row) for row in labels]
+    else:
+        known = {row: make(row) for row in set(labels)}
+        kind = list(map(known.__getitem__, labels))
+    return GoldKinds(list(rows), kind, kinds)
+
+
+def judge_gold_kinds(*, judge: Judge, slice: Slice) -> GoldKinds:
+    """`judge_gold` by kinds: one query."""
+    rows = winning_gold_values(
+        judge=judge,
+        fields=gold_fields(weighted=judge.scale == Judge.Scale.WEIGHTED),
+        language=slice.language,
+        dataset_ids=slice.dataset_ids,
+    )
+    return gold_kinds(judge, rows[judge.pk])
+
+
 def judge_gold(*, judge: Judge, language: str = "", slice: Slice | None = None) -> dict[TargetKey, Gold]:
     """The winning gold of every target of `judge` in the slice, as outcomes: one query."""
-    slice = slice or Slice(language=language)
-    labels = winning_gold(judge=judge, language=slice.language, dataset_ids=slice.dataset_ids)
-    return {target: as_gold(judge, label) for target, label in labels.items()}
+    return judge_gold_kinds(judge=judge, slice=slice or Slice(language=language)).as_dict()
 
 
 @dataclass
@@ -213,6 +282,7 @@ class ReviewRow:
 def review_rows(judge: Judge, slice: Slice) -> list[ReviewRow]:
     """Every review of the judge's items in the slice's targets: one query."""
     rows = []
+    said = outcomes.Outcomes(judge)
     for r in (
         Review.objects.filter(slice.target_q("item__"), item__judge=judge)
         .order_by("item_id", "created_at", "pk")
@@ -235,7 +305,7 @@ def review_rows(judge: Judge, slice: Slice) -> list[ReviewRow]:
                 reviewer_id=r["reviewer_id"],
                 target=target_key(r, "item__"),
                 language=r["item__language"],
-                outcome=outcome(judge, rating=r["rating"], passed=r["passed"], label=r["label"]),
+                outcome=said(r["rating"], r["passed"], r["label"]).value,
             )
         )
     return rows
