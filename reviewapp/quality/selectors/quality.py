@@ -26,9 +26,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviewapp.models import GoldLabel, Judge, JudgeVersion, ReviewItem, Verdict
+from django.db.models import Q
+
+from reviewapp.models import Judge, JudgeVersion
 from reviewapp.quality.selectors import leakage
-from reviewapp.quality.selectors.gold import GOLD_FIELDS, winners
+from reviewapp.quality.selectors import quality_columns as columns
+from reviewapp.quality.selectors import quality_reads as reads
 from reviewapp.quality.selectors.quality_estimates import (
     PassRate,
     QaEstimate,
@@ -38,30 +41,22 @@ from reviewapp.quality.selectors.quality_estimates import (
     run_spreads,
 )
 from reviewapp.quality.selectors.quality_pairs import (
-    VERDICT_FIELDS,
     Pair,
-    PairSet,
+    PairCounts,
     TargetVerdicts,
-    observation_of,
     pair_set,
     pairs_report,
-    slice_items,
-    slice_verdicts,
 )
 from reviewapp.quality.selectors.quality_slice import (
     CONVENTIONS,
     ESTIMATORS,
-    RATED,
     TREND_BOOTSTRAP,
     Gold,
     ReviewRow,
     Slice,
     TargetKey,
-    as_gold,
-    judge_gold,
     review_rows,
     scale_labels,
-    target_key,
 )
 from scoring import agreement, classification
 from scoring import outcomes as scoring_outcomes
@@ -71,7 +66,7 @@ from scoring import outcomes as scoring_outcomes
 class VersionQuality:
     version: JudgeVersion
     slice: Slice
-    scored: PairSet
+    scored: PairCounts  # a PairSet, pairs and all, from version_quality
     overall: classification.ClassificationReport
     accuracy: dict[str, tuple[int, agreement.Estimate]] = field(default_factory=dict)  # convention -> (n, estimate)
     by_language: dict[str, classification.ClassificationReport] = field(default_factory=dict)
@@ -223,39 +218,41 @@ def judge_quality(
     slice: Slice | None = None,
 ) -> JudgeQuality:
     """Every version of `judge` on the slice (the trend), and the chosen version (default: the latest) in
-    detail: per language, QA sample, disputed items, runs. Five queries."""
+    detail: per language, QA sample, disputed items, runs. Five queries. The figures are
+    `version_quality`'s, computed column-wise (selectors/quality_columns.py)."""
     slice = slice or Slice(language=language)
     versions = versions if versions is not None else judge_versions(judge=judge)
     if version is None and versions:
         version = versions[-1]
     reviews = review_rows(judge, slice)
-    gold = judge_gold(judge=judge, slice=slice)
-    items = slice_items(judge, slice)
-    verdicts = slice_verdicts(judge, [v.pk for v in versions], slice)
-    trend = [
-        version_quality(
-            version=v,
-            targets=verdicts[v.pk],
-            gold=leakage.held_out(gold, leakage.excluded_of(v)),
-            items=items,
-            n_boot=TREND_BOOTSTRAP,
-            slice=slice,
-            detail=False,
+    labels = columns.Labels()
+    gold = reads.read_gold([judge], slice, {judge.pk: labels})[judge.pk]
+    items = reads.read_items(judge, slice)
+    answers = columns.Answers(judge, labels)
+    verdicts = reads.read_verdicts(
+        slice.verdict_q(),
+        [v.pk for v in versions],
+        lambda _: answers,
+        runs_of=version.pk if version is not None else None,
+        sub_scores=judge.scale == Judge.Scale.WEIGHTED,
+    )
+
+    def pairs_of(v: JudgeVersion) -> columns.Columns:
+        on = verdicts.get(v.pk) or columns.no_verdicts(runs=v == version)
+        detail = items if v == version else None
+        return columns.columns_of(judge, on, answers, gold, excluded=leakage.excluded_of(v), items=detail)
+
+    def figures(v: JudgeVersion, c: columns.Columns, n_boot: int, detail: bool) -> VersionQuality:
+        return columns.version_figures(
+            version=v, c=c, answers=answers, gold=gold, items=items, n_boot=n_boot, slice=slice, detail=detail
         )
-        for v in versions
-    ]
+
+    chosen = pairs_of(version) if version is not None else None
+    trend = [figures(v, chosen if chosen and v == version else pairs_of(v), TREND_BOOTSTRAP, False) for v in versions]
     selected = None
-    if version is not None:
-        excluded = leakage.excluded_of(version)
-        selected = version_quality(
-            version=version,
-            targets=verdicts.get(version.pk, {}),
-            gold=leakage.held_out(gold, excluded),
-            items=items,
-            n_boot=n_boot,
-            slice=slice,
-        )
-        selected.excluded_gold = sum(1 for t in excluded if t in gold)
+    if version is not None and chosen is not None:
+        selected = figures(version, chosen, n_boot, True)
+        selected.excluded_gold = gold.count(leakage.excluded_of(version))
     return JudgeQuality(
         judge=judge,
         versions=versions,
@@ -291,50 +288,32 @@ def reviewer_alpha(reviews: list[ReviewRow], *, level: agreement.Level = "nomina
 
 
 def quality_overview() -> list[tuple[Judge, list[VersionQuality]]]:
-    """Every judge with each version's point estimates against gold (no intervals): five queries in all."""
+    """Every judge with each version's point estimates against gold (accuracy's Wilson interval, no
+    bootstrap): four queries in all (review items weigh nothing in these figures)."""
     judges = {j.pk: j for j in Judge.objects.order_by("slug")}
     versions_by_judge: dict[int, list[JudgeVersion]] = defaultdict(list)
     for version in JudgeVersion.objects.select_related("judge").order_by("created_at", "pk"):
         version.judge = judges[version.judge_id]
         versions_by_judge[version.judge_id].append(version)
     version_judge = {v.pk: v.judge_id for vs in versions_by_judge.values() for v in vs}
-
-    grouped: dict[int, dict[TargetKey, list[GoldLabel]]] = defaultdict(lambda: defaultdict(list))
-    for g in GoldLabel.objects.filter(excluded=False).only(*GOLD_FIELDS):
-        grouped[g.judge_id][(g.conversation_id, g.turn_id)].append(g)
-    gold: dict[int, dict[TargetKey, Gold]] = defaultdict(dict)
-    for judge_id, targets in grouped.items():
-        gold[judge_id] = {target: as_gold(judges[judge_id], best) for target, best in winners(targets).items()}
-    items: dict[int, dict[TargetKey, dict[str, Any]]] = defaultdict(dict)
-    for i in ReviewItem.objects.values(
-        "id", "judge_id", "conversation_id", "turn_id", "reasons", "sample_weight", "status", "adjudication__id"
-    ):
-        items[i["judge_id"]][target_key(i)] = i
-    verdicts: dict[int, dict[TargetKey, TargetVerdicts]] = defaultdict(dict)
-    fields = tuple(f for f in VERDICT_FIELDS if f not in ("flags", "explanation", "sub_scores"))
-    for v in (
-        Verdict.objects.filter(status__in=RATED)
-        .order_by("judge_version_id", "conversation_id", "turn_id", "-sweep_id", "run_index")
-        .values(*fields)
-        .iterator(chunk_size=5000)
-    ):
-        judge = judges[version_judge[v["judge_version_id"]]]
-        target = verdicts[v["judge_version_id"]].setdefault(target_key(v), TargetVerdicts(v["conversation__language"]))
-        target.runs.append(observation_of(judge, v))
-    return [
-        (
-            judge,
-            [
-                version_quality(
-                    version=v,
-                    targets=verdicts[v.pk],
-                    gold=gold[judge.pk],
-                    items=items[judge.pk],
-                    n_boot=0,
-                    detail=False,
-                )
-                for v in versions_by_judge[judge.pk]
-            ],
-        )
-        for judge in judges.values()
-    ]
+    labels = {pk: columns.Labels() for pk in judges}
+    answers = {pk: columns.Answers(j, labels[pk]) for pk, j in judges.items()}
+    gold = reads.read_gold(list(judges.values()), Slice(), labels) if judges else {}
+    verdicts = reads.read_verdicts(Q(), list(version_judge), lambda pk: answers[version_judge[pk]])
+    overview = []
+    for judge in judges.values():
+        trend = [
+            columns.version_figures(
+                version=v,
+                c=columns.columns_of(judge, verdicts[v.pk], answers[judge.pk], gold[judge.pk]),
+                answers=answers[judge.pk],
+                gold=gold[judge.pk],
+                items=None,
+                n_boot=0,
+                slice=Slice(),
+                detail=False,
+            )
+            for v in versions_by_judge[judge.pk]
+        ]
+        overview.append((judge, trend))
+    return overview

@@ -171,17 +171,24 @@ class Pair:
 
 
 @dataclass
-class PairSet:
-    """The version's reference verdicts on the slice against gold: what is scored and what is not."""
+class PairCounts:
+    """The version's reference verdicts on the slice against gold: how many are scored and why the others
+    are not (what a page shows of a PairSet)."""
 
     targets: int = 0
     unresolved: int = 0  # reference verdicts unresolved (the judge's answer could not be used)
     failed: int = 0  # reference verdicts that are errors (the call failed)
     without_gold: int = 0
-    pairs: list[Pair] = field(default_factory=list)  # resolved and scored
-    unresolved_pairs: list[Pair] = field(default_factory=list)  # gold scored, the judge unresolved or failed
     refused: Counter = field(default_factory=Counter)  # reason -> pairs
     conversions: Counter = field(default_factory=Counter)  # named rule -> pairs
+
+
+@dataclass
+class PairSet(PairCounts):
+    """The counts and the scored pairs themselves."""
+
+    pairs: list[Pair] = field(default_factory=list)  # resolved and scored
+    unresolved_pairs: list[Pair] = field(default_factory=list)  # gold scored, the judge unresolved or failed
 
     def under(self, convention: Convention) -> list[Pair]:
         return self.pairs if convention == "excluded" else self.pairs + self.unresolved_pairs
