@@ -9,8 +9,9 @@ from typing import Any
 
 from reviewapp.judging.services import judges
 from reviewapp.models import EdgeCase, EdgeCaseTag, Judge, JudgeVersion, Turn, Verdict
+from reviewapp.quality.selectors.gold import winning_gold_values
 from reviewapp.quality.selectors.leakage import excluded_targets, without_excluded
-from reviewapp.quality.selectors.quality_slice import judge_gold
+from reviewapp.quality.selectors.quality_slice import gold_fields, gold_kinds
 from scoring import planner
 from scoring.records import record_dict
 from scoring.specs import Criterion
@@ -94,22 +95,29 @@ def coverage_matrix(*, judge: Judge, version: JudgeVersion | None = None) -> Cov
     ):
         by_case[case_id].add(conversation_id)
     conversations = set().union(*by_case.values()) if by_case else set()
+    # The tagged conversations as a subquery: only their turns, verdicts and gold are read, whatever the
+    # size of the judge's gold, and no list of ids goes to the database.
+    tagged = EdgeCaseTag.objects.filter(edge_case__judge=judge).values("conversation_id")
     turns_by_conversation: dict[int, list[int]] = defaultdict(list)
-    for turn_id, conversation_id in Turn.objects.filter(
-        conversation_id__in=conversations, role=Turn.Role.AGENT
-    ).values_list("id", "conversation_id"):
-        turns_by_conversation[conversation_id].append(turn_id)
+    if conversations:
+        agent_turns = Turn.objects.filter(conversation_id__in=tagged, role=Turn.Role.AGENT)
+        for turn_id, conversation_id in agent_turns.values_list("id", "conversation_id"):
+            turns_by_conversation[conversation_id].append(turn_id)
     scores: dict[int, dict[str, float]] = {}
     if version is not None and conversations:
         for turn_id, status, sub_scores in (
             Verdict.objects.filter(judge_version=version, run_index=0, turn__isnull=False)
-            .filter(conversation_id__in=conversations)
+            .filter(conversation_id__in=tagged)
             .order_by("turn_id", "-sweep_id")
             .values_list("turn_id", "status", "sub_scores")
         ):
             if turn_id not in scores:
                 scores[turn_id] = dict(sub_scores or {}) if status == Verdict.Status.RESOLVED else {}
-    gold = without_excluded(judge_gold(judge=judge), excluded_targets(version) if version else set())
+    weighted = judge.scale == Judge.Scale.WEIGHTED
+    rows = winning_gold_values(judge=judge, fields=gold_fields(weighted=weighted), conversation_ids=tagged)
+    gold = without_excluded(
+        gold_kinds(judge, rows[judge.pk]).as_dict(), excluded_targets(version) if version else set()
+    )
     labelled_turns = {t for _, t in gold if t is not None}
     rows = []
     for case in cases:

@@ -3,14 +3,23 @@ ones and how often the version was right, with Wilson intervals, labels needed a
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reviewapp.models import JudgeVersion, Verdict
-from reviewapp.quality.selectors.leakage import excluded_targets, without_excluded
-from reviewapp.quality.selectors.quality_slice import judge_gold, outcome
+from django.db.models import Q
+
+from reviewapp.models import JudgeVersion
+from reviewapp.quality.selectors import quality_columns as columns
+from reviewapp.quality.selectors import quality_reads as reads
+from reviewapp.quality.selectors.leakage import excluded_targets
+from reviewapp.quality.selectors.quality_slice import Slice
 from scoring import planner
+from scoring.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_import("numpy")
 
 DEFAULT_BUDGET = 200
 
@@ -69,33 +78,29 @@ class Plan:
 
 
 def plan_cells(*, version: JudgeVersion, budget: int = DEFAULT_BUDGET) -> Plan:
-    """A fixed number of queries: the version's verdicts, gold, its excluded targets."""
+    """A fixed number of queries: the version's verdicts, gold, its excluded targets.
+
+    A target's verdict is the first run of its latest sweep, whatever its status; it is labelled when
+    it is resolved with an outcome and the target's gold (the version's drafting evidence left out) gives
+    one. Read and counted as columns (quality_reads, quality_columns): a cell counts 100k targets."""
     judge = version.judge
-    latest: dict[tuple[int, int | None], dict] = {}
-    rows = (
-        Verdict.objects.filter(judge_version=version)
-        .order_by("conversation_id", "turn_id", "-sweep_id", "run_index")
-        .values("conversation_id", "turn_id", "status", "rating", "passed", "label", "conversation__language")
-    )
-    for v in rows.iterator(chunk_size=5000):
-        latest.setdefault((v["conversation_id"], v["turn_id"]), v)
+    labels = columns.Labels()
+    answers = columns.Answers(judge, labels)
+    verdicts = reads.read_verdicts(Q(), [version.pk], lambda _: answers, rated_only=False)[version.pk]
     excluded = excluded_targets(version)
-    gold = without_excluded(judge_gold(judge=judge), excluded)
-    population: dict[str, int] = defaultdict(int)
-    labelled: dict[str, int] = defaultdict(int)
-    correct: dict[str, int] = defaultdict(int)
-    for target, v in latest.items():
-        language = v["conversation__language"]
-        population[language] += 1
-        label = gold.get(target)
-        if label is None or v["status"] != Verdict.Status.RESOLVED:
-            continue
-        said = outcome(judge, rating=v["rating"], passed=v["passed"], label=v["label"])
-        if said is None:
-            continue
-        labelled[language] += 1
-        correct[language] += int(said == label.outcome)
-    cells = [planner.Cell(lang, population[lang], labelled[lang], correct[lang]) for lang in sorted(population)]
+    gold = reads.read_gold([judge], Slice(), {judge.pk: labels})[judge.pk]
+    status, value, _, _ = answers.arrays()
+    said, truth = value[verdicts.answer], gold.code[gold.rows(verdicts, excluded)]
+    labelled = (status[verdicts.answer] == 0) & (said >= 0) & (truth >= 0)
+    right = labelled & (said == truth)
+    size = len(verdicts.languages)
+    population = np.bincount(verdicts.language, minlength=size).tolist()
+    labelled_n = np.bincount(verdicts.language[labelled], minlength=size).tolist()
+    correct = np.bincount(verdicts.language[right], minlength=size).tolist()
+    cells = [
+        planner.Cell(name, population[code], labelled_n[code], correct[code])
+        for name, code in sorted((name, code) for code, name in enumerate(verdicts.languages) if population[code])
+    ]
     split = planner.neyman_allocation(cells, budget)
     return Plan(
         version=version,

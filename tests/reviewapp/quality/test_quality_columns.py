@@ -25,6 +25,8 @@ from reviewapp.models import (
     Adjudication,
     Conversation,
     Dataset,
+    EdgeCase,
+    EdgeCaseTag,
     GoldLabel,
     Judge,
     JudgeVersion,
@@ -37,7 +39,9 @@ from reviewapp.models import (
     VersionProvenance,
 )
 from reviewapp.quality.selectors import leakage, quality, quality_pairs, quality_reads, quality_slice
+from reviewapp.quality.selectors.coverage import coverage_matrix
 from reviewapp.quality.selectors.gold import winning_gold
+from reviewapp.triage.selectors.planner import plan_cells
 
 pytestmark = pytest.mark.django_db
 
@@ -355,6 +359,34 @@ def test_gold_and_a_comparisons_verdicts_read_as_before(mixture):
             assert plain(got) == plain(expected)
 
 
+def test_the_planner_counts_what_it_counted(mixture, lane):
+    for judge in mixture["judges"]:
+        for version in quality.judge_versions(judge=judge):
+            gold = leakage.without_excluded(
+                by_pairs_gold(judge, quality_slice.Slice()), leakage.excluded_targets(version)
+            )
+            latest: dict = {}
+            for v in (
+                Verdict.objects.filter(judge_version=version)
+                .order_by("conversation_id", "turn_id", "-sweep_id", "run_index")
+                .values("conversation_id", "turn_id", "status", "rating", "passed", "label", "conversation__language")
+            ):
+                latest.setdefault((v["conversation_id"], v["turn_id"]), v)
+            expected: dict = {}
+            for target, v in latest.items():
+                cell = expected.setdefault(v["conversation__language"], [0, 0, 0])
+                cell[0] += 1
+                label = gold.get(target)
+                said = quality_slice.outcome(judge, rating=v["rating"], passed=v["passed"], label=v["label"])
+                if label is None or v["status"] != Verdict.Status.RESOLVED or said is None:
+                    continue
+                cell[1] += 1
+                cell[2] += int(said == label.outcome)
+            plan = plan_cells(version=version, budget=50)
+            got = {c.language: [c.cell.population, c.cell.labelled, c.cell.correct] for c in plan.cells}
+            assert got == dict(sorted(expected.items())), f"{judge.slug} {version.version}"
+
+
 # --- a fixed number of queries ------------------------------------------------------------------------------------
 
 
@@ -382,9 +414,22 @@ def _grow(mixture, size: int) -> None:
     )  # fmt: skip
 
 
-def test_the_index_page_runs_a_fixed_number_of_queries(mixture, client, make_user, django_assert_num_queries):
+def test_the_index_planner_and_coverage_pages_run_a_fixed_number_of_queries(
+    mixture, client, make_user, django_assert_num_queries
+):
+    judge = mixture["judges"][0]
+    case = EdgeCase.objects.create(judge=judge, position=1, case="A caller asks twice", criteria=[])
+    EdgeCaseTag.objects.create(edge_case=case, conversation=Conversation.objects.first(), source="hand")
     client.force_login(make_user("lee", role=Role.LEAD))
+    pages = {
+        reverse("quality_index"): 6,  # session, user; judges, versions, gold, verdicts
+        reverse("plan_page", args=[judge.slug]): 7,  # session, user; judge, versions; verdicts, exclusions, gold
+        # session, user; judge; version, cases, tags, turns, verdicts, gold, exclusions
+        reverse("coverage_page", args=[judge.slug]): 10,
+    }
     for size in (5, 60):
         _grow(mixture, size)
-        with django_assert_num_queries(6):  # session, user; judges, versions, gold, verdicts
-            assert client.get(reverse("quality_index")).status_code == 200
+        for url, queries in pages.items():
+            with django_assert_num_queries(queries):
+                assert client.get(url).status_code == 200
+    assert coverage_matrix(judge=judge).rows
