@@ -1,0 +1,59 @@
+"""How much CPU does this machine give two busy processes at once? A figure to print beside any other.
+
+    PYTHONPATH=. .venv/bin/python bench/cpus.py [--seconds 2] [--processes 2]
+
+Runs the same fixed loop once alone and then in --processes processes at once, and prints the wall
+and CPU seconds of each and the parallel factor: the work done per second with all of them running,
+over the work done per second by one alone. On two idle cores the factor is close to 2.0; a virtual
+machine whose cores share a physical one, or whose host is busy, gives less, and then every figure
+that relies on two processes working side by side (an import's reader and its database, an export's
+two halves) falls short of what two real cores would give. The CPU seconds tell a second thing: when
+they grow with the processes running, the cores are slower per instruction while both are busy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import time
+
+
+def spin(loops: int) -> tuple[float, float]:
+    started, cpu = time.perf_counter(), time.process_time()
+    total = 0
+    for i in range(loops):
+        total += i
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
+def calibrate(seconds: float) -> int:
+    """Loops that take about `seconds` alone."""
+    loops = 1_000_000
+    while True:
+        elapsed, _ = spin(loops)
+        if elapsed > 0.2:
+            return int(loops * seconds / elapsed)
+        loops *= 4
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=2.0, help="length of the loop alone")
+    parser.add_argument("--processes", type=int, default=2)
+    args = parser.parse_args()
+    loops = calibrate(args.seconds)
+    alone_wall, alone_cpu = spin(loops)
+    with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
+        started = time.perf_counter()
+        together = pool.map(spin, [loops] * args.processes)
+        wall = time.perf_counter() - started
+    factor = args.processes * alone_wall / wall
+    print(f"alone: {alone_wall:.2f} s wall, {alone_cpu:.2f} s CPU")
+    for number, (each_wall, each_cpu) in enumerate(together, start=1):
+        print(f"process {number} of {args.processes}: {each_wall:.2f} s wall, {each_cpu:.2f} s CPU")
+    print(f"parallel factor {factor:.2f} of {args.processes} (load average {os.getloadavg()[0]:.2f})")
+
+
+if __name__ == "__main__":
+    main()
