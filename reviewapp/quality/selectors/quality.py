@@ -299,7 +299,8 @@ def quality_overview() -> list[tuple[Judge, list[VersionQuality]]]:
     labels = {pk: columns.Labels() for pk in judges}
     answers = {pk: columns.Answers(j, labels[pk]) for pk, j in judges.items()}
     gold = reads.read_gold(list(judges.values()), Slice(), labels) if judges else {}
-    verdicts = reads.read_verdicts(Q(), list(version_judge), lambda pk: answers[version_judge[pk]])
+    # The overview's figures are not per language: its verdicts are read without their conversations.
+    verdicts = reads.read_verdicts(Q(), list(version_judge), lambda pk: answers[version_judge[pk]], languages=False)
     overview = []
     for judge in judges.values():
         trend = [

@@ -407,10 +407,16 @@ def columns_of(
     )
 
 
+def _present(codes: np.ndarray, size: int) -> list[int]:
+    """The label codes that occur (codes are small: counted, not sorted)."""
+    return np.flatnonzero(np.bincount(codes, minlength=size)).tolist() if len(codes) else []
+
+
 def _label_positions(c: Columns, gold: np.ndarray, judged: np.ndarray) -> tuple[list[str], np.ndarray]:
     """`slice_labels` of these gold and judge label codes, and where each label code falls in it."""
     names = c.labels.names
-    labels = slice_labels(c.judge, [names[i] for i in np.unique(gold)], [names[i] for i in np.unique(judged)])
+    size = len(names)
+    labels = slice_labels(c.judge, [names[i] for i in _present(gold, size)], [names[i] for i in _present(judged, size)])
     index = {label: i for i, label in enumerate(labels)}
     return labels, np.array([index.get(name, -1) for name in names], dtype=np.intp)
 
@@ -439,8 +445,16 @@ def _report(
 
 def _gold_sources(c: Columns, gold: GoldColumns, pairs: np.ndarray) -> dict[str, int]:
     """dict(Counter(each pair's gold source)): its keys in the order the pairs first give them."""
-    source = [g.source for g in gold.kinds]
-    return dict(Counter(map(source.__getitem__, gold.kind[c.gold_row[pairs]].tolist())))
+    names = list(dict.fromkeys(g.source for g in gold.kinds))
+    source_of_kind = np.array([names.index(g.source) for g in gold.kinds] + [0], dtype=np.intp)
+    source = source_of_kind[gold.kind[c.gold_row[pairs]]]
+    if not len(source):
+        return {}
+    counts = np.bincount(source, minlength=len(names))
+    first = np.full(len(names), len(source))
+    present = np.flatnonzero(counts)
+    first[present] = [int(np.argmax(source == code)) for code in present.tolist()]
+    return {names[code]: int(counts[code]) for code in sorted(present.tolist(), key=first.__getitem__)}
 
 
 def _qa_estimate(c: Columns, items: Items, convention: str) -> QaEstimate:

@@ -93,13 +93,25 @@ def _columns(queryset: QuerySet, width: int, kinds: Sequence[tuple[str, str]]) -
 
 def _coded(texts: list[str]) -> tuple[np.ndarray, list[str]]:
     """Each text's code, and the distinct texts in code order."""
+    if texts and not any(texts):  # labels, failure modes: mostly every one empty
+        return np.zeros(len(texts), dtype=np.intp), [""]
     distinct = list(dict.fromkeys(texts))
     code = {text: i for i, text in enumerate(distinct)}
     return np.fromiter(map(code.__getitem__, texts), dtype=np.intp, count=len(texts)), distinct
 
 
+def _factorized(key: np.ndarray) -> tuple[int, np.ndarray]:
+    """How many distinct values a column holds, and each row's number among them (in value order)."""
+    if key.dtype.kind == "i" and key.min() >= 0 and key.max() < 2**22:  # small codes: no sort needed
+        present = np.zeros(int(key.max()) + 1, dtype=bool)
+        present[key] = True
+        return int(present.sum()), (np.cumsum(present) - 1)[key]
+    values, inverse = np.unique(key, return_inverse=True)
+    return len(values), inverse.ravel()
+
+
 def _distinct(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of these key columns (the first row of each) and each row's code among them.
+    """A row of each distinct combination of these key columns, and each row's combination.
 
     Column by column, as one number per row: np.unique over whole rows sorts structured values, an order
     of magnitude slower on 100k rows."""
@@ -107,12 +119,14 @@ def _distinct(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
     code = np.zeros(len(keys[0]), dtype=np.int64)
     for key in keys:
-        values, inverse = np.unique(key, return_inverse=True)
-        if (int(code.max()) + 1) * len(values) >= 2**62:  # renumbered, the codes stay below the row count
-            code = np.unique(code, return_inverse=True)[1].ravel().astype(np.int64)
-        code = code * len(values) + inverse.ravel()
-    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    return first, inverse.ravel()
+        size, inverse = _factorized(key)
+        if (int(code.max()) + 1) * size >= 2**62:  # renumbered, the codes stay below the row count
+            code = _factorized(code)[1].astype(np.int64)
+        code = code * size + inverse
+    size, inverse = _factorized(code)
+    row_of = np.empty(size, dtype=np.intp)
+    row_of[inverse] = np.arange(len(code))  # one row of each: they are all alike
+    return row_of, inverse
 
 
 def _float(bits: int) -> float:
@@ -312,17 +326,18 @@ def read_verdicts(
     runs_of: int | None = None,
     sub_scores: bool = False,
     rated_only: bool = True,
+    languages: bool = True,
 ) -> dict[int, columns.VersionVerdicts]:
     """Every rated verdict (with `rated_only`, else every verdict) of the versions on the slice, one query:
     per version its targets, each with its reference verdict, and for the version `runs_of` every verdict
-    (its runs are shown)."""
+    (its runs are shown). Without `languages` every target's language is "" (and no conversation is read)."""
     fields = ["judge_version_id", "conversation_id", "turn_id", "sweep_id", "run_index"]
-    fields += ["status", "rating", "passed", "label", "conversation__language"]
+    fields += ["status", "rating", "passed", "label"] + (["conversation__language"] if languages else [])
     qs = Verdict.objects.filter(verdicts_q, judge_version_id__in=list(version_ids))
     if rated_only:
         qs = qs.filter(status__in=RATED)
     if _postgres() and not sub_scores:
-        found = _verdict_columns(qs.values_list(*fields), version_ids, answers_of, runs_of)
+        found = _verdict_columns(qs.values_list(*fields), version_ids, answers_of, runs_of, languages=languages)
         if found is not None:
             return found
     if sub_scores:
@@ -332,16 +347,14 @@ def read_verdicts(
     )
     if not rows:
         return columns.version_verdicts(*_no_rows(), version_ids=version_ids, runs_of=runs_of)
-    version, conversation, turn, sweep, run, status, rating, passed, label, language = list(zip(*rows, strict=True))[
-        :10
-    ]
+    version, conversation, turn, sweep, run, status, rating, passed, label = list(zip(*rows, strict=True))[:9]
     version_array = np.array(version, dtype=np.int64)
     bounds = np.flatnonzero(np.concatenate(([True], version_array[1:] != version_array[:-1]))).tolist()
     answer = np.zeros(len(rows), dtype=np.intp)
     for lo, hi in zip(bounds, [*bounds[1:], len(rows)], strict=True):
         keys = list(zip(status[lo:hi], rating[lo:hi], passed[lo:hi], label[lo:hi], strict=True))
         answer[lo:hi] = answers_of(version[lo]).codes(keys)
-    language_code, languages = _coded(list(language))
+    language_code, names = _coded([row[9] for row in rows]) if languages else _coded([""] * len(rows))
     return columns.version_verdicts(
         version_array,
         np.array(conversation, dtype=np.int64),
@@ -350,10 +363,10 @@ def read_verdicts(
         np.array(run, dtype=np.int64),
         answer,
         language_code,
-        languages,
+        names,
         version_ids=version_ids,
         runs_of=runs_of,
-        sub_scores=[row[10] for row in rows] if sub_scores else None,
+        sub_scores=[row[len(fields) - 1] for row in rows] if sub_scores else None,
     )
 
 
@@ -367,6 +380,8 @@ def _verdict_columns(
     version_ids: Sequence[int],
     answers_of: Callable[[int], columns.Answers],
     runs_of: int | None,
+    *,
+    languages: bool,
 ) -> dict[int, columns.VersionVerdicts] | None:
     if max(version_ids, default=0) >= 2**43:
         return None
@@ -374,7 +389,7 @@ def _verdict_columns(
     status = f"{status} ELSE {columns.OTHER}"
     read = _columns(
         qs,
-        10,
+        10 if languages else 9,
         [
             # version, run, status, passed and whether there is a rating, as one number
             (
@@ -386,36 +401,32 @@ def _verdict_columns(
             ("c3", "int"),
             ("coalesce(c6, 0)", "float"),
             ("c8", "text"),
-            ("c9", "text"),
+            *([("c9", "text")] if languages else []),
         ],
     )
     if read is None:
         return None
-    packed, conversation, turn, sweep, rating, label_texts, language_texts = read
+    packed, conversation, turn, sweep, rating, label_texts, *language_texts = read
     version, run, flags = packed >> 20, (packed >> 5) & (2**15 - 1), packed & 31
     # The ORM's order (version, conversation, turn, latest sweep first, run), with PostgreSQL's NULLS LAST.
     order = np.lexsort((run, -sweep, np.where(turn < 0, np.iinfo(np.int64).max, turn), conversation, version))
     label, label_names = _coded(label_texts)
-    language, languages = _coded(language_texts)
-    answer = np.zeros(len(version), dtype=np.intp)
+    language, names_of_languages = _coded(language_texts[0] if languages else [""] * len(version))
     # Any status but the rated three only needs to be told apart from them.
     names = {code: str(name) for name, code in columns.STATUS_CODE.items()} | {columns.OTHER: "other"}
-    for pk in np.unique(version).tolist():
-        mine = np.flatnonzero(version == pk)
-        distinct, kind = _distinct(flags[mine], rating[mine], label[mine])
-        answers = answers_of(pk)
-        coded = []
-        for row in mine[distinct].tolist():
-            code = int(flags[row])
-            coded.append(
-                answers.add(
-                    names[code & 3],
-                    None if code >> 4 & 1 else _float(rating[row]),
-                    _passed(code >> 2 & 3),
-                    label_names[label[row]],
-                )
+    distinct, kind = _distinct(np.searchsorted(np.sort(np.unique(version)), version), flags, rating, label)
+    coded = []
+    for row in distinct.tolist():
+        code = int(flags[row])
+        coded.append(
+            answers_of(int(version[row])).add(
+                names[code & 3],
+                None if code >> 4 & 1 else _float(rating[row]),
+                _passed(code >> 2 & 3),
+                label_names[label[row]],
             )
-        answer[mine] = np.array(coded, dtype=np.intp)[kind]
+        )
+    answer = np.array(coded, dtype=np.intp)[kind]
     return columns.version_verdicts(
         version[order],
         conversation[order],
@@ -424,7 +435,7 @@ def _verdict_columns(
         run[order],
         answer[order],
         language[order],
-        languages,
+        names_of_languages,
         version_ids=version_ids,
         runs_of=runs_of,
     )
