@@ -595,7 +595,7 @@ def version_figures(
 ) -> VersionQuality:
     """`quality.version_quality` from columns. Without `detail`, only what the overview and the trend
     show: the counts and the overall report (not the accuracy under both conventions either)."""
-    from reviewapp.quality.selectors.quality import VersionQuality
+    from reviewapp.quality.selectors.quality import VersionQuality  # quality imports this module
 
     chosen = c.under(slice.unresolved)
     quality = VersionQuality(
