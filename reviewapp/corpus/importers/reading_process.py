@@ -42,6 +42,8 @@ from typing import Any
 
 from django.conf import settings
 
+from scoring.errors import TribunalError
+
 _LENGTH = struct.Struct("!Q")
 
 
@@ -54,7 +56,7 @@ def available() -> bool:
     )
 
 
-class ReadingFailed(RuntimeError):
+class ReadingFailed(TribunalError, RuntimeError):
     """The reading process ended without saying why (killed, out of memory), or with an error that could
     not be sent whole; the message says what is known."""
 
