@@ -57,7 +57,7 @@ run: venv
 
 # --- tests --------------------------------------------------------------------------------------
 # Each suite runs even when another failed (-k), and `make test` still fails at the end. The suites are
-# independent (SQLite in memory, or their own PostgreSQL and Redis databases), so two run at a time
+# independent (SQLite in memory or a temporary file, or their own PostgreSQL and Redis databases), so two run at a time
 # (-j2); -O prints each suite's output whole when it ends instead of interleaving lines.
 test: venv-dev chromium
 	@$(MAKE) --no-print-directory -k -j2 -O test-integration test-unit test-postgres test-browser

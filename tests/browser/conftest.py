@@ -103,3 +103,15 @@ def login():
             page.keyboard.press("Enter")
 
     return _login
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory) -> None:
+    """SQLite in a file, as `make run` has it: the live server's threads each get a connection of their
+    own, which waits for another's write (the busy timeout) instead of failing at once with "database
+    table is locked", as connections sharing one in-memory database do when two requests write at once."""
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if database["ENGINE"].endswith("sqlite3"):
+        database.setdefault("TEST", {})["NAME"] = str(tmp_path_factory.mktemp("browser-db") / "tribunal.sqlite3")
