@@ -36,7 +36,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import argparse  # noqa: E402
-import os  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
@@ -161,27 +160,16 @@ def main() -> None:
     parser.add_argument("--cprofile", choices=("index", "judge", "coverage", "plan"), help="profile one page")
     parser.add_argument("--html", type=Path, help="write each page's HTML into this folder")
     args = parser.parse_args()
-    if not os.environ.get("DATABASE_URL"):
-        (ROOT / "var").mkdir(exist_ok=True)
-        database = ROOT / "var" / "bench_queue.sqlite3"
-        if not args.reuse:
-            database.unlink(missing_ok=True)
-        os.environ["DATABASE_URL"] = f"sqlite:///{database}"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewapp.settings")
-    os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver")
-    import django
+    from bench.review_queue import BENCH_DATASET, build, migrated, reset_people
 
-    django.setup()
-    from django.core.management import call_command
+    migrated(reuse=args.reuse)
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
     from django.urls import reverse
 
-    from bench.review_queue import BENCH_DATASET, build, reset_people
     from reviewapp.models import JudgeVersion, ReviewItem, Turn
 
-    call_command("migrate", verbosity=0)
     started = time.perf_counter()
     if not (
         args.reuse

@@ -117,18 +117,12 @@ def reset_people():
     return user, lead
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--judged", type=int, default=100_000, help="judged turns (= conversations = items)")
-    parser.add_argument("--repeats", type=int, default=30)
-    parser.add_argument("--labels", type=int, default=200, help="labels the reviewer gives before 'after labels'")
-    parser.add_argument("--reuse", action="store_true", help="keep the data of an earlier run when its size matches")
-    parser.add_argument("--profile", action="store_true", help="list each operation's queries with their times")
-    args = parser.parse_args()
+def migrated(*, reuse: bool) -> None:
+    """Django set up on DATABASE_URL (else a SQLite file under var/, new unless `reuse`), migrated."""
     if not os.environ.get("DATABASE_URL"):
         (ROOT / "var").mkdir(exist_ok=True)
         database = ROOT / "var" / "bench_queue.sqlite3"
-        if not args.reuse:
+        if not reuse:
             database.unlink(missing_ok=True)
         os.environ["DATABASE_URL"] = f"sqlite:///{database}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "reviewapp.settings")
@@ -137,6 +131,19 @@ def main() -> None:
 
     django.setup()
     from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--judged", type=int, default=100_000, help="judged turns (= conversations = items)")
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--labels", type=int, default=200, help="labels the reviewer gives before 'after labels'")
+    parser.add_argument("--reuse", action="store_true", help="keep the data of an earlier run when its size matches")
+    parser.add_argument("--profile", action="store_true", help="list each operation's queries with their times")
+    args = parser.parse_args()
+    migrated(reuse=args.reuse)
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -144,7 +151,6 @@ def main() -> None:
 
     from reviewapp.models import ReviewItem, Turn
 
-    call_command("migrate", verbosity=0)
     started = time.perf_counter()
     if not (args.reuse and ReviewItem.objects.filter(dataset__name=BENCH_DATASET).count() == args.judged):
         build(args.judged)
