@@ -76,6 +76,8 @@ def test_a_queued_import_is_written_to_postgresql_by_the_worker(celery_worker_pr
     assert turn.role == Turn.Role.AGENT
     assert turn.text == "Tour 3 de la conversation 7 : « éééé »"
     assert set(Conversation.objects.filter(dataset=dataset).values_list("language", flat=True)) == {"fr"}
+    # A prefork worker's process runs no other thread: it read the file in a child process of its own.
+    assert "import of agent-run.jsonl: reading in process" in celery_worker_process.log()
 
 
 def test_the_same_import_delivered_twice_at_once_writes_each_row_once(celery_worker_process, wait_until, tmp_path):

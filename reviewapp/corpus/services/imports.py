@@ -12,6 +12,7 @@ input changes nothing.
 from __future__ import annotations
 
 import gc
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ from reviewapp.corpus.importers.pipeline import WriterThread
 from reviewapp.corpus.importers.records import ParsedConversation, RecordError
 from scoring.errors import TribunalError
 from scoring.records import record_dict
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -193,6 +196,7 @@ def _read_in_a_process(
         channel.send(("read", summary, header, writer.reading_state()))
 
     with reading_process.ReadingProcess(read) as reading:
+        logger.info("import of %s: reading in process %d", stream.path.name, reading.pid)
         # The file's sha256 (for the import's sweep) is taken here while the child reads, on a thread:
         # hashlib lets go of the GIL, and this process mostly waits for the database.
         hashing = _Hashing(stream.path)
