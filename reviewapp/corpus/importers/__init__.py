@@ -9,7 +9,7 @@ errors, one record at a time; `reviewapp.corpus.services.imports.dataset_import`
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,13 +137,16 @@ def parse_path(path: Path, *, fmt: str = "auto", language: str | None = None) ->
     return stream.header.collect(stream.items)
 
 
-def content_hash(path: Path) -> str:
-    """sha256 over the file, or over every file of a folder (names and bytes), in a stable order."""
+def content_hash(path: Path, stop: Callable[[], bool] | None = None) -> str:
+    """sha256 over the file, or over every file of a folder (names and bytes), in a stable order; "" as
+    soon as `stop()` says so (it is asked between blocks of a MiB)."""
     digest = hashlib.sha256()
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
     for file in files:
         digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())
         with file.open("rb") as handle:
             for block in iter(lambda handle=handle: handle.read(1 << 20), b""):
+                if stop is not None and stop():
+                    return ""
                 digest.update(block)
     return digest.hexdigest()

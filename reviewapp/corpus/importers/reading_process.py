@@ -19,10 +19,10 @@ finaliser of an inherited object ever runs there. An error in the child is raise
 by `messages`; an error in the parent kills the child. The child's peak memory is kept
 (`child_peak_rss_mb`) beside the parent's own.
 
-Used where `available()` says so: a platform that forks, and a process with one thread at the moment
-(a fork copies only the calling thread; a lock another thread held would stay locked in the child).
-Elsewhere, and with `TRIBUNAL_IMPORT_READING_PROCESS=false`, an import reads on its own thread as before
-(`importers.pipeline`).
+Used where `available()` says so: a platform that forks, and a process whose other threads, if any, are
+idle threads of a pool (a fork copies only the calling thread; a lock a busy thread held would stay
+locked in the child: reviewapp.idle_threads). Elsewhere, and with `TRIBUNAL_IMPORT_READING_PROCESS=false`,
+an import reads on its own thread as before (`importers.pipeline`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ import pickle
 import signal
 import socket
 import struct
-import threading
 import time
 import traceback
 import warnings
@@ -42,17 +41,20 @@ from typing import Any
 
 from django.conf import settings
 
+from reviewapp import idle_threads
 from scoring.errors import TribunalError
 
 _LENGTH = struct.Struct("!Q")
 
 
 def available() -> bool:
-    """Whether an import may read in a child process here and now."""
+    """Whether an import may read in a child process here and now: fork is there, and every other thread
+    of the process is an idle pool thread (reviewapp.idle_threads). `ReadingProcess.start` asks again
+    while it forks."""
     return (
         getattr(settings, "TRIBUNAL_IMPORT_READING_PROCESS", True)
         and hasattr(os, "fork")
-        and threading.active_count() == 1
+        and idle_threads.only_idle_others()
     )
 
 
@@ -108,20 +110,30 @@ class ReadingProcess:
         self.child_peak_rss_mb = 0.0
         self.finished = False
 
-    def __enter__(self) -> ReadingProcess:
+    def start(self) -> bool:
+        """Fork the child, unless a thread of this process is at work right now (False: nothing started)."""
         parent_end, child_end = socket.socketpair()
-        with warnings.catch_warnings():
-            # Python warns of any other thread of the OS process, such as a numerical library's idle
-            # pool; only Python threads run code that could hold a lock the child needs, and
-            # `available` saw none.
-            warnings.filterwarnings("ignore", r".*use of fork\(\) may lead to deadlocks", DeprecationWarning)
-            pid = os.fork()
+        with idle_threads.quiet() as quiet:
+            if not quiet:
+                parent_end.close()
+                child_end.close()
+                return False
+            with warnings.catch_warnings():
+                # Python warns of any other thread of the OS process: a numerical library's pool, or an
+                # idle pool of ours. Neither holds a lock the child needs (see reviewapp.idle_threads).
+                warnings.filterwarnings("ignore", r".*use of fork\(\) may lead to deadlocks", DeprecationWarning)
+                pid = os.fork()
         if pid == 0:  # the child: never returns
             parent_end.close()
             self._child(Channel(child_end))
         child_end.close()
         self.pid = pid
         self.channel = Channel(parent_end)
+        return True
+
+    def __enter__(self) -> ReadingProcess:
+        if not self.pid and not self.start():
+            raise ReadingFailed("a thread of this process is at work: the input cannot be read in a child now")
         return self
 
     def _child(self, channel: Channel) -> None:

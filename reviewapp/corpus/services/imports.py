@@ -110,8 +110,11 @@ def dataset_import(
             if not name_problem:
                 writer.start()
 
+            read = None
             if not name_problem and writer.direct and writer.method == "copy" and reading_process.available():
-                summary = _read_in_a_process(stream, writer, batch_size, skip_invalid, report)
+                read = _read_in_a_process(stream, writer, batch_size, skip_invalid, report)
+            if read is not None:
+                summary = read
             else:
                 stream.header.content_sha256 = content_hash(path)
                 _read_beside_writing(stream, writer, summary, batch_size, skip_invalid, report, name_problem)
@@ -173,12 +176,13 @@ def _read_in_a_process(
     batch_size: int,
     skip_invalid: bool,
     report: Callable[[str, int], None],
-) -> ImportSummary:
+) -> ImportSummary | None:
     """Read, check and prepare in a child process (importers.reading_process) while this one writes each
     batch as it comes, in the import's transaction. The child asks for the ids of the judges and
     versions it meets (created here, in the transaction, after every batch before them is written) and
     ends by sending the summary, the header (the judges the input named, the dataset's kind) and what
-    its preparation counted. Returns the summary."""
+    its preparation counted. Returns the summary; None, having read nothing, when a thread of this
+    process started work just before the fork (the caller reads on a thread instead)."""
     summary = ImportSummary(dataset=None, format=stream.fmt)
 
     def read(channel: reading_process.Channel) -> None:
@@ -195,11 +199,13 @@ def _read_in_a_process(
             writer.close()  # the child's connection that takes ids
         channel.send(("read", summary, header, writer.reading_state()))
 
-    with reading_process.ReadingProcess(read) as reading:
+    reading = reading_process.ReadingProcess(read)
+    if not reading.start():
+        return None
+    # The file's sha256 (for the import's sweep) is taken here while the child reads, on a thread:
+    # hashlib lets go of the GIL, and this process mostly waits for the database.
+    with reading, _Hashing(stream.path) as hashing:
         logger.info("import of %s: reading in process %d", stream.path.name, reading.pid)
-        # The file's sha256 (for the import's sweep) is taken here while the child reads, on a thread:
-        # hashlib lets go of the GIL, and this process mostly waits for the database.
-        hashing = _Hashing(stream.path)
         for message in reading.messages():
             kind = message[0]
             if kind == "ask":
@@ -221,18 +227,28 @@ def _read_in_a_process(
 
 
 class _Hashing:
-    """`content_hash(path)` on a thread of its own; `result` waits for it and raises what it raised."""
+    """`with _Hashing(path) as hashing:` `content_hash(path)` on a thread of its own; `result` waits for it
+    and raises what it raised. Leaving the block stops and waits for the thread, whatever happened: no
+    thread of an import outlives it (a later import in the process would not fork beside it)."""
 
     def __init__(self, path: Path):
         self.path = path
         self.value = ""
         self.error: BaseException | None = None
+        self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._run, name="import-hash", daemon=True)
+
+    def __enter__(self) -> _Hashing:
         self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stopped.set()
+        self.thread.join()
 
     def _run(self) -> None:
         try:
-            self.value = content_hash(self.path)
+            self.value = content_hash(self.path, stop=self.stopped.is_set)
         except BaseException as error:  # raised again by `result`
             self.error = error
 

@@ -91,6 +91,7 @@ def rows(name):
 def test_the_import_reads_in_a_child_process_and_writes_what_reading_on_a_thread_writes(
     tmp_path, monkeypatch, settings
 ):
+    assert reading_process.available(), [thread.name for thread in threading.enumerate()]
     path = write_jsonl(tmp_path / "calls.jsonl", [call(i) for i in range(45)])
     pids = reading_pids(monkeypatch, tmp_path)
 
@@ -193,10 +194,12 @@ def test_an_error_in_the_reading_process_is_raised_in_the_importing_one_and_noth
 
 def test_a_reading_process_that_dies_fails_the_import_and_writes_nothing(tmp_path, monkeypatch):
     path = write_jsonl(tmp_path / "calls.jsonl", [call(i) for i in range(40)])
-    original = StreamWriter.prepare
+    original, importing = StreamWriter.prepare, os.getpid()
+    assert reading_process.available()
 
     def prepare(self, conversations, *args, **kwargs):
         if conversations[0].external_id == "call-0020":
+            assert os.getpid() != importing, "prepared in the importing process"
             os._exit(9)  # as if killed for its memory
         return original(self, conversations, *args, **kwargs)
 
@@ -272,3 +275,51 @@ def test_a_numerical_library_s_idle_threads_do_not_keep_the_import_from_reading_
         summary = dataset_import(path=path, fmt="jsonl", dataset_name="with-blas", batch_size=10)
     assert os.getpid() not in pids() and summary.created["turns"] == 45
     no_child_left()
+
+
+def test_beside_the_idle_llm_pool_of_a_worker_the_import_still_reads_in_a_process(tmp_path, monkeypatch):
+    """A worker process that ran a sweep keeps its LLM threads, waiting for calls: they hold nothing a
+    child needs, so an import there still forks. While one of them is at a call, it does not."""
+    from reviewapp import idle_threads
+    from reviewapp.judging.services.sweeps.llm_tier import llm_pool
+
+    pool = llm_pool(3)
+    assert pool.submit(idle_threads.running, lambda: "answered").result() == "answered"
+    assert any(thread.name.startswith("llm_") for thread in threading.enumerate())
+    path = write_jsonl(tmp_path / "calls.jsonl", [call(i) for i in range(15)])
+    pids = reading_pids(monkeypatch, tmp_path)
+
+    dataset_import(path=path, fmt="jsonl", dataset_name="beside-idle", batch_size=10)
+    assert pids() and os.getpid() not in pids()
+
+    at_work, release = threading.Event(), threading.Event()
+
+    def call_in_flight():
+        at_work.set()
+        release.wait(10)
+
+    busy = pool.submit(idle_threads.running, call_in_flight)
+    at_work.wait(10)
+    try:
+        assert not reading_process.available()
+        (tmp_path / "pids.txt").unlink()
+        summary = dataset_import(path=path, fmt="jsonl", dataset_name="beside-busy", batch_size=10)
+    finally:
+        release.set()
+        busy.result(10)
+    assert pids() == {os.getpid()} and summary.created["turns"] == 45
+    assert rows("beside-busy")[1:] == rows("beside-idle")[1:]
+    no_child_left()
+
+
+def test_a_fork_waits_for_no_pool_work_and_no_pool_work_starts_during_it():
+    from reviewapp import idle_threads
+
+    started = threading.Event()
+    with idle_threads.quiet() as quiet:
+        assert quiet
+        worker = threading.Thread(target=idle_threads.running, args=(started.set,), name="llm_test")
+        worker.start()
+        assert not started.wait(0.2)  # held back while the fork is taken
+    worker.join(5)
+    assert started.is_set() and idle_threads.only_idle_others()

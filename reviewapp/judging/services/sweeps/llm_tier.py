@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from reviewapp import idle_threads
 from reviewapp.judging.services import calls as calls_service
 from reviewapp.judging.services import judge_audio, judge_inputs
 from reviewapp.judging.services.sweeps.recovery import sweep_heartbeat
@@ -121,7 +122,7 @@ def llm_tier_run(
     pool = llm_pool(max(1, threads))
     futures: dict[Future, tuple[Target, int, Any]] = {}
     for job in jobs:
-        future = pool.submit(call, job[2], clips.get(job[0].id))
+        future = pool.submit(idle_threads.running, call, job[2], clips.get(job[0].id))
         futures[future] = job
         future.add_done_callback(done.put)
     remaining = len(futures)
@@ -212,6 +213,8 @@ def _group_jobs(sweep, jv, spec, targets, llm_runs, turns_by_conversation, extra
 
 _pools: dict[tuple[int, int], ThreadPoolExecutor] = {}
 _pools_lock = threading.Lock()
+# Its threads wait for calls between chunks; an import may fork its reading process beside them then.
+idle_threads.register_pool("llm_")
 
 
 def llm_pool(threads: int) -> ThreadPoolExecutor:
