@@ -27,6 +27,7 @@ from reviewapp.corpus.importers.records import (
     RecordError,
     describe,
 )
+from reviewapp.corpus.importers.seen_ids import SeenIds
 
 
 def json_lines(
@@ -47,24 +48,27 @@ def line_conversations(
 ) -> Iterator[ParsedConversation | RecordError]:
     """Each line's conversation (`parse_record` reads one decoded line), or the RecordError that refuses
     it, in file order (one line in memory); an external id used by an earlier line is refused."""
-    seen: dict[str, int] = {}
-    for item in json_lines(path, display, progress):
-        if isinstance(item, RecordError):
-            yield item
-            continue
-        number, record = item
-        try:
-            conversation = parse_record(record, FieldReader(display, number))
-            external_id = conversation.external_id
-            if external_id in seen:
-                raise RecordError(
-                    display, number, id_field, f"{describe(external_id)} already used on line {seen[external_id]}"
-                )
-            seen[external_id] = number
-        except RecordError as error:
-            yield error
-            continue
-        yield conversation
+    seen = SeenIds()
+    try:
+        for item in json_lines(path, display, progress):
+            if isinstance(item, RecordError):
+                yield item
+                continue
+            number, record = item
+            try:
+                conversation = parse_record(record, FieldReader(display, number))
+                external_id = conversation.external_id
+                before = seen.first_use(external_id, number)
+                if before is not None:
+                    raise RecordError(
+                        display, number, id_field, f"{describe(external_id)} already used on line {before}"
+                    )
+            except RecordError as error:
+                yield error
+                continue
+            yield conversation
+    finally:
+        seen.close()
 
 
 def stream(
