@@ -137,8 +137,7 @@ class StreamWriter:
         self.direct = False
         self.judge_ids: dict[str, int] = {}
         self.version_ids: dict[tuple[str, str], int] = {}
-        self.sweep: Sweep | None = None
-        self.sweep_id: int | None = None
+        self.sweep_id: int | None = None  # the import's sweep, made when a batch first names a version
         self.verdicts_seen = 0
         self.keys: BulkKeys | None = None
 
@@ -263,8 +262,10 @@ class StreamWriter:
             if self.header.dataset_kind != self.dataset.kind:
                 self.dataset.kind = self.header.dataset_kind
                 self.dataset.save(update_fields=["kind"])
-        sweep = self.sweep
-        if sweep is None and self.created["sweeps"]:
+        sweep = None
+        if self.sweep_id is not None:
+            sweep = Sweep.objects.get(pk=self.sweep_id)
+        elif self.created["sweeps"]:  # made by write_parsed, for a dataset that existed
             sweep = Sweep.objects.get(
                 kind=Sweep.Kind.IMPORT, dataset=self.dataset, params__content_sha256=self.header.content_sha256
             )
@@ -307,12 +308,14 @@ class StreamWriter:
         turn_ids = iter(all_turn_ids)
         judge_ids, version_ids = self.judge_ids, self.version_ids
         sweep_id = self.sweep_id
-        rows: dict[str, list[tuple[Any, ...]]] = {"conversations": [], "turns": [], "labels": [], "verdicts": []}
+        rows: dict[str, list[tuple[Any, ...]]] = {"conversations": [], "labels": [], "verdicts": []}
         imported_gold, imported_tier = GoldLabel.Source.IMPORTED.value, Verdict.Tier.IMPORTED.value
         tally = self.keys.count if self.keys is not None else None
         # COPY: each turn's line written at once (nine turns for every conversation: the bulk of a batch),
-        # its NULLs as a NUL placeholder, checked once for the whole batch by copy_lines.
-        lines: list[str] | None = [] if self.method == "copy" else None
+        # its NULLs as a NUL placeholder, checked once for the whole batch by copy_lines. INSERT, or a
+        # value COPY reads specially: the rows, from `_turn_rows`.
+        copy = self.method == "copy"
+        lines: list[str] = []
         turn_tail, nulls, kept = self.tables["turns"].copy_tail, 0, 0
         for conversation, conversation_id in zip(conversations, conversation_ids, strict=True):
             if tally is not None:
@@ -329,12 +332,7 @@ class StreamWriter:
                     continue
                 at[position] = turn_id
                 kept += 1
-                if lines is None:
-                    rows["turns"].append(
-                        (turn_id, conversation_id, position, turn.role, turn.text, turn.intended_text,
-                         turn.audio_start_ms, turn.audio_end_ms, json_text(turn.entities) if turn.entities else "[]",
-                         json_text(turn.metadata) if turn.metadata else "{}")
-                    )  # fmt: skip
+                if not copy:
                     continue
                 start, end = turn.audio_start_ms, turn.audio_end_ms
                 if start is None:
@@ -375,9 +373,9 @@ class StreamWriter:
                 )
         prepared = Prepared(conversations, conversation_ids=conversation_ids)
         for kind in KINDS:
-            if kind == "turns" and lines is not None:
-                text = copy_lines(lines, self.tables["turns"].copy_template, nulls)
-                if text is None:  # a value holds a character COPY reads specially: each line the careful way
+            if kind == "turns":
+                text = copy_lines(lines, self.tables["turns"].copy_template, nulls) if copy else None
+                if text is None:
                     text = self.tables["turns"].prepare(_turn_rows(conversations, conversation_ids, all_turn_ids))
                 prepared.tables[kind] = text
             else:
@@ -439,10 +437,9 @@ class StreamWriter:
             self.created["judge_versions"] += len(found) - before
         ids = [found[key] for key in missing]
         self.version_ids.update({key: found[key] for key in missing})
-        if self.sweep is None:
-            self.sweep = self._create_sweep()
-            self.sweep_id = self.sweep.pk
-        self.sweep.judge_versions.add(*ids)
+        if self.sweep_id is None:
+            self.sweep_id = self._create_sweep().pk
+        Sweep(pk=self.sweep_id).judge_versions.add(*ids)
 
     def _create_sweep(self) -> Sweep:
         """One sweep of kind=import per dataset and imported content (the file's sha256)."""
