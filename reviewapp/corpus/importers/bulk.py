@@ -168,8 +168,14 @@ class StreamWriter:
                 check_foreign_keys(self.checked_per_batch, "IMMEDIATE")
 
     def prepare(
-        self, conversations: list[ParsedConversation], wait_idle: Callable[[], None] = _writer_idle
+        self,
+        conversations: list[ParsedConversation],
+        wait_idle: Callable[[], None] = _writer_idle,
+        parents: Callable[[set[str], set[tuple[str, str]]], ParentIds] | None = None,
     ) -> Prepared:
+        """The batch's rows, ready to send. The judges and versions it names first are made by
+        `provide_parents` once the writing thread is idle, or asked of `parents` (a reading process asks
+        the importing one, which alone may write in the import's transaction)."""
         self.verdicts_seen += sum(len(c.verdicts) for c in conversations)
         if not self.direct:
             return Prepared(conversations)
@@ -179,12 +185,12 @@ class StreamWriter:
         versions = {(v.judge, v.version) for c in conversations for v in c.verdicts}
         if judges - self.judge_ids.keys() or versions - self.version_ids.keys():
             wait_idle()
-            self.learn_parents(self.provide_parents(judges, versions))
+            self.learn_parents((parents or self.provide_parents)(judges, versions))
         return self._prepare_rows(conversations)
 
     def provide_parents(self, judges: set[str], versions: set[tuple[str, str]]) -> ParentIds:
         """The ids of these judges and versions, and of the import's sweep, creating what is missing in
-        the import's transaction. A reading process (importers.reading_process) asks the importing one."""
+        the import's transaction."""
         if self.keys is not None:  # these rows go through their triggers as usual
             self.keys.on()
         self._ensure_judges(judges)

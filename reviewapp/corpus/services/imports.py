@@ -22,7 +22,7 @@ from typing import Any
 from django.db import transaction
 
 from reviewapp.corpus.importers import ImportStream, content_hash, default_dataset_name, open_stream, reading_process
-from reviewapp.corpus.importers.bulk import BATCH_CONVERSATIONS, Prepared, StreamWriter
+from reviewapp.corpus.importers.bulk import BATCH_CONVERSATIONS, ParentIds, Prepared, StreamWriter
 from reviewapp.corpus.importers.limits import length_problem
 from reviewapp.corpus.importers.pipeline import WriterThread
 from reviewapp.corpus.importers.records import ParsedConversation, RecordError
@@ -187,13 +187,16 @@ def _read_in_a_process(
 
     def read(channel: reading_process.Channel) -> None:
         header = stream.header
-        writer.provide_parents = lambda judges, versions: channel.ask((judges, versions, header.judges))  # type: ignore[method-assign]
+
+        def parents(judges: set[str], versions: set[tuple[str, str]]) -> ParentIds:
+            return channel.ask((judges, versions, header.judges))
+
         try:
             for batch in _batches(stream, summary, batch_size):
                 if summary.errors and not skip_invalid:  # refused: read on only to list every bad record
                     channel.send(("progress", *_progress(stream, summary)))
                     continue
-                prepared = writer.detach(writer.prepare(batch))
+                prepared = writer.detach(writer.prepare(batch, parents=parents))
                 channel.send(("batch", prepared, *_progress(stream, summary)))
         finally:
             writer.close()  # the child's connection that takes ids
