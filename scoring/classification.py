@@ -296,19 +296,15 @@ def classification_report(
     population the sample was drawn from. `clusters` (a conversation id per pair) makes the bootstrap
     resample conversations and the accuracy interval account for errors shared within one.
     """
-    if len(gold) != len(judge):
-        raise ValueError(f"gold has {len(gold)} labels and judge {len(judge)}")
-    if weights is not None and len(weights) != len(gold):
-        raise ValueError(f"{len(weights)} weights for {len(gold)} pairs")
     labels = list(labels) if labels is not None else label_order(gold, judge)
     unknown = sorted((set(gold) | set(judge)) - set(labels))
     if unknown:
         raise ValueError(f"labels {unknown} are not in the label set {labels}")
     index = {label: i for i, label in enumerate(labels)}
-    return _report(
+    return coded_classification_report(
         np.array([index[g] for g in gold], dtype=np.intp),
         np.array([index[j] for j in judge], dtype=np.intp),
-        labels,
+        labels=labels,
         weights=weights,
         clusters=clusters,
         n_boot=n_boot,
@@ -323,15 +319,15 @@ def coded_classification_report(
     judge: np.ndarray,
     *,
     labels: Sequence[str],
-    weights: np.ndarray | None = None,
-    clusters: np.ndarray | None = None,
+    weights: Sequence[float] | np.ndarray | None = None,
+    clusters: Sequence[Hashable] | np.ndarray | None = None,
     n_boot: int = DEFAULT_BOOTSTRAP,
     confidence: float = CONFIDENCE,
     seed: int = 0,
     bootstrap_interval: BootstrapInterval = "wilson",
 ) -> ClassificationReport:
-    """`classification_report` of pairs given as positions in `labels` (integer arrays), with integer
-    cluster ids: the same report, bootstrap draws included, without a Python pass over the pairs."""
+    """`classification_report` of pairs given as positions in `labels` (integer arrays): the same report,
+    bootstrap draws included, without a Python pass over the pairs (integer cluster ids avoid one more)."""
     gold, judge = np.asarray(gold, dtype=np.intp), np.asarray(judge, dtype=np.intp)
     if len(gold) != len(judge):
         raise ValueError(f"gold has {len(gold)} labels and judge {len(judge)}")
