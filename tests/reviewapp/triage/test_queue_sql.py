@@ -5,6 +5,7 @@ of every filter, keyset and language set, and the reviewer's own numbers, for a 
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from reviewapp.models import ReviewItem, Role
@@ -91,3 +92,64 @@ def test_a_stand_in_written_into_the_sql_is_refused():
     sql, params = queue_sql.compiled(ReviewItem.objects.order_by("id")[:limit])
     with pytest.raises(ValueError, match="limit"):
         stand_ins.statement(sql, params)
+
+
+def test_codes_are_written_into_the_sql_and_everything_else_stays_a_parameter():
+    from psycopg.types.json import Jsonb
+
+    template = [
+        (None, ReviewItem.Status.OPEN),
+        ("language 0", "text"),
+        (None, Jsonb(["gold_disagrees"])),
+        (None, "it's"),  # a quote: not a code
+        (None, 51),
+        (None, Jsonb({"a": 1})),
+    ]
+    sql = "a = %s AND b = %s AND c @> %s AND d LIKE 'x%%' AND e = %s LIMIT %s AND f = %s"
+    written, kept = queue_sql._choices_written(sql, template)
+    assert written == (
+        "a = 'open' AND b = %s AND c @> '[\"gold_disagrees\"]'::jsonb AND d LIKE 'x%%' AND e = %s LIMIT %s AND f = %s"
+    )
+    assert kept == [("language 0", "text"), (None, "it's"), (None, 51), template[5]]
+
+
+def test_placeholders_that_do_not_match_the_parameters_leave_the_statement_as_it_is():
+    template = [(None, "open")]
+    assert queue_sql._choices_written("a = %s AND b = %s", template) == ("a = %s AND b = %s", template)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's")
+@pytest.mark.parametrize(
+    ("reason", "index"), [("", "item_active_queue"), (ReviewItem.Reason.GOLD_DISAGREES, "item_queue_gold_disagrees")]
+)
+def test_the_generic_plan_of_the_page_of_items_walks_the_partial_indexes(world, reason, index):
+    """PostgreSQL plans a prepared statement's first five executions for their values, then keeps one
+    generic plan when it is no worse. A generic plan reaches a partial index only when the values its
+    predicate names are in the SQL: with the statuses and the reason as parameters, the queue's walks
+    could not use theirs, so at 1M turns every page was planned afresh (1.5 ms). Here the generic plan
+    is forced, and sequential scans ruled out, as the small table would otherwise be read whole."""
+    ana = world[0]
+    filters = QueueFilters(reason=reason)
+    languages = queue.queue_languages(ana, queue.groups_of(row for row, _ in queue_sql.every_count_row()))
+    walked = queue_sql._languages_for(filters, languages)
+    shape = queue_sql.Shape.of(sees_all=False, languages=languages, walked=walked, filters=filters)
+    statement = queue_sql._items_statement(shape, False, 51)
+    values = queue_sql.Shape.values(languages, filters) | {"user": ana.pk}
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+        cursor.execute("SET plan_cache_mode = force_generic_plan")
+        cursor.execute("SET enable_seqscan = off")
+        try:
+            page = queue.queue_page(user=ana, filters=filters)
+            cursor.execute("SELECT name FROM pg_prepared_statements WHERE statement LIKE %s", ["%ri.id IN (%"])
+            ((name,),) = cursor.fetchall()
+            literals = ", ".join(
+                str(value) if isinstance(value, int) else f"'{value}'" for value in statement.bind(values)
+            )
+            cursor.execute(f"EXPLAIN EXECUTE {name}({literals})")
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+        finally:
+            cursor.execute("RESET plan_cache_mode")
+            cursor.execute("RESET enable_seqscan")
+    assert page.items
+    assert f"Index Only Scan using {index} " in plan or f"Index Scan using {index} " in plan, plan
