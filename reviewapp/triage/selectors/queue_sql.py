@@ -277,8 +277,15 @@ def _items_statement(shape: Shape, after: bool, limit: int) -> Statement:
         shown, statuses=_statuses_for(filters), languages=walked_languages, limit=limit, starts=after_starts(keyset)
     )
     if connection.features.supports_slicing_ordering_in_compound:
-        found, params = compiled(parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0])
-        found = f"ri.id IN ({found})"
+        # Each walk gives its items' priorities too (they are in the walked index), so the page's
+        # `limit` items are chosen among the walks' before anything is joined to them: with a walk per
+        # language, the conversation, turn and holder were otherwise looked up for every item walked.
+        pairs = [part.values_list("pk", "priority") for part in parts]
+        walks, params = compiled(pairs[0].union(*pairs[1:], all=True) if len(pairs) > 1 else pairs[0])
+        found = (
+            f"ri.id IN (SELECT w.id FROM ({walks}) w (id, priority)"
+            f" ORDER BY w.priority DESC, w.id ASC LIMIT {int(limit)})"
+        )
     else:
         # SQLite cannot slice the parts of a UNION: each walk is an `id IN (... LIMIT n)` instead.
         pieces = [compiled(part) for part in parts]
