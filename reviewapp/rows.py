@@ -10,6 +10,7 @@ go as query parameters.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -100,11 +101,10 @@ def _builds_plainly(model: type[Model], names: list[str]) -> bool:
     is what a deferred field is."""
     if signals.pre_init.has_listeners(model) or signals.post_init.has_listeners(model):
         return False
-    for name in names:
-        attribute = next((vars(klass)[name] for klass in model.__mro__ if name in vars(klass)), None)
-        if type(attribute) not in (DeferredAttribute, ForeignKeyDeferredAttribute):
-            return False
-    return True
+    return all(
+        type(inspect.getattr_static(model, name, None)) in (DeferredAttribute, ForeignKeyDeferredAttribute)
+        for name in names
+    )
 
 
 def _built(model: type[Model], names: list[str], values: list[Any], alias: str) -> Model:

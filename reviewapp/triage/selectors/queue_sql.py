@@ -101,9 +101,11 @@ _PLACEHOLDER = re.compile(r"%%|%s")
 def _literal(value: Any) -> str | None:
     """The SQL literal of a constant parameter that is a code (a string of `_CODE`), or a JSON list of
     codes (a reason asked by containment); None for any other value."""
+    from psycopg.types.json import Jsonb  # PostgreSQL's driver: only its statements are rewritten
+
     if isinstance(value, str) and _CODE.fullmatch(value):
         return f"'{value}'"
-    if type(value).__name__ == "Jsonb" and type(value).__module__.startswith("psycopg"):
+    if isinstance(value, Jsonb):
         codes = value.obj
         if isinstance(codes, list) and codes and all(isinstance(c, str) and _CODE.fullmatch(c) for c in codes):
             return "'[" + ",".join(f'"{c}"' for c in codes) + "]'::jsonb"
@@ -308,21 +310,31 @@ ORDER BY ri.priority DESC, ri.id ASC LIMIT {int(limit)}"""
     return stand_ins.statement(sql, [user_id, *params])
 
 
-def page_items(
+def items_sql(
     *, user, filters: QueueFilters, languages: list[str], after: tuple[int, int] | None, limit: int
-) -> list[ReviewItem]:
-    """`queue.top_items(...)` in one statement compiled once per shape, as instances with their
-    conversation, turn and holder, `review_count` and `reviewed_by_me`."""
+) -> tuple[str, list[Any]] | None:
+    """The SQL of `page_items` for this request and its parameters; None when no language is walked."""
     walked_languages = _languages_for(filters, languages)
     if not walked_languages:
-        return []
+        return None
     shape = Shape.of(sees_all=sees_all_languages(user), languages=languages, walked=walked_languages, filters=filters)
     statement = _items_statement(shape, after is not None, limit)
     values = Shape.values(languages, filters) | {"user": user.pk}
     if after is not None:
         values |= {"after priority": after[0], "after id": after[1]}
+    return statement.sql, statement.bind(values)
+
+
+def page_items(
+    *, user, filters: QueueFilters, languages: list[str], after: tuple[int, int] | None, limit: int
+) -> list[ReviewItem]:
+    """`queue.top_items(...)` in one statement compiled once per shape, as instances with their
+    conversation, turn and holder, `review_count` and `reviewed_by_me`."""
+    bound = items_sql(user=user, filters=filters, languages=languages, after=after, limit=limit)
+    if bound is None:
+        return []
     items = []
-    for row in run_sql(statement.sql, statement.bind(values)):
+    for row in run_sql(*bound):
         item, conversation, turn, holder, review_count, reviewed_by_me = _ITEMS.instances(row)
         item.conversation, item.turn, item.claimed_by = conversation, turn, holder
         item.review_count, item.reviewed_by_me = review_count, bool(reviewed_by_me)

@@ -130,11 +130,7 @@ def test_the_generic_plan_of_the_page_of_items_walks_the_partial_indexes(world, 
     is forced, and sequential scans ruled out, as the small table would otherwise be read whole."""
     ana = world[0]
     filters = QueueFilters(reason=reason)
-    languages = queue.queue_languages(ana, queue.groups_of(row for row, _ in queue_sql.every_count_row()))
-    walked = queue_sql._languages_for(filters, languages)
-    shape = queue_sql.Shape.of(sees_all=False, languages=languages, walked=walked, filters=filters)
-    statement = queue_sql._items_statement(shape, False, 51)
-    values = queue_sql.Shape.values(languages, filters) | {"user": ana.pk}
+    _, params = queue_sql.items_sql(user=ana, filters=filters, languages=languages_of(ana), after=None, limit=51)
     with connection.cursor() as cursor:
         cursor.execute("DEALLOCATE ALL")
         cursor.execute("SET plan_cache_mode = force_generic_plan")
@@ -143,9 +139,7 @@ def test_the_generic_plan_of_the_page_of_items_walks_the_partial_indexes(world, 
             page = queue.queue_page(user=ana, filters=filters)
             cursor.execute("SELECT name FROM pg_prepared_statements WHERE statement LIKE %s", ["%ri.id IN (%"])
             ((name,),) = cursor.fetchall()
-            literals = ", ".join(
-                str(value) if isinstance(value, int) else f"'{value}'" for value in statement.bind(values)
-            )
+            literals = ", ".join(str(value) if isinstance(value, int) else f"'{value}'" for value in params)
             cursor.execute(f"EXPLAIN EXECUTE {name}({literals})")
             plan = "\n".join(row[0] for row in cursor.fetchall())
         finally:
