@@ -99,7 +99,10 @@ class ReviewItem(models.Model):
         indexes = [
             models.Index(fields=["status", "language", "-priority", "id"], name="item_queue"),
             models.Index(fields=["dataset", "status"], name="item_dataset_status"),
-            models.Index(fields=["claimed_by", "lease_expires_at"], name="item_claims"),
+            # Only claimed items: the few under a lease, found at once however long the queue.
+            models.Index(
+                fields=["claimed_by", "lease_expires_at"], condition=Q(claimed_by__isnull=False), name="item_claims"
+            ),
             # The queue in claim order over both active statuses at once: one index walk per language.
             models.Index(
                 fields=["language", "-priority", "id"],
@@ -163,6 +166,10 @@ class Review(LabelValue):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["item", "reviewer"], name="review_one_per_reviewer")]
+        indexes = [
+            # The few reviews a lead sent back, which keep their items from everyone but their reviewers.
+            models.Index(fields=["item"], condition=Q(revision_requested=True), name="review_revising"),
+        ]
 
     def __str__(self) -> str:
         return f"review {self.pk} by {self.reviewer_id}"

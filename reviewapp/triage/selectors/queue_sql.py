@@ -88,23 +88,35 @@ class StandIns:
         inlined = [name for value, (name, _) in self.names.items() if str(value)[:10] in sql]
         if inlined:
             raise ValueError(f"stand-ins compiled into the SQL instead of its parameters: {sorted(inlined)}")
-        if connection.vendor == "postgresql":
-            sql, template = _choices_written(sql, template)
+        sql, template = _choices_written(sql, template)
         return Statement(sql, tuple(template))
 
 
 # A constant that is a code of the schema's own (a status, a reason): letters, digits, _ and -.
 _CODE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# A code quoted as a JSON string and asked as LIKE's pattern (a reason on SQLite: `icontains`, with `_`
+# escaped as it is LIKE's wildcard).
+_LIKE_CODE = re.compile(r'%"(?:[A-Za-z0-9-]|\\_){1,64}"%')
 _PLACEHOLDER = re.compile(r"%%|%s")
 
 
 def _literal(value: Any) -> str | None:
-    """The SQL literal of a constant parameter that is a code (a string of `_CODE`), or a JSON list of
-    codes (a reason asked by containment); None for any other value."""
-    from psycopg.types.json import Jsonb  # PostgreSQL's driver: only its statements are rewritten
+    """The SQL literal of a constant parameter that is a flag (a boolean), a code (a string of `_CODE`), a code's LIKE
+    pattern (`_LIKE_CODE`), or on PostgreSQL a JSON list of codes (a reason asked by containment); None
+    for any other value. A literal's % signs are doubled, as in the statement's own text (the drivers
+    read `%%` as one % when they bind the parameters)."""
+    if isinstance(value, bool):  # a flag's condition (`revision_requested = true`), as a partial index has it
+        return ("true" if value else "false") if connection.vendor == "postgresql" else str(int(value))
+    if isinstance(value, str):
+        if _CODE.fullmatch(value):
+            return f"'{value}'"
+        if _LIKE_CODE.fullmatch(value):
+            return "'" + value.replace("%", "%%") + "'"
+        return None
+    if connection.vendor != "postgresql":
+        return None
+    from psycopg.types.json import Jsonb  # PostgreSQL's driver
 
-    if isinstance(value, str) and _CODE.fullmatch(value):
-        return f"'{value}'"
     if isinstance(value, Jsonb):
         codes = value.obj
         if isinstance(codes, list) and codes and all(isinstance(c, str) and _CODE.fullmatch(c) for c in codes):
@@ -115,7 +127,9 @@ def _literal(value: Any) -> str | None:
 def _choices_written(sql: str, template: list) -> tuple[str, list]:
     """`sql` and its parameter template with the constant codes (statuses, reasons) written into the SQL.
 
-    PostgreSQL keeps these statements prepared (`rows.prepared_cursor`) and, after a few executions,
+    SQLite uses a partial index (`item_active_queue` over the active statuses, a reason's
+    `item_queue_<reason>`) only when the statement names the index's condition word for word, with the
+    values written in, never as parameters. PostgreSQL keeps these statements prepared (`rows.prepared_cursor`) and, after a few executions,
     runs one generic plan for every request instead of planning each one, which costs more than the
     queue's walks themselves (1.5 ms of planning for a 1.3 ms page of items). A generic plan cannot
     use a partial index whose predicate names a value that is a parameter (`status IN ('open',

@@ -11,9 +11,9 @@ from django.utils import timezone
 from reviewapp.models import ReviewItem, Role
 from reviewapp.review.services import reviews
 from reviewapp.triage.selectors import queue, queue_sql
-from reviewapp.triage.selectors.queue_filters import QueueFilters
+from reviewapp.triage.selectors.queue_filters import QueueFilters, reason_q
 from reviewapp.triage.services import claims
-from tests.factories import mixed_queue
+from tests.factories import make_item, mixed_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -95,22 +95,46 @@ def test_a_stand_in_written_into_the_sql_is_refused():
 
 
 def test_codes_are_written_into_the_sql_and_everything_else_stays_a_parameter():
-    from psycopg.types.json import Jsonb
-
     template = [
         (None, ReviewItem.Status.OPEN),
         ("language 0", "text"),
-        (None, Jsonb(["gold_disagrees"])),
+        (None, '%"gold\\_disagrees"%'),  # a reason's LIKE pattern (SQLite's `icontains`)
         (None, "it's"),  # a quote: not a code
         (None, 51),
-        (None, Jsonb({"a": 1})),
+        (None, '%"a"b"%'),  # not one quoted code
+        (None, "%open"),
     ]
-    sql = "a = %s AND b = %s AND c @> %s AND d LIKE 'x%%' AND e = %s LIMIT %s AND f = %s"
+    sql = "a = %s AND b = %s AND c LIKE %s ESCAPE '\\' AND d LIKE 'x%%' AND e = %s LIMIT %s AND f = %s AND g = %s"
     written, kept = queue_sql._choices_written(sql, template)
     assert written == (
-        "a = 'open' AND b = %s AND c @> '[\"gold_disagrees\"]'::jsonb AND d LIKE 'x%%' AND e = %s LIMIT %s AND f = %s"
+        "a = 'open' AND b = %s AND c LIKE '%%\"gold\\_disagrees\"%%' ESCAPE '\\' AND d LIKE 'x%%' AND e = %s"
+        " LIMIT %s AND f = %s AND g = %s"
     )
-    assert kept == [("language 0", "text"), (None, "it's"), (None, 51), template[5]]
+    assert kept == [("language 0", "text"), (None, "it's"), (None, 51), template[5], template[6]]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="containment of JSON is PostgreSQL's")
+def test_a_reason_asked_by_containment_is_written_as_a_json_literal():
+    from psycopg.types.json import Jsonb
+
+    template = [(None, Jsonb(["gold_disagrees"])), (None, Jsonb({"a": 1})), (None, Jsonb(["it's"]))]
+    written, kept = queue_sql._choices_written("c @> %s AND d @> %s AND e @> %s", template)
+    assert written == "c @> '[\"gold_disagrees\"]'::jsonb AND d @> %s AND e @> %s"
+    assert kept == template[1:]
+
+
+def test_a_written_pattern_binds_to_the_same_rows_as_its_parameter():
+    """The written literal's %% is read back as one % by the driver, as the statement's other text is,
+    and `_` stays escaped: `goldXdisagrees` is not matched."""
+    items = [make_item("fr", reasons=reasons) for reasons in (["gold_disagrees"], ["qa_sample"], ["goldXdisagrees"])]
+    statement = queue_sql.StandIns().statement(
+        *queue_sql.compiled(ReviewItem.objects.filter(reason_q("gold_disagrees")).values_list("pk", flat=True))
+    )
+    assert statement.params == ()  # the reason is in the SQL, on either database
+    with connection.cursor() as cursor:
+        cursor.execute(statement.sql, statement.bind({}))
+        found = [row[0] for row in cursor.fetchall()]
+    assert found == [items[0].pk]
 
 
 def test_placeholders_that_do_not_match_the_parameters_leave_the_statement_as_it_is():

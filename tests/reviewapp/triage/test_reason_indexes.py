@@ -56,3 +56,64 @@ def test_the_filtered_first_page_is_read_from_the_reasons_index(make_user):
         cursor.execute("SET LOCAL enable_seqscan = off")
         plan = queryset.explain()
     assert "item_queue_gold_disagrees" in plan, plan
+
+
+on_sqlite = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's own indexes and plans")
+SQLITE_MIGRATION = importlib.import_module("reviewapp.migrations.0016_small_indexes_sqlite_reason_indexes")
+
+
+def test_sqlite_has_an_index_for_every_reason_an_item_can_have():
+    assert sorted(SQLITE_MIGRATION.REASONS) == sorted(ReviewItem.Reason.values)
+
+
+@pytest.mark.django_db
+@on_sqlite
+def test_each_sqlite_index_holds_the_active_items_whose_json_names_its_reason():
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'reviewapp_reviewitem'")
+        found = dict(cursor.fetchall())
+    for reason in ReviewItem.Reason.values:
+        definition = found[f"item_queue_{reason}"]
+        assert '("language", "priority" DESC, "id")' in definition, definition
+        escaped = reason.replace("_", "\\_")
+        assert f"\"reasons\" LIKE '%\"{escaped}\"%' ESCAPE '\\'" in definition, definition
+        assert "\"status\" IN ('open', 'in_review')" in definition, definition
+
+
+def _sqlite_plan(sql: str, params: list) -> str:
+    """SQLite's plan of a statement as the app runs it (Django's placeholders turned into SQLite's)."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+        return "\n".join(row[-1] for row in cursor.fetchall())
+
+
+@pytest.mark.django_db
+@on_sqlite
+@pytest.mark.parametrize(
+    ("reason", "index"), [("", "item_active_queue"), ("gold_disagrees", "item_queue_gold_disagrees")]
+)
+def test_the_sqlite_queue_page_walks_the_partial_index_of_its_filter(make_user, reason, index):
+    """SQLite uses a partial index only when the statement names its condition word for word, with the
+    values written in: the queue's statement writes the statuses and the reason's pattern."""
+    from reviewapp.triage.selectors import queue_sql
+
+    for k in range(30):
+        make_item(("fr", "de")[k % 2], reasons=(["unresolved"], ["gold_disagrees", "qa_sample"])[k % 2], priority=k)
+    lead = make_user("lea", role="lead")
+    _without_statistics()
+    sql, params = queue_sql.items_sql(
+        user=lead, filters=QueueFilters(reason=reason), languages=["de", "fr"], after=None, limit=51
+    )
+    plan = _sqlite_plan(sql, params)
+    walks = [line for line in plan.splitlines() if "reviewapp_reviewitem" in line]
+    assert len(walks) >= 2 and all(f"INDEX {index} (language=?)" in line for line in walks), plan
+    assert "SCAN" not in plan, plan
+
+
+def _without_statistics() -> None:
+    """The plan SQLite makes with no statistics, whatever an earlier test's ANALYZE left loaded."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM sqlite_master WHERE name = 'sqlite_stat1'")
+        if cursor.fetchone() is not None:
+            cursor.execute("DELETE FROM sqlite_stat1")
+            cursor.execute("ANALYZE sqlite_schema")  # reload them: none
