@@ -158,6 +158,13 @@ def main() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")  # what autovacuum does soon after a bulk load
+    else:
+        from reviewapp import planner_statistics
+        from reviewapp.models import Conversation, GoldLabel, Verdict
+
+        # What an import and a triage do once they commit (the build writes its rows directly).
+        models = (Conversation, Turn, Verdict, GoldLabel, ReviewItem)
+        planner_statistics.analyze([model._meta.db_table for model in models])
     print(
         f"{connection.vendor}: {ReviewItem.objects.count()} items, {Turn.objects.count()} turns, "
         f"ready in {time.perf_counter() - started:.1f} s"

@@ -21,11 +21,13 @@ from typing import Any
 
 from django.db import transaction
 
+from reviewapp import planner_statistics
 from reviewapp.corpus.importers import ImportStream, content_hash, default_dataset_name, open_stream, reading_process
 from reviewapp.corpus.importers.bulk import BATCH_CONVERSATIONS, ParentIds, Prepared, StreamWriter
 from reviewapp.corpus.importers.limits import length_problem
 from reviewapp.corpus.importers.pipeline import WriterThread
 from reviewapp.corpus.importers.records import ParsedConversation, RecordError
+from reviewapp.models import Conversation, GoldLabel, Turn, Verdict
 from scoring.errors import TribunalError
 from scoring.records import record_dict
 
@@ -125,6 +127,7 @@ def dataset_import(
                 summary = ImportSummary(dataset=None, format=stream.fmt, errors=[failure.as_dict()])
                 raise _Refused
             dataset, created = writer.finish()
+            planner_statistics.refresh_after_commit(Conversation, Turn, Verdict, GoldLabel)
     except _Refused:
         raise ImportFailed(summary) from None
     except RecordError as error:  # the input could not be read at all (UTF-16, a link in a folder)
