@@ -4,8 +4,9 @@ A claim is a 15-minute lease, renewed by the review screen's heartbeat. An expir
 sweeper: claim queries treat it as free, so the item is back in the queue the moment it expires.
 While an item has fewer than its k reviews it stays `in_review` and claimable by reviewers who have
 not reviewed or skipped it. Two reviewers claiming at the same moment never get the same item: on
-PostgreSQL the candidate row is locked with SELECT ... FOR UPDATE SKIP LOCKED; elsewhere (SQLite) the
-claim is a conditional UPDATE that must affect one row, retried with the next candidate.
+PostgreSQL the candidate row is locked with SELECT ... FOR UPDATE SKIP LOCKED; on SQLite the next item
+is read and taken in one transaction that holds the write lock from its BEGIN (`_claim_next_sqlite`),
+and a given item by a conditional UPDATE that must affect one row.
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ def item_claim(
     now = now or timezone.now()
     if item is None and connection.vendor == "postgresql":
         return _claim_next_postgresql(user=user, filters=filters, now=now)
+    if item is None and connection.vendor == "sqlite":
+        return _claim_next_sqlite(user=user, filters=filters, now=now)
     with transaction.atomic():
         languages = review_languages(user=user)
         held = held_item(user=user, now=now, languages=languages)
@@ -119,6 +122,37 @@ def _claim_next_postgresql(*, user, filters: QueueFilters | None, now: datetime)
         return _AGAIN if taken is None else taken
 
     return _in_rounds(step)
+
+
+def _claim_next_sqlite(*, user, filters: QueueFilters | None, now: datetime) -> ReviewItem | None:
+    """`item_claim` without `item`, on SQLite: in one transaction, which holds SQLite's write lock from
+    its BEGIN (`transaction_mode` IMMEDIATE), the user's languages; the item they hold, or else the first
+    claimable one, read whole (`claim_sql.held_and_candidate_rows`); its lease renewed, or it taken and
+    audited. No other writer runs between the read and the write, so the first candidate read is free
+    when it is taken: four statements and the transaction's two."""
+    with transaction.atomic():
+        languages = review_languages(user=user)
+        held, candidates = claim_sql.held_and_candidate_rows(
+            user=user, filters=filters, now=now, languages=languages, limit=1
+        )
+        if held is not None:
+            ReviewItem.objects.filter(pk=held.pk).update(lease_expires_at=now + LEASE, updated_at=now)
+            held.lease_expires_at, held.updated_at = now + LEASE, now
+            held.claimed_by = user
+            return held
+        if not candidates:
+            return None
+        (item,) = candidates
+        before = _state(item)
+        free = Q(status__in=ACTIVE) & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
+        taken = ReviewItem.objects.filter(free, pk=item.pk).update(
+            claimed_by=user, lease_expires_at=now + LEASE, status=Status.IN_REVIEW, updated_at=now
+        )
+        if taken != 1:  # cannot happen under the write lock; a claim never takes an item it did not free
+            raise ReviewError("This item was just claimed by someone else: start reviewing again.")
+        item.claimed_by, item.lease_expires_at, item.status, item.updated_at = user, now + LEASE, Status.IN_REVIEW, now
+        audit_record(actor=user, action="item.claim", obj=item, before=before, after=_state(item))
+        return item
 
 
 def _item_from_row(values) -> ReviewItem:

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 LANGUAGES = ("fr", "fr-CA", "de")
 REASONS = (["unresolved"], ["qa_sample"], ["gold_disagrees", "qa_sample"])
 # What each operation may cost at most, on any database.
-PAGE, SCREEN, CLAIM, SUBMIT = 6, 8, 9, 18
+PAGE, SCREEN, CLAIM, SUBMIT = 6, 8, 8, 17
 if connection.vendor == "postgresql":
     # Session, user, languages, the held and claimable items in one read, the take with its audit event.
     CLAIM = 5
