@@ -120,6 +120,21 @@ def _built(model: type[Model], names: list[str], values: list[Any], alias: str) 
     return new
 
 
+def cache_related(instance: Model, **related: Model | None) -> None:
+    """Give `instance` its related objects (`name=object`) read beside it, as `select_related` does: into
+    the relation's cache, where `instance.name` finds them. For objects read by the same join that set
+    `instance`'s own `<name>_id`; the attribute's descriptor would check and set that id again for
+    every object (a queue page sets some 250)."""
+    fields = _relation_fields(type(instance))
+    for name, value in related.items():
+        fields[name].set_cached_value(instance, value)
+
+
+@lru_cache(maxsize=64)
+def _relation_fields(model: type[Model]) -> dict[str, Any]:
+    return {field.name: field for field in model._meta.concrete_fields if field.is_relation}
+
+
 def where_sql(queryset) -> tuple[str, list]:
     """The WHERE of a one-table queryset as SQL on its table's own name, with its parameters."""
     query = queryset.query

@@ -19,6 +19,7 @@ from django.utils import timezone
 from reviewapp import access
 from reviewapp.access import language_allowed, sees_all_languages
 from reviewapp.models import Dataset, Judge, QueueCount, Review, ReviewItem, ReviewSkip
+from reviewapp.rows import cache_related
 from reviewapp.triage.selectors import queue_sql
 from reviewapp.triage.selectors.claims import (
     _languages_for,
@@ -295,9 +296,9 @@ def queue_page(
     for item in items:
         # (An item whose judge or dataset arrived after those lists were read loads it on its own.)
         if item.judge_id in judges_by_id:
-            item.judge = judges_by_id[item.judge_id]
+            cache_related(item, judge=judges_by_id[item.judge_id])
         if item.dataset_id in datasets_by_id:
-            item.dataset = datasets_by_id[item.dataset_id]
+            cache_related(item, dataset=datasets_by_id[item.dataset_id])
         item.lease_active = bool(item.claimed_by_id and item.lease_expires_at and item.lease_expires_at >= now)
 
     # Leads see who can take each sent-back item on the page, and when nobody can.

@@ -26,7 +26,7 @@ from django.db.models import QuerySet
 
 from reviewapp.access import sees_all_languages
 from reviewapp.models import Conversation, Dataset, Judge, QueueCount, Review, ReviewItem, Turn
-from reviewapp.rows import Columns, Rows, prepared_cursor, run_sql
+from reviewapp.rows import Columns, Rows, cache_related, prepared_cursor, run_sql
 from reviewapp.triage.selectors.claims import _languages_for, _statuses_for, walk_parts
 from reviewapp.triage.selectors.queue_filters import QueueFilters
 
@@ -350,7 +350,7 @@ def page_items(
     items = []
     for row in run_sql(*bound):
         item, conversation, turn, holder, review_count, reviewed_by_me = _ITEMS.instances(row)
-        item.conversation, item.turn, item.claimed_by = conversation, turn, holder
+        cache_related(item, conversation=conversation, turn=turn, claimed_by=holder)
         item.review_count, item.reviewed_by_me = review_count, bool(reviewed_by_me)
         items.append(item)
     return items

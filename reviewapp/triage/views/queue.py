@@ -55,6 +55,9 @@ def queue_context(request, form: QueueFilterForm, **extra) -> dict:
         "queue": page,
         "filters": filters,
         "query": urlencode(query),
+        # Each reason count's link: the page's query with `reason=<code>` after it (the last one counts).
+        "reason_query": f"{urlencode(query)}&reason=" if query else "reason=",
+        "queue_url": reverse("queue_index"),
         "next_query": urlencode({**query, "after": page.next_after}) if page.next_after else "",
         "ignored": form.ignored(),
         "empty": request.GET.get("empty") == "1",
