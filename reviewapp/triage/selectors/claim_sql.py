@@ -15,8 +15,6 @@ from __future__ import annotations
 from datetime import datetime
 from functools import lru_cache
 
-from django.db import connection
-
 from reviewapp.access import sees_all_languages
 from reviewapp.models import ReviewItem
 from reviewapp.rows import Columns, Rows, prepared_cursor
@@ -58,19 +56,42 @@ def held_and_candidates(
 ) -> tuple[int | None, list[int]]:
     """The id of the item `user` holds (None when none) and the ids of the first `limit` items they may
     claim (in no particular order), in one statement."""
+    rows = _rows_of(_next_statement, user=user, filters=filters, now=now, languages=languages, limit=limit)
+    held = next((item_id for kind, item_id in rows if kind == 0), None)
+    return held, [item_id for kind, item_id in rows if kind == 1]
+
+
+def held_and_candidate_rows(
+    *, user, filters: QueueFilters | None, now: datetime, languages: list[str], limit: int
+) -> tuple[ReviewItem | None, list[ReviewItem]]:
+    """`held_and_candidates` with the items themselves, whole, in claim order: for a claim that reads
+    and writes under one write lock (SQLite), where what is read is what the write finds."""
+    rows = _rows_of(_rows_statement, user=user, filters=filters, now=now, languages=languages, limit=limit)
+    held, candidates = None, []
+    for kind, *columns in rows:
+        (item,) = _ITEM.instances(columns)
+        if kind == 0:
+            held = held or item
+        else:
+            candidates.append(item)
+    return held, candidates
+
+
+def _rows_of(
+    statement_of, *, user, filters: QueueFilters | None, now: datetime, languages: list[str], limit: int
+) -> list[tuple]:
+    """The rows of `statement_of(shape, limit)` for this request."""
     sees_all = sees_all_languages(user)
     if not sees_all and not languages:
-        return None, []  # no language of theirs: nothing held, nothing to claim (`language IN ()`)
+        return []  # no language of theirs: nothing held, nothing to claim (`language IN ()`)
     filters = filters or QueueFilters()
     walked_languages = _languages_for(filters, languages)
     shape = Shape.of(sees_all=sees_all, languages=languages, walked=walked_languages, filters=filters)
-    statement = _next_statement(shape, limit)
+    statement = statement_of(shape, limit)
     values = Shape.values(languages, filters) | {"user": user.pk, "now": now}
     with prepared_cursor() as cursor:
         cursor.execute(statement.sql, statement.bind(values))
-        rows = cursor.fetchall()
-    held = next((item_id for kind, item_id in rows if kind == 0), None)
-    return held, [item_id for kind, item_id in rows if kind == 1]
+        return cursor.fetchall()
 
 
 _ITEM = Rows(Columns(ReviewItem, "ri"))
@@ -82,39 +103,9 @@ def _rows_statement(shape: Shape, limit: int) -> Statement:
     for each of the first `limit` claimable ones, in claim order."""
     statement = _next_statement(shape, limit)
     (item,) = _ITEM.parts
+    # The empty first SELECT names the columns (SQLite takes no column list on a derived table).
     sql = (
-        f"SELECT x.kind, {_ITEM.select()} FROM ({statement.sql}) x (kind, id)"
+        f"SELECT x.kind, {_ITEM.select()} FROM (SELECT 0 AS kind, 0 AS id WHERE 1 = 0 UNION ALL {statement.sql}) x"
         f" INNER JOIN {item.table()} ON ri.id = x.id ORDER BY x.kind, ri.priority DESC, ri.id"
     )
-    if connection.vendor == "sqlite":  # no column list on a derived table: the kinds and ids by position
-        sql = (
-            f"SELECT x.kind, {_ITEM.select()} FROM (SELECT 0 AS kind, 0 AS id WHERE 0 UNION ALL {statement.sql}) x"
-            f" INNER JOIN {item.table()} ON ri.id = x.id ORDER BY x.kind, ri.priority DESC, ri.id"
-        )
     return Statement(sql, statement.params)
-
-
-def held_and_candidate_rows(
-    *, user, filters: QueueFilters | None, now: datetime, languages: list[str], limit: int
-) -> tuple[ReviewItem | None, list[ReviewItem]]:
-    """`held_and_candidates` with the items themselves, whole, in claim order: for a claim that reads
-    and writes under one write lock (SQLite), where what is read is what the write finds."""
-    sees_all = sees_all_languages(user)
-    if not sees_all and not languages:
-        return None, []
-    filters = filters or QueueFilters()
-    walked_languages = _languages_for(filters, languages)
-    shape = Shape.of(sees_all=sees_all, languages=languages, walked=walked_languages, filters=filters)
-    statement = _rows_statement(shape, limit)
-    values = Shape.values(languages, filters) | {"user": user.pk, "now": now}
-    with prepared_cursor() as cursor:
-        cursor.execute(statement.sql, statement.bind(values))
-        rows = cursor.fetchall()
-    held, candidates = None, []
-    for kind, *columns in rows:
-        (item,) = _ITEM.instances(columns)
-        if kind == 0:
-            held = held or item
-        else:
-            candidates.append(item)
-    return held, candidates
