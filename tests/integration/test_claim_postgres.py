@@ -71,36 +71,46 @@ def race(users, work, *, timeout: float) -> list[BaseException]:
     return errors
 
 
-def test_simultaneous_claims_never_give_one_item_to_two_reviewers():
-    assert connection.vendor == "postgresql", "this test proves the PostgreSQL path (SKIP LOCKED)"
-    assert connection.features.has_select_for_update_skip_locked
-    queue_of(ITEMS)
-    users = reviewers(REVIEWERS)
+def claim_every_item(users, items: int, *, seconds: float) -> tuple[dict[int, list[int]], list, list[BaseException]]:
+    """Every user claims and skips until they have seen `items` items, all racing at once: the items each
+    claimed, the clashes (an item given to one while another held it) and what the threads raised.
+    Skipping releases the item for others but never offers it to this reviewer again, so each reviewer
+    walks the whole queue while racing everyone else for each item."""
     claims: dict[int, list[int]] = {u.pk: [] for u in users}
-
     holders: dict[int, int] = {}
+    clashes: list[tuple[int, int, int]] = []
     guard = threading.Lock()
 
     def work(user) -> None:
-        deadline = time.monotonic() + 90
-        while len(claims[user.pk]) < ITEMS and time.monotonic() < deadline:
+        deadline = time.monotonic() + seconds
+        while len(claims[user.pk]) < items and time.monotonic() < deadline:
             item = claims_services.item_claim(user=user)
             if item is None:  # what is left is held by others for now
                 time.sleep(0.01)
                 continue
             with guard:
                 if item.pk in holders:
-                    raise AssertionError(f"item {item.pk} given to {user.pk} while {holders[item.pk]} holds it")
+                    clashes.append((item.pk, user.pk, holders[item.pk]))
                 holders[item.pk] = user.pk
             claims[user.pk].append(item.pk)
-            # Skipping releases the item for others but never offers it to this reviewer again,
-            # so each reviewer walks the whole queue while racing everyone else for each item.
             with guard:
                 del holders[item.pk]
             reviews.item_skip(item=item, user=user, reason="race")
 
-    errors = race(users, work, timeout=120)
+    errors = race(users, work, timeout=seconds + 30)
+    return claims, clashes, errors
+
+
+def test_simultaneous_claims_never_give_one_item_to_two_reviewers():
+    assert connection.vendor == "postgresql", "this test proves the PostgreSQL path (SKIP LOCKED)"
+    assert connection.features.has_select_for_update_skip_locked
+    queue_of(ITEMS)
+    users = reviewers(REVIEWERS)
+
+    claims, clashes, errors = claim_every_item(users, ITEMS, seconds=90)
+
     assert not errors, errors
+    assert not clashes, clashes
     # Every reviewer saw every item exactly once, and every claim was audited once.
     for user in users:
         assert sorted(claims[user.pk]) == sorted(ReviewItem.objects.values_list("pk", flat=True))

@@ -4,7 +4,7 @@ SQLite's claim reads the next item and takes it in one transaction that holds th
 BEGIN (`claims._claim_next_sqlite`). The race runs in a process of its own on a SQLite file, with the
 settings `make run` has (WAL, a busy timeout, IMMEDIATE transactions), each reviewer in a thread with
 its own connection: the test database in memory cannot have two connections waiting on each other.
-The queue, the reviewers and the release at one instant are tests/integration/test_claim_postgres.py's.
+The queue, the reviewers and the race are tests/integration/test_claim_postgres.py's.
 """
 
 import json
@@ -21,36 +21,14 @@ ROOT = Path(__file__).resolve().parents[3]
 REVIEWERS, ITEMS = 4, 30
 
 RACE = f"""
-import json, threading, time
+import json
 import django
 django.setup()
 from reviewapp.models import AuditEvent, ReviewItem
-from reviewapp.review.services import reviews
-from reviewapp.triage.services import claims as claims_services
-from tests.integration.test_claim_postgres import queue_of, race, reviewers
+from tests.integration.test_claim_postgres import claim_every_item, queue_of, reviewers
 
 queue_of({ITEMS})
-users = reviewers({REVIEWERS})
-claimed = {{u.pk: [] for u in users}}
-holders, guard, clashes = {{}}, threading.Lock(), []
-
-def work(user):
-    deadline = time.monotonic() + 120
-    while len(claimed[user.pk]) < {ITEMS} and time.monotonic() < deadline:
-        item = claims_services.item_claim(user=user)
-        if item is None:
-            time.sleep(0.01)
-            continue
-        with guard:
-            if item.pk in holders:
-                clashes.append([item.pk, user.pk, holders[item.pk]])
-            holders[item.pk] = user.pk
-        claimed[user.pk].append(item.pk)
-        with guard:
-            del holders[item.pk]
-        reviews.item_skip(item=item, user=user, reason="race")
-
-errors = race(users, work, timeout=150)
+claimed, clashes, errors = claim_every_item(reviewers({REVIEWERS}), {ITEMS}, seconds=120)
 print(json.dumps({{
     "errors": [repr(e) for e in errors],
     "clashes": clashes,
