@@ -160,11 +160,9 @@ def main() -> None:
             cursor.execute("VACUUM ANALYZE")  # what autovacuum does soon after a bulk load
     else:
         from reviewapp import planner_statistics
-        from reviewapp.models import Conversation, GoldLabel, Verdict
 
         # What an import and a triage do once they commit (the build writes its rows directly).
-        models = (Conversation, Turn, Verdict, GoldLabel, ReviewItem)
-        planner_statistics.analyze([model._meta.db_table for model in models])
+        planner_statistics.analyze([model._meta.db_table for model in planner_statistics.BULK])
     print(
         f"{connection.vendor}: {ReviewItem.objects.count()} items, {Turn.objects.count()} turns, "
         f"ready in {time.perf_counter() - started:.1f} s"

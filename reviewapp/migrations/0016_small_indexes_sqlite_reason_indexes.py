@@ -45,7 +45,9 @@ def create(reasons):
 
         # The statistics the queue's statements are planned with there (reviewapp/planner_statistics.py:
         # imports and triages refresh them from now on).
-        for table in ("reviewapp_reviewitem", "reviewapp_conversation", "reviewapp_turn"):
+        # (planner_statistics.BULK's tables, as they are named at this migration.)
+        bulk = ("conversation", "turn", "verdict", "goldlabel", "reviewitem")
+        for table in (f"reviewapp_{name}" for name in bulk):
             schema_editor.execute(f'ANALYZE "{table}"', None)
 
     def backward(apps, schema_editor):

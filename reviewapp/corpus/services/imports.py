@@ -27,7 +27,6 @@ from reviewapp.corpus.importers.bulk import BATCH_CONVERSATIONS, ParentIds, Prep
 from reviewapp.corpus.importers.limits import length_problem
 from reviewapp.corpus.importers.pipeline import WriterThread
 from reviewapp.corpus.importers.records import ParsedConversation, RecordError
-from reviewapp.models import Conversation, GoldLabel, Turn, Verdict
 from scoring.errors import TribunalError
 from scoring.records import record_dict
 
@@ -127,7 +126,7 @@ def dataset_import(
                 summary = ImportSummary(dataset=None, format=stream.fmt, errors=[failure.as_dict()])
                 raise _Refused
             dataset, created = writer.finish()
-            planner_statistics.refresh_after_commit(Conversation, Turn, Verdict, GoldLabel)
+            planner_statistics.refresh_after_commit(*planner_statistics.IMPORTED)
     except _Refused:
         raise ImportFailed(summary) from None
     except RecordError as error:  # the input could not be read at all (UTF-16, a link in a folder)

@@ -70,8 +70,8 @@ def held_and_candidate_rows(
     held, candidates = None, []
     for kind, *columns in rows:
         (item,) = _ITEM.instances(columns)
-        if kind == 0:
-            held = held or item
+        if kind == 0:  # at most one: the held statement is LIMIT 1
+            held = item
         else:
             candidates.append(item)
     return held, candidates

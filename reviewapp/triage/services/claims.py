@@ -72,9 +72,7 @@ def item_claim(
         languages = review_languages(user=user)
         held = held_item(user=user, now=now, languages=languages)
         if held is not None and (item is None or held.pk == item.pk):
-            ReviewItem.objects.filter(pk=held.pk).update(lease_expires_at=now + LEASE, updated_at=now)
-            held.lease_expires_at = now + LEASE
-            return held
+            return _lease_renewed(held, now=now)
         skip_locked = connection.features.has_select_for_update_skip_locked
         if skip_locked and item is None:
             claimed = _claim_skip_locked(
@@ -136,23 +134,37 @@ def _claim_next_sqlite(*, user, filters: QueueFilters | None, now: datetime) -> 
             user=user, filters=filters, now=now, languages=languages, limit=1
         )
         if held is not None:
-            ReviewItem.objects.filter(pk=held.pk).update(lease_expires_at=now + LEASE, updated_at=now)
-            held.lease_expires_at, held.updated_at = now + LEASE, now
             held.claimed_by = user
-            return held
+            return _lease_renewed(held, now=now)
         if not candidates:
             return None
-        (item,) = candidates
-        before = _state(item)
-        free = Q(status__in=ACTIVE) & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
-        taken = ReviewItem.objects.filter(free, pk=item.pk).update(
-            claimed_by=user, lease_expires_at=now + LEASE, status=Status.IN_REVIEW, updated_at=now
-        )
-        if taken != 1:  # cannot happen under the write lock; a claim never takes an item it did not free
+        taken = _taken_if_free(candidates[0], user=user, now=now)
+        if taken is None:  # cannot happen under the write lock; a claim never takes an item it did not free
             raise ReviewError("This item was just claimed by someone else: start reviewing again.")
-        item.claimed_by, item.lease_expires_at, item.status, item.updated_at = user, now + LEASE, Status.IN_REVIEW, now
+        before, item = taken
         audit_record(actor=user, action="item.claim", obj=item, before=before, after=_state(item))
         return item
+
+
+def _lease_renewed(held: ReviewItem, *, now: datetime) -> ReviewItem:
+    """The lease `held`'s holder has on it, renewed (not audited: no state anyone decides on changes)."""
+    ReviewItem.objects.filter(pk=held.pk).update(lease_expires_at=now + LEASE, updated_at=now)
+    held.lease_expires_at, held.updated_at = now + LEASE, now
+    return held
+
+
+def _taken_if_free(item: ReviewItem, *, user, now: datetime) -> tuple[dict, ReviewItem] | None:
+    """`item` claimed for `user` by a conditional UPDATE that must find it still free, with its state
+    before; None when someone else has it."""
+    free = Q(status__in=ACTIVE) & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
+    taken = ReviewItem.objects.filter(free, pk=item.pk).update(
+        claimed_by=user, lease_expires_at=now + LEASE, status=Status.IN_REVIEW, updated_at=now
+    )
+    if taken != 1:
+        return None
+    before = _state(item)
+    item.claimed_by, item.lease_expires_at, item.status, item.updated_at = user, now + LEASE, Status.IN_REVIEW, now
+    return before, item
 
 
 def _item_from_row(values) -> ReviewItem:
@@ -313,27 +325,14 @@ def _take(*, ids: list[int], user, now: datetime) -> tuple[dict, ReviewItem] | N
 def _claim_conditional(*, user, candidates, now: datetime) -> tuple[dict, ReviewItem] | None:
     """Claim the first candidate still free with a conditional UPDATE that must affect one row. The
     candidates are read whole (with judge and dataset), so the winner needs no second read."""
-    free = Q(status__in=ACTIVE) & (Q(claimed_by__isnull=True) | Q(lease_expires_at__lt=now))
     for _ in range(CLAIM_ROUNDS):
         rows = list(candidates.select_related("judge", "dataset")[:CLAIM_CANDIDATES])
         if not rows:
             return None
         for item in rows:
-            won = (
-                ReviewItem.objects.filter(free, pk=item.pk).update(
-                    claimed_by=user, lease_expires_at=now + LEASE, status=Status.IN_REVIEW, updated_at=now
-                )
-                == 1
-            )
-            if won:
-                before = _state(item)
-                item.claimed_by, item.lease_expires_at, item.status, item.updated_at = (
-                    user,
-                    now + LEASE,
-                    Status.IN_REVIEW,
-                    now,
-                )
-                return before, item
+            taken = _taken_if_free(item, user=user, now=now)
+            if taken is not None:
+                return taken
     return None
 
 

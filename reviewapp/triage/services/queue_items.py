@@ -23,7 +23,6 @@ from typing import Any
 
 from django.db import transaction
 
-from reviewapp import planner_statistics
 from reviewapp.models import Dataset, Judge, ReviewItem, Verdict
 from reviewapp.quality.selectors import outcomes
 from reviewapp.quality.selectors.gold import winning_gold
@@ -137,8 +136,6 @@ def dataset_triage(*, dataset: Dataset, qa_rate: float = DEFAULT_QA_RATE, judge:
         summary.qa_sample[this.slug] = dict(sorted(per_language.items()))
 
     summary.items_created, summary.items_updated = review_items_merge(reasons=reasons, qa_weight=qa_weight)
-    if summary.items_created:
-        planner_statistics.refresh_after_commit(ReviewItem)
     for reason_set in reasons.values():
         for reason in reason_set:
             summary.reasons[str(reason)] = summary.reasons.get(str(reason), 0) + 1

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from reviewapp import planner_statistics
 from reviewapp.judging.services import judges
 from reviewapp.models import Conversation, JudgeVersion, ReviewItem, Sweep, Verdict
 from scoring import estimates
@@ -358,6 +359,8 @@ def review_items_merge(
             item.updated_at = now
             to_update.append(item)
     ReviewItem.objects.bulk_create(to_create, ignore_conflicts=True, batch_size=BATCH)
+    if to_create:
+        planner_statistics.refresh_after_commit(ReviewItem)
     if to_update:
         ReviewItem.objects.bulk_update(
             to_update, ["reasons", "priority", "sample_weight", "reviews_required", "updated_at"], batch_size=BATCH

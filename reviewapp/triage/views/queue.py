@@ -51,12 +51,13 @@ def queue_context(request, form: QueueFilterForm, **extra) -> dict:
     filters = queue_filters_selectors.QueueFilters.from_form(form)
     page = queue_selectors.queue_page(user=request.user, filters=filters, after=form.cursor())
     query = filters.as_query()
+    encoded = urlencode(query)
     return {
         "queue": page,
         "filters": filters,
-        "query": urlencode(query),
+        "query": encoded,
         # Each reason count's link: the page's query with `reason=<code>` after it (the last one counts).
-        "reason_query": f"{urlencode(query)}&reason=" if query else "reason=",
+        "reason_query": f"{encoded}&reason=" if encoded else "reason=",
         "queue_url": reverse("queue_index"),
         "next_query": urlencode({**query, "after": page.next_after}) if page.next_after else "",
         "ignored": form.ignored(),

@@ -1,5 +1,5 @@
-"""SQLite plans the queue's statements from statistics it does not gather by itself: a triage (and an
-import) analyzes the tables it filled once it commits, and the count of what a reviewer cannot claim
+"""SQLite plans the queue's statements from statistics it does not gather by itself: an import, a
+sweep and any triage analyze the tables they filled once they commit, and the count of what a reviewer cannot claim
 then reads the few items under a lease or sent back by their own indexes, never a language's whole
 active queue."""
 
@@ -13,7 +13,7 @@ from reviewapp import planner_statistics
 from reviewapp.models import GoldLabel, Review, ReviewItem
 from reviewapp.triage.selectors import queue_sql
 from reviewapp.triage.services.queue_items import dataset_triage
-from tests.factories import dataset, make_item
+from tests.factories import dataset, dataset_of_calls, make_item, store_judge
 
 pytestmark = [
     pytest.mark.django_db,
@@ -100,3 +100,15 @@ def test_an_import_analyzes_the_tables_it_filled_once_it_commits(tmp_path, djang
         summary = dataset_import(path=source, fmt="jsonl", dataset_name="calls")
     assert summary.conversations == 5
     assert {"reviewapp_conversation", "reviewapp_turn"} <= analyzed_tables()
+
+
+def test_a_finished_sweep_analyzes_its_verdicts_and_the_items_its_triage_queued(scripted_llm, run_sweep):
+    judge = store_judge("conciseness")
+    data = dataset_of_calls("t1", {"a": ("en", ["fine [[r=3]]"]), "b": ("en", ["oops [[bad]]"])})
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM sqlite_master WHERE name = 'sqlite_stat1'")
+        if cursor.fetchone() is not None:
+            cursor.execute("DELETE FROM sqlite_stat1 WHERE tbl IN ('reviewapp_verdict', 'reviewapp_reviewitem')")
+    run_sweep(dataset=data, judge_versions=[judge], qa_sample=0)
+    assert ReviewItem.objects.exists()
+    assert {"reviewapp_verdict", "reviewapp_reviewitem"} <= analyzed_tables()

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from reviewapp import planner_statistics
 from reviewapp.judging.services.sweeps.verdicts import verdict_key_field
 from reviewapp.models import Judge, Sweep, Verdict
 
@@ -92,6 +93,7 @@ def sweep_finalize(*, sweep_id: int, triage: bool = True) -> Sweep:
                 summary = triage_run(sweep=sweep)
                 sweep.params = {**sweep.params, "triage": summary.as_dict()}
             sweep.status = Sweep.Status.DONE
+            planner_statistics.refresh_after_commit(Verdict)  # a sweep's verdicts are a bulk write
             sweep.finished_at = timezone.now()
             sweep.started_at = sweep.started_at or sweep.finished_at
             fields += ["status", "finished_at", "started_at"]
