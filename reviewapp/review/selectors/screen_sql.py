@@ -190,6 +190,48 @@ def target_verdicts(*, item: ReviewItem) -> list[Verdict]:
     return verdicts
 
 
+def reviews_and_verdicts(*, item: ReviewItem) -> tuple[list[Review], list[Verdict]]:
+    """`item_reviews` and `target_verdicts` in one statement, for submitting a label under the item's
+    lock (read after it: on PostgreSQL a statement that waited for the lock would see the other tables
+    as of its own start). The two reads side by side (UNION ALL), each row NULL in the other's columns
+    and tagged with its kind; each list in its own order, as the two reads give it."""
+    turn = item.turn_id
+    key = f"reviews_and_verdicts:{connection.vendor}:{turn is None}"
+    if key not in _built:
+        r, u = _REVIEWS.parts
+        v, jv, s, sg = _VERDICTS.parts
+        width_r, width_v = (sum(len(part.fields) for part in rows.parts) for rows in (_REVIEWS, _VERDICTS))
+        pad_r, pad_v = ", ".join(["NULL"] * width_r), ", ".join(["NULL"] * width_v)
+        target = "v.turn_id IS NULL" if turn is None else "v.turn_id = %s"
+        _built[key] = (
+            f"SELECT 0, {_REVIEWS.select()}, {pad_v} FROM {r.table()} INNER JOIN {u.table()} ON u.id = r.reviewer_id"
+            " WHERE r.item_id = %s"
+            f" UNION ALL SELECT 1, {pad_r}, {_VERDICTS.select()} FROM {v.table()}"
+            f" INNER JOIN {jv.table()} ON jv.id = v.judge_version_id INNER JOIN {s.table()} ON s.id = v.sweep_id"
+            f" LEFT OUTER JOIN {sg.table()} ON sg.id = v.signature_id"
+            f" WHERE jv.judge_id = %s AND v.conversation_id = %s AND {target}",
+            width_r,
+        )
+    sql, width_r = _built[key]
+    params = [item.pk, item.judge_id, item.conversation_id] + ([] if turn is None else [turn])
+    reviews, verdicts = [], []
+    for kind, *row in run_sql(sql, params):
+        if kind == 0:
+            review, reviewer = _REVIEWS.instances(row[:width_r])
+            review.reviewer, review.item = reviewer, item
+            reviews.append(review)
+        else:
+            verdict, version, sweep, signature = _VERDICTS.instances(row[width_r:])
+            version.judge = item.judge
+            verdict.judge_version, verdict.sweep, verdict.signature = version, sweep, signature
+            verdicts.append(verdict)
+    reviews.sort(key=lambda review: (review.created_at, review.pk))
+    # Newest version first (by when it was made), then sweep, run and id, as `target_verdicts`.
+    verdicts.sort(key=lambda verdict: (verdict.sweep_id, verdict.run_index, verdict.pk))
+    verdicts.sort(key=lambda verdict: verdict.judge_version.created_at, reverse=True)
+    return reviews, verdicts
+
+
 def turn_comments(*, turn_id: int, author_id: int | None = None) -> list[Comment]:
     """The comments on a turn (only `author_id`'s when given) with author and judge, oldest first."""
     cm, u, j = _COMMENTS.parts

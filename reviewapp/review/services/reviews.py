@@ -105,9 +105,10 @@ def review_submit(
             raise ReviewError("This item's language is not assigned to you.")
         if _lease_live(item, now) and item.claimed_by_id != user.pk:
             raise ReviewError("Another reviewer holds this item; take the next one from the queue.")
-        # The item's few reviews, read once: whether this is a revision, whether others are revising,
-        # and later whether the item has its k reviews.
-        others = sorted(screen_sql.item_reviews(item=item), key=lambda r: r.pk)
+        # The item's few reviews, read once with its target's verdicts: whether this is a revision,
+        # whether others are revising, and later whether the item has its k reviews.
+        others, verdicts = screen_sql.reviews_and_verdicts(item=item)
+        others = sorted(others, key=lambda r: r.pk)
         existing = next((r for r in others if r.reviewer_id == user.pk), None)
         others = [r for r in others if r.reviewer_id != user.pk]
         if existing is not None and not existing.revision_requested:
@@ -120,7 +121,6 @@ def review_submit(
             passed = _binary_passed(judge, rating)
         if rating is None and passed is None and not label.strip():
             raise ReviewError("Give a rating (or a label) before submitting.")
-        verdicts = screen_sql.target_verdicts(item=item)
         agreement = _check_agreement(verdict_agreement or {}, {v.pk for v in verdicts})
         categories = _active_categories(categories)
         turn = item.turn

@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from reviewapp.models import Conversation, JudgeVersion, ReviewItem, Role, Turn, Verdict
-from reviewapp.review.selectors import review_screen, verdict_shapes
+from reviewapp.review.selectors import review_screen, screen_sql, verdict_shapes
 from reviewapp.review.services import reviews
 from reviewapp.triage.services import claims
 from tests.factories import CommentFactory, category, dataset, make_item
@@ -90,6 +90,42 @@ def test_verdicts_come_newest_version_first_then_by_run_with_their_version_sweep
     assert [(v.judge_version.version, v.run_index) for v in read] == [("v2", 0), ("v2", 1), ("v1", 0), ("v1", 2)]
     assert read[0].judge_version.judge.slug == "conciseness" and read[0].sweep.pk == first.sweep_id
     assert read[0].signature is None and read[0].flags == [] and read[-1].flags == []
+
+
+def test_submit_reads_the_reviews_and_the_verdicts_in_one_statement_as_the_two_reads(django_assert_num_queries):
+    """`reviews_and_verdicts` (submitting a label) gives what `item_reviews` and `target_verdicts` give,
+    in their orders, for a turn's item and for a conversation's, and never another target's verdicts."""
+    ana, ben = make_user("ana", languages=["fr"]), make_user("ben", languages=["fr"])
+    item = make_item("fr", reviews_required=3)
+    first = Verdict.objects.get(turn=item.turn)
+    newer = JudgeVersion.objects.create(judge=item.judge, version="v2", spec={"slug": "x"}, spec_hash="h2")
+    for run, version, turn in ((2, first.judge_version, item.turn), (1, newer, item.turn), (0, newer, None)):
+        Verdict.objects.create(
+            sweep=first.sweep, judge_version=version, conversation=item.conversation, turn=turn, run_index=run
+        )
+    for person in (ben, ana):
+        reviews.review_submit(item=claims.item_claim(user=person, item=item), user=person, rating=2)
+    conversation_item = ReviewItem.objects.create(
+        judge=item.judge, dataset=item.dataset, conversation=item.conversation, turn=None, language="fr"
+    )
+
+    for target in (item, conversation_item):
+        read = review_screen.item_for_review(item_id=target.pk, user=ana)
+        with django_assert_num_queries(1):
+            together, verdicts = screen_sql.reviews_and_verdicts(item=read)
+        apart = screen_sql.item_reviews(item=read)
+        expected = screen_sql.target_verdicts(item=read)
+        assert [fields(r) for r in together] == [fields(r) for r in apart]
+        assert [fields(r.reviewer) for r in together] == [fields(r.reviewer) for r in apart]
+        assert [fields(v) for v in verdicts] == [fields(v) for v in expected]
+        assert [(fields(v.judge_version), fields(v.sweep)) for v in verdicts] == [
+            (fields(v.judge_version), fields(v.sweep)) for v in expected
+        ]
+    assert [r.reviewer.username for r in together] == [] and [v.run_index for v in verdicts] == [0]
+    _, verdicts = screen_sql.reviews_and_verdicts(item=review_screen.item_for_review(item_id=item.pk, user=ana))
+    assert [(v.judge_version.version, v.run_index) for v in verdicts] == [("v2", 1), ("v1", 0), ("v1", 2)]
+    together, _ = screen_sql.reviews_and_verdicts(item=review_screen.item_for_review(item_id=item.pk, user=ana))
+    assert [r.reviewer.username for r in together] == ["ben", "ana"]
 
 
 @pytest.mark.parametrize(

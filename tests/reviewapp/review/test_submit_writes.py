@@ -103,9 +103,9 @@ def test_a_label_with_a_comment_writes_its_three_events_in_order(make_user):
 
 
 # The label's statements inside the test's transaction: its SAVEPOINT and RELEASE, the item under its lock,
-# its reviews and verdicts, then its writes: one statement on PostgreSQL; on SQLite the review, its
-# categories, the comment, its categories, the gold, the item and the audit events one by one.
-LABEL_STATEMENTS = {"postgresql": 5 + 1, "sqlite": 4 + 7 + 1}
+# its reviews with its verdicts (one read), then its writes: one statement on PostgreSQL; on SQLite the
+# review, its categories, the comment, its categories, the gold, the item and the audit events one by one.
+LABEL_STATEMENTS = {"postgresql": 4 + 1, "sqlite": 3 + 7 + 1}
 
 
 def test_a_new_label_with_a_comment_writes_every_row_in_a_fixed_number_of_statements(
