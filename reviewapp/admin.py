@@ -62,6 +62,23 @@ class ApiTokenAdmin(admin.ModelAdmin):
         return False
 
 
+@admin.register(models.UserSession)
+class UserSessionAdmin(ReadOnlyAdmin):
+    """Who is signed in, until when. A session's key is a bearer credential: it is never shown, so no
+    row links to its page (whose address is the key) and no action is offered (a checkbox's value is
+    the key). Deleting a user ends their sessions."""
+
+    list_display = ("user", "expire_date")
+    list_display_links = None
+    list_filter = ("expire_date",)
+    search_fields = ("user__username",)
+    fields = ("user", "expire_date")
+    actions = None
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 # The history of each signature, as the signature service records it.
 admin.site.register(
     models.SignatureVersion,

@@ -5,7 +5,7 @@ from reviewapp.models.corpus import Conversation, Dataset, DatasetCount, Turn
 from reviewapp.models.jobs import CallReplay, ImportJob
 from reviewapp.models.judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
 from reviewapp.models.loop import EdgeCase, EdgeCaseTag, ProofRun, VersionProvenance
-from reviewapp.models.people import ApiToken, Profile, Role
+from reviewapp.models.people import ApiToken, Profile, Role, UserSession
 from reviewapp.models.recovery import SweepChunkLease
 from reviewapp.models.review import (
     Adjudication,
@@ -50,6 +50,7 @@ __all__ = [
     "Sweep",
     "SweepChunkLease",
     "Turn",
+    "UserSession",
     "Verdict",
     "VersionProvenance",
 ]

@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import models
 
 
@@ -47,3 +48,24 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}...)"
+
+
+class UserSession(AbstractBaseSession):
+    """Django's database session, with the id of the user it signs in beside its (signed) data, so that
+    each request reads its session and its user in one statement (`reviewapp.people.sessions`). The
+    column only finds the user; who is signed in is still what the session's data says, checked as
+    Django checks it (the data's user id, its backend and its password hash). Deleting a user ends
+    their sessions."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+
+    class Meta(AbstractBaseSession.Meta):
+        db_table = "reviewapp_session"
+
+    @classmethod
+    def get_session_store_class(cls):
+        from reviewapp.people.sessions import SessionStore
+
+        return SessionStore

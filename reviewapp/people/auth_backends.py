@@ -7,8 +7,11 @@ client's `login()`) never come from the login form, so they are left to the mode
 (`ProfileModelBackend`).
 
 The signed-in user of each request is read with their profile in the same query: every page asks
-`access` about the profile's role and languages. That statement is written once (`reviewapp.rows`):
-building it through the ORM on every request cost more than running it.
+`access` about the profile's role and languages. A request's session row is read with its user and
+profile (`reviewapp.people.sessions`), and the backend takes that user when it is the one the session's
+data names; otherwise (a session saved before its row kept the user, a call outside a request) it
+reads them in one statement written once (`reviewapp.rows`): building it through the ORM on every
+request cost more than running it.
 """
 
 from axes.backends import AxesStandaloneBackend
@@ -16,6 +19,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 
 from reviewapp.models import Profile
+from reviewapp.people.sessions import NOT_READ, user_read_with_session
 from reviewapp.rows import Columns, Rows, run_sql
 
 _USER = Rows(Columns(get_user_model(), "u"), Columns(Profile, "p"))
@@ -32,7 +36,9 @@ class ProfileModelBackend(ModelBackend):
     """Django's model backend, reading the signed-in user of each request with their profile."""
 
     def get_user(self, user_id):
-        user = signed_in_user(user_id)
+        user = user_read_with_session(user_id)  # read beside the request's session row, or not read yet
+        if user is NOT_READ:
+            user = signed_in_user(user_id)
         return user if user is not None and self.user_can_authenticate(user) else None
 
 

@@ -422,10 +422,12 @@ def test_the_index_planner_and_coverage_pages_run_a_fixed_number_of_queries(
     EdgeCaseTag.objects.create(edge_case=case, conversation=Conversation.objects.first(), source="hand")
     client.force_login(make_user("lee", role=Role.LEAD))
     pages = {
-        reverse("quality_index"): 6,  # session, user; judges, versions, gold, verdicts
-        reverse("plan_page", args=[judge.slug]): 7,  # session, user; judge, versions; verdicts, exclusions, gold
-        # session, user; judge; version, cases, tags, turns, verdicts, gold, exclusions
-        reverse("coverage_page", args=[judge.slug]): 10,
+        reverse("quality_index"): 5,  # session with its user; judges, versions, gold, verdicts
+        reverse(
+            "plan_page", args=[judge.slug]
+        ): 6,  # session with its user; judge, versions; verdicts, exclusions, gold
+        # session with its user; judge; version, cases, tags, turns, verdicts, gold, exclusions
+        reverse("coverage_page", args=[judge.slug]): 9,
     }
     for size in (5, 60):
         _grow(mixture, size)

@@ -163,8 +163,8 @@ def _grow(scored, size: int) -> None:
         )
 
 
-QUALITY_QUERIES = 9  # the same whatever the number of verdicts, gold labels and items
-COMPARE_QUERIES = 10
+QUALITY_QUERIES = 8  # the same whatever the number of verdicts, gold labels and items
+COMPARE_QUERIES = 9
 
 
 def test_quality_page_full_fragment_forbidden_and_a_fixed_number_of_queries(

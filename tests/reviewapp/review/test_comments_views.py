@@ -103,7 +103,7 @@ def test_comments_page_runs_a_fixed_number_of_queries(client, make_user, django_
         item = make_item("fr")
         comments_services.comment_create(author=lea, turn=item.turn, body="note", categories=[cat], judge=item.judge)
     client.force_login(lea)
-    with django_assert_max_num_queries(12):
+    with django_assert_max_num_queries(11):
         assert client.get(reverse("comment_list")).status_code == 200
 
 

@@ -188,7 +188,7 @@ def test_review_screen_and_submit_run_a_fixed_number_of_queries(
         for run in range(1, context_turns + 1)
     )
     client.force_login(ana)
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(7):
         assert client.get(reverse("review_item", args=[item.pk])).status_code == 200
-    with django_assert_max_num_queries(19):
+    with django_assert_max_num_queries(15):
         assert client.post(reverse("review_item", args=[item.pk]), {"rating": "2"}).status_code == 302

@@ -54,17 +54,17 @@ def test_each_list_page_swaps_its_results_and_says_when_a_filter_matches_nothing
         assert f'<a href="{url}">{page.clear_text}</a>' in empty.group(1)
 
 
-# Queries per page, the same at 1 and at 4 rows (session, the user with their profile, then the page's
-# own reads).
+# Queries per page, the same at 1 and at 4 rows (the session with its user and their profile, then the
+# page's own reads).
 QUERIES = {
-    "signature_list": 6,
-    "dispute_list": 6,
-    "dataset_list": 5,
-    "sweep_list": 4,
-    "snapshot_list": 4,
-    "comment_list": 9,
-    "people_list": 4,  # with the known languages the add-a-person form offers
-    "dataset_detail": 6,
+    "signature_list": 5,
+    "dispute_list": 5,
+    "dataset_list": 4,
+    "sweep_list": 3,
+    "snapshot_list": 3,
+    "comment_list": 8,
+    "people_list": 3,  # with the known languages the add-a-person form offers
+    "dataset_detail": 5,
 }
 
 

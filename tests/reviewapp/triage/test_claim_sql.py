@@ -150,12 +150,12 @@ def test_start_reviewing_costs_a_fixed_few_statements(client, world, django_asse
     ana, *_ = world
     client.force_login(ana)
     if connection.vendor == "postgresql":
-        # Session, user, languages, held and candidates, take with its audit event.
-        take, renew = 5, 5
+        # The session with its user, languages, held and candidates, take with its audit event.
+        take, renew = 4, 4
     else:
-        # Session, user; in one transaction (a savepoint inside the test's) the languages, the held or
+        # The session with its user; in one transaction (a savepoint inside the test's) the languages, the held or
         # first claimable item whole, its UPDATE and (for a take) its audit event.
-        take, renew = 8, 7
+        take, renew = 7, 6
     # The first time, the session's write too (in a savepoint here; a server writes it alone).
     with django_assert_num_queries(take + 3):
         response = client.post(reverse("queue_next"))

@@ -1,8 +1,8 @@
 """The queue page (first, later, filtered, fragment, lead), the review screen, claim and submit run the
 same number of queries whatever the data holds: each is counted at a small size, then again after the
 data grew tenfold (more items, a longer conversation, more labels given), and must cost exactly the
-same, within a fixed bound. The counts include the request's session and user reads (the user comes
-with their profile) and, inside the test's transaction, each write's SAVEPOINT and RELEASE."""
+same, within a fixed bound. The counts include the request's session read (with its user and their
+profile) and, inside the test's transaction, each write's SAVEPOINT and RELEASE."""
 
 import pytest
 from django.db import connection
@@ -18,10 +18,11 @@ pytestmark = pytest.mark.django_db
 LANGUAGES = ("fr", "fr-CA", "de")
 REASONS = (["unresolved"], ["qa_sample"], ["gold_disagrees", "qa_sample"])
 # What each operation may cost at most, on any database.
-PAGE, SCREEN, CLAIM, SUBMIT = 6, 8, 8, 17
+PAGE, SCREEN, CLAIM, SUBMIT = 5, 7, 7, 15
 if connection.vendor == "postgresql":
-    # Session, user, languages, the held and claimable items in one read, the take with its audit event.
-    CLAIM = 5
+    # The session with its user, languages, the held and claimable items in one read, the take with its
+    # audit event.
+    CLAIM = 4
 
 
 def grow(n: int) -> None:

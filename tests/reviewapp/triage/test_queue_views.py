@@ -110,15 +110,16 @@ def test_queue_page_and_next_item_run_a_fixed_number_of_queries(client, make_use
     ana = make_user("ana", languages=["fr", "de"])
     reviews.item_skip(item=ReviewItem.objects.first(), user=ana, reason="not sure")
     client.force_login(ana)
-    # Session and user (with its profile), then four for the page (see queue_page), whatever the queue holds.
-    with django_assert_max_num_queries(6):
+    # The session with its user (and their profile), then four for the page (see queue_page), whatever
+    # the queue holds.
+    with django_assert_max_num_queries(5):
         assert client.get(reverse("queue_index")).status_code == 200
-    with django_assert_max_num_queries(6):
+    with django_assert_max_num_queries(5):
         assert client.get(reverse("queue_index"), {"reason": "qa_sample", "language": "fr"}, **HTMX).status_code == 200
-    with django_assert_max_num_queries(13):
+    with django_assert_max_num_queries(12):
         assert client.post(reverse("queue_next")).status_code == 302
     # Asking again with the same filters resumes the held item and leaves the session alone.
-    with django_assert_max_num_queries(8):
+    with django_assert_max_num_queries(7):
         assert client.post(reverse("queue_next")).status_code == 302
 
 
