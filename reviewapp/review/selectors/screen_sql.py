@@ -63,12 +63,17 @@ def _item_sql(*, lock: bool) -> tuple[str, list]:
         qa_blind, qa_params = where_sql(ReviewItem.objects.filter(access._qa_blind_q()))
         signed, signed_params = _usable_signature() if lock else ("", [])
         item, judge, dataset, conversation, conversation_dataset, turn, holder, version = _ITEM.parts
-        sql = f"""
-SELECT {_ITEM.select()},
+        columns = f"""{_ITEM.select()},
   EXISTS (SELECT 1 FROM {reviews} r INNER JOIN {items} ri2 ON r.item_id = ri2.id
           WHERE r.reviewer_id = %s AND ri2.conversation_id = ri.conversation_id
             AND (ri2.turn_id = ri.turn_id OR (ri.turn_id IS NULL AND ri2.turn_id IS NULL))),
-  EXISTS (SELECT 1 FROM {items} WHERE {items}.turn_id = ri.turn_id AND {qa_blind}){signed and f", {signed}"}
+  EXISTS (SELECT 1 FROM {items} WHERE {items}.turn_id = ri.turn_id AND {qa_blind}){signed and f", {signed}"}"""
+        if lock and not connection.features.has_select_for_update:
+            # SQLite: the transaction holds the write lock from its BEGIN, so the item's reviews and its
+            # target's verdicts are read in the same statement, after the item's own row.
+            columns = f"0, {columns}, {', '.join(['NULL'] * sum(_widths()))}"
+        sql = f"""
+SELECT {columns}
 FROM {item.table()}
 INNER JOIN {judge.table()} ON j.id = ri.judge_id
 INNER JOIN {dataset.table()} ON d.id = ri.dataset_id
@@ -82,6 +87,10 @@ LEFT OUTER JOIN {version.table()} ON gv.id = (
 WHERE ri.id = %s"""
         if lock and connection.features.has_select_for_update:
             sql += " FOR UPDATE OF ri"
+        elif lock:
+            item_width = sum(len(part.fields) for part in _ITEM.parts) + 3  # labelled, QA-blind, signed
+            sql += " UNION ALL " + _reads_sql(item_width=item_width, item="(SELECT * FROM {items} WHERE id = %s)")
+            sql = sql.replace("{items}", items)
         _built[key] = (sql, [*qa_params, *signed_params, *not_imported_params])
     return _built[key]
 
@@ -99,9 +108,12 @@ def item_row(*, item_id: int, user, lock: bool = False) -> ReviewItem:
     With `lock` (inside a transaction, for submitting a label): its row locked, and `signed`, whether its
     judge has a usable signature (`locked_item`'s second answer), as `judge_signed`."""
     sql, constants = _item_sql(lock=lock)
+    reads = lock and not connection.features.has_select_for_update  # SQLite: with the reviews and verdicts
     # In the order of their placeholders: the reviewer, the QA rule's (the signature rule's) and the grain
-    # rule's constants, the item.
-    rows = run_sql(sql, [user.pk, *constants, item_id])
+    # rule's constants, the item (and again for its reviews and for its verdicts).
+    rows = run_sql(sql, [user.pk, *constants, item_id, *((item_id, item_id) if reads else ())])
+    if reads:
+        rows, read = [row[1:] for row in rows if row[0] == 0], [row for row in rows if row[0] != 0]
     if not rows:
         raise ReviewItem.DoesNotExist("ReviewItem matching query does not exist.")
     item, judge, dataset, conversation, conversation_dataset, turn, holder, version, labelled, qa, *signed = (
@@ -122,6 +134,9 @@ def item_row(*, item_id: int, user, lock: bool = False) -> ReviewItem:
     item.grain_version_id = version.pk if version else None
     item.grain_version_spec = version.spec if version else None
     item.turn_qa_blind = bool(qa)
+    if reads:
+        # Taken once by `reviews_and_verdicts`, in the same transaction.
+        item.reads_under_lock = _reads(read, item=item, skip=sum(len(part.fields) for part in _ITEM.parts) + 4)
     return item
 
 
@@ -190,38 +205,42 @@ def target_verdicts(*, item: ReviewItem) -> list[Verdict]:
     return verdicts
 
 
-def reviews_and_verdicts(*, item: ReviewItem) -> tuple[list[Review], list[Verdict]]:
-    """`item_reviews` and `target_verdicts` in one statement, for submitting a label under the item's
-    lock (read after it: on PostgreSQL a statement that waited for the lock would see the other tables
-    as of its own start). The two reads side by side (UNION ALL), each row NULL in the other's columns
-    and tagged with its kind; each list in its own order, as the two reads give it."""
-    turn = item.turn_id
-    key = f"reviews_and_verdicts:{connection.vendor}:{turn is None}"
-    if key not in _built:
-        r, u = _REVIEWS.parts
-        v, jv, s, sg = _VERDICTS.parts
-        width_r, width_v = (sum(len(part.fields) for part in rows.parts) for rows in (_REVIEWS, _VERDICTS))
-        pad_r, pad_v = ", ".join(["NULL"] * width_r), ", ".join(["NULL"] * width_v)
-        target = "v.turn_id IS NULL" if turn is None else "v.turn_id = %s"
-        _built[key] = (
-            f"SELECT 0, {_REVIEWS.select()}, {pad_v} FROM {r.table()} INNER JOIN {u.table()} ON u.id = r.reviewer_id"
-            " WHERE r.item_id = %s"
-            f" UNION ALL SELECT 1, {pad_r}, {_VERDICTS.select()} FROM {v.table()}"
-            f" INNER JOIN {jv.table()} ON jv.id = v.judge_version_id INNER JOIN {s.table()} ON s.id = v.sweep_id"
-            f" LEFT OUTER JOIN {sg.table()} ON sg.id = v.signature_id"
-            f" WHERE jv.judge_id = %s AND v.conversation_id = %s AND {target}",
-            width_r,
-        )
-    sql, width_r = _built[key]
-    params = [item.pk, item.judge_id, item.conversation_id] + ([] if turn is None else [turn])
+def _widths() -> tuple[int, int]:
+    return tuple(sum(len(part.fields) for part in rows.parts) for rows in (_REVIEWS, _VERDICTS))
+
+
+def _reads_sql(*, item_width: int, item: str) -> str:
+    """The reviews and the target's verdicts of the review item `item` (SQL giving its row, `ri`), side by
+    side (UNION ALL) after `item_width` columns of NULL: each row tagged 1 (a review) or 2 (a verdict)
+    and NULL in the other kind's columns. A conversation's item (no turn) has the verdicts without one."""
+    width_r, width_v = _widths()
+    pad_i, pad_r, pad_v = (", ".join(["NULL"] * n) for n in (item_width, width_r, width_v))
+    pad_i = f"{pad_i}, " if item_width else ""
+    r, u = _REVIEWS.parts
+    v, jv, s, sg = _VERDICTS.parts
+    return (
+        f"SELECT 1, {pad_i}{_REVIEWS.select()}, {pad_v} FROM {r.table()} INNER JOIN {u.table()} ON u.id = r.reviewer_id"
+        f" WHERE r.item_id = (SELECT ri.id FROM {item} ri)"
+        f" UNION ALL SELECT 2, {pad_i}{pad_r}, {_VERDICTS.select()} FROM {item} ri"
+        f" INNER JOIN {jv.table()} ON jv.judge_id = ri.judge_id"
+        f" INNER JOIN {v.table()} ON v.judge_version_id = jv.id AND v.conversation_id = ri.conversation_id"
+        " AND (v.turn_id = ri.turn_id OR v.turn_id IS NULL AND ri.turn_id IS NULL)"
+        f" INNER JOIN {s.table()} ON s.id = v.sweep_id LEFT OUTER JOIN {sg.table()} ON sg.id = v.signature_id"
+    )
+
+
+def _reads(rows, *, item: ReviewItem, skip: int) -> tuple[list[Review], list[Verdict]]:
+    """The reviews and verdicts of `_reads_sql`'s rows (their own columns from `skip` on), each list in
+    the order `item_reviews` and `target_verdicts` give."""
+    width_r, _ = _widths()
     reviews, verdicts = [], []
-    for kind, *row in run_sql(sql, params):
-        if kind == 0:
-            review, reviewer = _REVIEWS.instances(row[:width_r])
+    for row in rows:
+        if row[0] == 1:
+            review, reviewer = _REVIEWS.instances(row[skip : skip + width_r])
             review.reviewer, review.item = reviewer, item
             reviews.append(review)
         else:
-            verdict, version, sweep, signature = _VERDICTS.instances(row[width_r:])
+            verdict, version, sweep, signature = _VERDICTS.instances(row[skip + width_r :])
             version.judge = item.judge
             verdict.judge_version, verdict.sweep, verdict.signature = version, sweep, signature
             verdicts.append(verdict)
@@ -230,6 +249,21 @@ def reviews_and_verdicts(*, item: ReviewItem) -> tuple[list[Review], list[Verdic
     verdicts.sort(key=lambda verdict: (verdict.sweep_id, verdict.run_index, verdict.pk))
     verdicts.sort(key=lambda verdict: verdict.judge_version.created_at, reverse=True)
     return reviews, verdicts
+
+
+def reviews_and_verdicts(*, item: ReviewItem) -> tuple[list[Review], list[Verdict]]:
+    """`item_reviews` and `target_verdicts` in one statement, for submitting a label under the item's
+    lock (read after it: on PostgreSQL a statement that waited for the lock would see the other tables
+    as of its own start). On SQLite, whose transaction holds the write lock from its BEGIN, the item's
+    locked read (`item_row(lock=True)`) gave them already: they are taken from it, once."""
+    if "reads_under_lock" in item.__dict__:
+        return item.__dict__.pop("reads_under_lock")
+    key = f"reviews_and_verdicts:{connection.vendor}"
+    if key not in _built:
+        items = connection.ops.quote_name(ReviewItem._meta.db_table)
+        _built[key] = (_reads_sql(item_width=0, item=f"(SELECT * FROM {items} WHERE id = %s)"), [])
+    sql, _ = _built[key]
+    return _reads(run_sql(sql, [item.pk, item.pk]), item=item, skip=1)
 
 
 def turn_comments(*, turn_id: int, author_id: int | None = None) -> list[Comment]:

@@ -190,5 +190,5 @@ def test_review_screen_and_submit_run_a_fixed_number_of_queries(
     client.force_login(ana)
     with django_assert_max_num_queries(7):
         assert client.get(reverse("review_item", args=[item.pk])).status_code == 200
-    with django_assert_max_num_queries(15):
+    with django_assert_max_num_queries(14):
         assert client.post(reverse("review_item", args=[item.pk]), {"rating": "2"}).status_code == 302

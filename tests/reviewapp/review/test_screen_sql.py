@@ -3,6 +3,7 @@ reads they replace give: the same item, related rows and fields, the same verdic
 window, and the comments `access.comments_visible_to` lets each person read."""
 
 import pytest
+from django.db import connection, transaction
 from django.utils import timezone
 
 from reviewapp.models import Conversation, JudgeVersion, ReviewItem, Role, Turn, Verdict
@@ -92,9 +93,9 @@ def test_verdicts_come_newest_version_first_then_by_run_with_their_version_sweep
     assert read[0].signature is None and read[0].flags == [] and read[-1].flags == []
 
 
-def test_submit_reads_the_reviews_and_the_verdicts_in_one_statement_as_the_two_reads(django_assert_num_queries):
-    """`reviews_and_verdicts` (submitting a label) gives what `item_reviews` and `target_verdicts` give,
-    in their orders, for a turn's item and for a conversation's, and never another target's verdicts."""
+def _reviewed_with_verdicts() -> tuple:
+    """A turn's item with two reviews and verdicts of two versions (one on the whole conversation), and
+    a conversation's item with none of its own."""
     ana, ben = make_user("ana", languages=["fr"]), make_user("ben", languages=["fr"])
     item = make_item("fr", reviews_required=3)
     first = Verdict.objects.get(turn=item.turn)
@@ -108,24 +109,53 @@ def test_submit_reads_the_reviews_and_the_verdicts_in_one_statement_as_the_two_r
     conversation_item = ReviewItem.objects.create(
         judge=item.judge, dataset=item.dataset, conversation=item.conversation, turn=None, language="fr"
     )
+    return ana, item, conversation_item
 
+
+def _same_as_the_two_reads(read, together, verdicts) -> None:
+    apart = screen_sql.item_reviews(item=read)
+    expected = screen_sql.target_verdicts(item=read)
+    assert [fields(r) for r in together] == [fields(r) for r in apart]
+    assert [fields(r.reviewer) for r in together] == [fields(r.reviewer) for r in apart]
+    assert [fields(v) for v in verdicts] == [fields(v) for v in expected]
+    assert [(fields(v.judge_version), fields(v.sweep)) for v in verdicts] == [
+        (fields(v.judge_version), fields(v.sweep)) for v in expected
+    ]
+
+
+def test_submit_reads_the_reviews_and_the_verdicts_in_one_statement_as_the_two_reads(django_assert_num_queries):
+    """`reviews_and_verdicts` (submitting a label) gives what `item_reviews` and `target_verdicts` give,
+    in their orders, for a turn's item and for a conversation's, and never another target's verdicts."""
+    ana, item, conversation_item = _reviewed_with_verdicts()
     for target in (item, conversation_item):
         read = review_screen.item_for_review(item_id=target.pk, user=ana)
         with django_assert_num_queries(1):
             together, verdicts = screen_sql.reviews_and_verdicts(item=read)
-        apart = screen_sql.item_reviews(item=read)
-        expected = screen_sql.target_verdicts(item=read)
-        assert [fields(r) for r in together] == [fields(r) for r in apart]
-        assert [fields(r.reviewer) for r in together] == [fields(r.reviewer) for r in apart]
-        assert [fields(v) for v in verdicts] == [fields(v) for v in expected]
-        assert [(fields(v.judge_version), fields(v.sweep)) for v in verdicts] == [
-            (fields(v.judge_version), fields(v.sweep)) for v in expected
-        ]
+        _same_as_the_two_reads(read, together, verdicts)
     assert [r.reviewer.username for r in together] == [] and [v.run_index for v in verdicts] == [0]
     _, verdicts = screen_sql.reviews_and_verdicts(item=review_screen.item_for_review(item_id=item.pk, user=ana))
     assert [(v.judge_version.version, v.run_index) for v in verdicts] == [("v2", 1), ("v1", 0), ("v1", 2)]
     together, _ = screen_sql.reviews_and_verdicts(item=review_screen.item_for_review(item_id=item.pk, user=ana))
     assert [r.reviewer.username for r in together] == ["ben", "ana"]
+
+
+def test_on_sqlite_the_locked_read_of_the_item_brings_its_reviews_and_verdicts_once(django_assert_num_queries):
+    """SQLite's transaction holds the write lock from its BEGIN: the submit's read of the item under its
+    lock gives its reviews and verdicts too, taken once. PostgreSQL reads them after the lock."""
+    ana, item, conversation_item = _reviewed_with_verdicts()
+    for target in (item, conversation_item):
+        with transaction.atomic():
+            with django_assert_num_queries(1):
+                read = review_screen.item_for_review(item_id=target.pk, user=ana, lock=True)
+            assert fields(read) == fields(orm_item(target.pk)) and read.judge_signed is False
+            with django_assert_num_queries(0 if connection.vendor == "sqlite" else 1):
+                together, verdicts = screen_sql.reviews_and_verdicts(item=read)
+            _same_as_the_two_reads(read, together, verdicts)
+            with django_assert_num_queries(1):  # taken once: a second ask reads again
+                assert screen_sql.reviews_and_verdicts(item=read)[1] == verdicts
+    assert [(v.judge_version.version, v.run_index) for v in verdicts] == [("v2", 0)]
+    with pytest.raises(ReviewItem.DoesNotExist), transaction.atomic():
+        review_screen.item_for_review(item_id=item.pk + 1000, user=ana, lock=True)
 
 
 @pytest.mark.parametrize(
