@@ -10,6 +10,7 @@ from django.contrib.auth import SESSION_KEY
 from django.contrib.sessions.backends.base import UpdateError
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
@@ -167,3 +168,18 @@ def test_migration_0017_moves_live_sessions_with_their_user_and_back():
         assert set(Session.objects.values_list("session_key", flat=True)) == {live.session_key, anonymous.session_key}
     finally:
         MigrationExecutor(connection).migrate(executor.loader.graph.leaf_nodes())
+
+
+def test_the_admin_lists_who_is_signed_in_without_ever_showing_a_session_key(client, django_user_model):
+    """A session key is a bearer credential: the admin's list shows the user and the expiry, with no link
+    to the session's page (whose address is the key) and no action checkbox (whose value is the key)."""
+    ana = make_user("ana", languages=["fr"])
+    reader = Client()
+    reader.force_login(ana)
+    root = django_user_model.objects.create_superuser("root", "root@example.com", PASSWORD)
+    client.force_login(root)
+    html = client.get(reverse("admin:reviewapp_usersession_changelist")).content.decode()
+    keys = list(UserSession.objects.values_list("session_key", flat=True))
+    assert len(keys) == 2 and "ana" in html and "root" in html
+    assert not any(key in html for key in keys)
+    assert client.get(reverse("admin:reviewapp_usersession_add")).status_code == 403
