@@ -12,7 +12,7 @@ the judge differs from gold, a third unresolved, a third a QA sample needing two
 languages. Use a database of its own: it is migrated first and the bench dataset replaced (kept with
 --reuse when its size matches). Each figure is the median of --repeats requests through Django's test
 client (in-process: views, templates, SQL), as a reviewer of fr (fr and fr-CA: 40% of the items) and as
-a lead; the query counts include the request's session and user (with its profile) reads (and a write's
+a lead; the query counts include the request's session read (with its user and profile) (and a write's
 BEGIN and COMMIT). "This process's CPU" is the time the bench process itself spent (views, templates, the
 ORM; on SQLite the SQL too, not PostgreSQL's server time): on a shared machine it tells the code's
 cost apart from waiting for the CPU.

@@ -272,7 +272,7 @@ def queue_page(
     *, user, filters: QueueFilters, now: datetime | None = None, after: tuple[int, int] | None = None
 ) -> QueuePage:
     """A page of the queue for `user`, by priority (the first, or the one after `after`), with its
-    counts: four queries at any size (plus the request's session and user, with its profile; leads
+    counts: four queries at any size (plus the request's session, read with its user and profile; leads
     three more for who can take the sent-back items shown): the kept counts with their datasets, the
     judges, the page of items (bounded index walks) and the reviewer's own numbers, each compiled once
     per shape of request (`queue_sql`)."""
