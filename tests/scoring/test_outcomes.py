@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from scipy import stats
 from sklearn.metrics import accuracy_score, mean_absolute_error
@@ -243,6 +243,7 @@ RULES = [ORDINAL, BINARY, WEIGHTED, LABEL, ORDINAL.pass_fail(), OutcomeRule("ord
 
 
 @given(rule=st.sampled_from(RULES), rating=any_rating, passed=any_passed, label=any_label)
+@example(rule=OutcomeRule("ordinal", scale_min=0, scale_max=4), rating=-0.0, passed=None, label="")
 def test_any_answer_is_scored_inside_the_label_set_or_refused_with_a_reason(rule, rating, passed, label):
     o = outcome_of(rule, rating=rating, passed=passed, label=label, source="gold")
     assert (o.value is None) == bool(o.refused)
@@ -258,4 +259,5 @@ def test_any_answer_is_scored_inside_the_label_set_or_refused_with_a_reason(rule
     if rule.kind == "ordinal":
         assert o.field in ("rating", "label")
         if rating is not None:
-            assert float(rating).is_integer() and o.value == f"{float(rating):g}"
+            # A negative zero is the rating 0 (its label "0", not "-0").
+            assert float(rating).is_integer() and o.value == f"{float(rating) + 0.0:g}"
