@@ -14,15 +14,22 @@ reads them in one statement written once (`reviewapp.rows`): building it through
 request cost more than running it.
 """
 
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from axes.backends import AxesStandaloneBackend
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 
 from reviewapp.models import Profile
-from reviewapp.people.sessions import NOT_READ, user_read_with_session
 from reviewapp.rows import Columns, Rows, run_sql
 
-_USER = Rows(Columns(get_user_model(), "u"), Columns(Profile, "p"))
+# The signed-in user with their profile, as every reader of them selects and joins them.
+USER = Rows(Columns(get_user_model(), "u"), Columns(Profile, "p"))
+
+NOT_READ = object()  # a session whose row was not read with its user
+# The request's session while Django's `get_user` finds its user (`finding_user_of`), for the backend.
+_FINDING = ContextVar("tribunal_session_finding_user", default=None)
 
 
 class LoginThrottleBackend(AxesStandaloneBackend):
@@ -36,22 +43,46 @@ class ProfileModelBackend(ModelBackend):
     """Django's model backend, reading the signed-in user of each request with their profile."""
 
     def get_user(self, user_id):
-        user = user_read_with_session(user_id)  # read beside the request's session row, or not read yet
+        user = _read_with_session(user_id)
         if user is NOT_READ:
             user = signed_in_user(user_id)
         return user if user is not None and self.user_can_authenticate(user) else None
 
 
-def signed_in_user(user_id):
-    """The user `user_id` with their profile (None when they have none), or None: one statement."""
-    users, profiles = _USER.parts
-    joined = f"{users.table()} LEFT OUTER JOIN {profiles.table()} ON p.user_id = u.id"
-    sql = f"SELECT {_USER.select()} FROM {joined} WHERE u.id = %s"  # noqa: S608 - names only; the id is a parameter
-    rows = run_sql(sql, [get_user_model()._meta.pk.to_python(user_id)])
-    if not rows:
+@contextmanager
+def finding_user_of(session):
+    """While Django's `get_user` finds the user of `session` (the request's): the backend may take the
+    user read beside the session's row (`sessions.SessionStore.user_read_beside`)."""
+    token = _FINDING.set(session)
+    try:
+        yield
+    finally:
+        _FINDING.reset(token)
+
+
+def _read_with_session(user_id):
+    """The user `user_id` as read with the request's session row (None when that row named a user who is
+    gone), or NOT_READ when it was not read with it."""
+    read_beside = getattr(_FINDING.get(), "user_read_beside", None)
+    return NOT_READ if read_beside is None else read_beside(user_id)
+
+
+def user_from_row(columns):
+    """The user and profile of `USER`'s columns as one user, their profile in its cache (None when they
+    have none); None when the columns are a left join that found no user."""
+    user, profile = USER.instances(columns)
+    if user is None:
         return None
-    user, profile = _USER.instances(rows[0])
     get_user_model()._meta.get_field("profile").set_cached_value(user, profile)
     if profile is not None:
         profile.user = user
     return user
+
+
+def signed_in_user(user_id):
+    """The user `user_id` with their profile (None when they have none), or None: one statement."""
+    users, profiles = USER.parts
+    joined = f"{users.table()} LEFT OUTER JOIN {profiles.table()} ON p.user_id = u.id"
+    sql = f"SELECT {USER.select()} FROM {joined} WHERE u.id = %s"  # noqa: S608 - names only; the id is a parameter
+    rows = run_sql(sql, [get_user_model()._meta.pk.to_python(user_id)])
+    return user_from_row(rows[0]) if rows else None

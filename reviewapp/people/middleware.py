@@ -10,7 +10,7 @@ from django.contrib import auth
 from django.contrib.auth import middleware
 from django.utils.functional import SimpleLazyObject
 
-from reviewapp.people.sessions import finding_user_of
+from reviewapp.people.auth_backends import finding_user_of
 
 
 def _user(request):

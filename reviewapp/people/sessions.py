@@ -5,7 +5,8 @@ Every signed-in request reads its session row and then its user with their profi
 and, joined on that id, the user and their profile (`_get_session_from_db`). Django's `get_user` then
 runs as ever (the user id and backend from the session's data, `is_active`, the password hash), and the
 backend takes the user read beside the session when it is the one the data names
-(`auth_backends.ProfileModelBackend`, through `user_read_beside`); otherwise it reads the user itself.
+(`auth_backends.ProfileModelBackend`, through `user_read_beside`; the user and profile are read and
+built as `auth_backends` reads them apart); otherwise it reads the user itself.
 
 The statement is written once: building `Session.objects.get(...)` through the ORM on every request
 cost more than running it. A changed session is saved by one UPDATE on its own, without the
@@ -15,9 +16,6 @@ session, expiry and everything else are Django's own (`SESSION_ENGINE = "reviewa
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from contextvars import ContextVar
-
 from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.sessions.backends import db
 from django.contrib.sessions.backends.base import UpdateError
@@ -25,11 +23,8 @@ from django.core.exceptions import ValidationError
 from django.db import DatabaseError, connection, router
 from django.utils import timezone
 
-from reviewapp.rows import Columns, Rows, cache_related, run_sql
-
-# The session whose user `auth.get_user` is finding now (`finding_user_of`), for the backend.
-_FINDING: ContextVar[SessionStore | None] = ContextVar("tribunal_session_finding_user", default=None)
-_NOT_READ = object()
+from reviewapp.people.auth_backends import NOT_READ, USER, user_from_row
+from reviewapp.rows import run_sql
 
 
 def _signed_in_id(data: dict) -> int | None:
@@ -53,14 +48,6 @@ class SessionStore(db.SessionStore):
 
         return UserSession
 
-    @classmethod
-    def _rows(cls) -> Rows:
-        from reviewapp.models import Profile
-
-        if not hasattr(cls, "_user_rows"):
-            cls._user_rows = Rows(Columns(get_user_model(), "u"), Columns(Profile, "p"))
-        return cls._user_rows
-
     def create_model_instance(self, data):
         instance = super().create_model_instance(data)
         instance.user_id = _signed_in_id(data)
@@ -69,12 +56,11 @@ class SessionStore(db.SessionStore):
     def _get_session_from_db(self):
         """The unexpired session row of this key (its data), with the user its row names and their
         profile, read in one statement; or None, as Django's own read."""
-        rows_of = self._rows()
-        users, profiles = rows_of.parts
+        users, profiles = USER.parts
         session = connection.ops.quote_name(self.model._meta.db_table)
         # Names only; the key and the time are parameters.
         sql = (
-            f"SELECT s.session_data, s.user_id, {rows_of.select()} FROM {session} s"  # noqa: S608
+            f"SELECT s.session_data, s.user_id, {USER.select()} FROM {session} s"  # noqa: S608
             f" LEFT OUTER JOIN {users.table()} ON u.id = s.user_id"
             f" LEFT OUTER JOIN {profiles.table()} ON p.user_id = u.id"
             " WHERE s.session_key = %s AND s.expire_date > %s"
@@ -86,25 +72,18 @@ class SessionStore(db.SessionStore):
             return None
         data, user_id, *columns = rows[0]
         if user_id is not None:
-            user, profile = rows_of.instances(columns)
-            if user is not None:
-                get_user_model()._meta.get_field("profile").set_cached_value(user, profile)
-                if profile is not None:
-                    cache_related(profile, user=user)
-            self._user_read = (user_id, user)
+            self._user_read = (user_id, user_from_row(columns))
         return self.model(session_key=self.session_key, session_data=data)
 
     def user_read_beside(self, user_id):
         """The user read with this session's row when it is `user_id` (the one the session's data
-        names), else `_NOT_READ`: a session saved before its row kept the id, or whose data changed
+        names), else NOT_READ: a session saved before its row kept the id, or whose data changed
         since, has its user read on its own."""
         if self._user_read is None:
-            return _NOT_READ
+            return NOT_READ
         read_id, user = self._user_read
         wanted = _signed_in_id({SESSION_KEY: user_id})
-        if wanted is None or wanted != read_id:
-            return _NOT_READ
-        return user
+        return user if wanted is not None and wanted == read_id else NOT_READ
 
     def save(self, must_create=False):
         """Django's save; outside a transaction, an existing session's as one UPDATE (UpdateError when its
@@ -116,26 +95,3 @@ class SessionStore(db.SessionStore):
             obj.save(force_update=True, using=router.db_for_write(self.model, instance=obj))
         except DatabaseError:
             raise UpdateError from None
-
-
-@contextmanager
-def finding_user_of(session):
-    """While Django's `get_user` finds the user of `session` (the request's): the backend may take
-    the user read beside the session's row."""
-    token = _FINDING.set(session if isinstance(session, SessionStore) else None)
-    try:
-        yield
-    finally:
-        _FINDING.reset(token)
-
-
-def user_read_with_session(user_id):
-    """The user `user_id` as read with the request's session row, None when that row named a user
-    who is gone, or `_NOT_READ` when it was not read with it (the backend reads the user then)."""
-    session = _FINDING.get()
-    if session is None:
-        return _NOT_READ
-    return session.user_read_beside(user_id)
-
-
-NOT_READ = _NOT_READ

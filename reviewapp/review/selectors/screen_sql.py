@@ -89,8 +89,7 @@ WHERE ri.id = %s"""
             sql += " FOR UPDATE OF ri"
         elif lock:
             item_width = sum(len(part.fields) for part in _ITEM.parts) + 3  # labelled, QA-blind, signed
-            sql += " UNION ALL " + _reads_sql(item_width=item_width, item="(SELECT * FROM {items} WHERE id = %s)")
-            sql = sql.replace("{items}", items)
+            sql += " UNION ALL " + _reads_sql(item_width=item_width, item=f"(SELECT * FROM {items} WHERE id = %s)")
         _built[key] = (sql, [*qa_params, *signed_params, *not_imported_params])
     return _built[key]
 
@@ -155,12 +154,14 @@ def item_reviews(*, item: ReviewItem) -> list[Review]:
         f" INNER JOIN {_REVIEWS.parts[1].table()} ON u.id = r.reviewer_id"
         " WHERE r.item_id = %s ORDER BY r.created_at, r.id"
     )
-    reviews = []
-    for row in run_sql(sql, [item.pk]):
-        review, reviewer = _REVIEWS.instances(row)
-        review.reviewer, review.item = reviewer, item
-        reviews.append(review)
-    return reviews
+    return [_review_of(row, item) for row in run_sql(sql, [item.pk])]
+
+
+def _review_of(columns, item: ReviewItem) -> Review:
+    """A review of `item` from `_REVIEWS`' columns, with its reviewer."""
+    review, reviewer = _REVIEWS.instances(columns)
+    review.reviewer, review.item = reviewer, item
+    return review
 
 
 def window_turns(*, conversation_id: int, position: int | None, around: int) -> list[Turn]:
@@ -196,13 +197,16 @@ def target_verdicts(*, item: ReviewItem) -> list[Verdict]:
         " ORDER BY jv.created_at DESC, v.sweep_id, v.run_index, v.id"
     )
     params = [item.judge_id, item.conversation_id] + ([item.turn_id] if item.turn_id else [])
-    verdicts = []
-    for row in run_sql(sql, params):
-        verdict, version, sweep, signature = _VERDICTS.instances(row)
-        version.judge = item.judge
-        verdict.judge_version, verdict.sweep, verdict.signature = version, sweep, signature
-        verdicts.append(verdict)
-    return verdicts
+    return [_verdict_of(row, item) for row in run_sql(sql, params)]
+
+
+def _verdict_of(columns, item: ReviewItem) -> Verdict:
+    """A verdict on `item`'s target from `_VERDICTS`' columns, with its version (whose judge is the
+    item's), sweep and signature."""
+    verdict, version, sweep, signature = _VERDICTS.instances(columns)
+    version.judge = item.judge
+    verdict.judge_version, verdict.sweep, verdict.signature = version, sweep, signature
+    return verdict
 
 
 def _widths() -> tuple[int, int]:
@@ -236,14 +240,9 @@ def _reads(rows, *, item: ReviewItem, skip: int) -> tuple[list[Review], list[Ver
     reviews, verdicts = [], []
     for row in rows:
         if row[0] == 1:
-            review, reviewer = _REVIEWS.instances(row[skip : skip + width_r])
-            review.reviewer, review.item = reviewer, item
-            reviews.append(review)
+            reviews.append(_review_of(row[skip : skip + width_r], item))
         else:
-            verdict, version, sweep, signature = _VERDICTS.instances(row[skip + width_r :])
-            version.judge = item.judge
-            verdict.judge_version, verdict.sweep, verdict.signature = version, sweep, signature
-            verdicts.append(verdict)
+            verdicts.append(_verdict_of(row[skip + width_r :], item))
     reviews.sort(key=lambda review: (review.created_at, review.pk))
     # Newest version first (by when it was made), then sweep, run and id, as `target_verdicts`.
     verdicts.sort(key=lambda verdict: (verdict.sweep_id, verdict.run_index, verdict.pk))
