@@ -79,6 +79,21 @@ class UserSessionAdmin(ReadOnlyAdmin):
         return False
 
 
+# Kept export lines and what says whether each is current (exports.services.export_lines): written by
+# the export task and the database's triggers only, so read-only here.
+admin.site.register(
+    models.ExportLine,
+    ReadOnlyAdmin,
+    list_display=("gold_id", "judge_id", "conversation_id", "generation", "epoch"),
+    list_filter=("judge_id",),
+    fields=("gold_id", "judge_id", "conversation_id", "fingerprint", "migration", "epoch", "generation", "key", "line"),
+)
+admin.site.register(
+    models.ExportGeneration, ReadOnlyAdmin, list_display=("conversation_id", "generation"), list_filter=("generation",)
+)
+admin.site.register(models.ExportEpoch, ReadOnlyAdmin, list_display=("id", "epoch"), list_filter=("epoch",))
+
+
 # The history of each signature, as the signature service records it.
 admin.site.register(
     models.SignatureVersion,

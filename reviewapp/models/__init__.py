@@ -1,6 +1,6 @@
 """Tribunal's data model; one module per concern (see DESIGN.md, "Data model")."""
 
-from reviewapp.models.audit import AuditEvent, ExportSnapshot
+from reviewapp.models.audit import AuditEvent, ExportEpoch, ExportGeneration, ExportLine, ExportSnapshot
 from reviewapp.models.corpus import Conversation, Dataset, DatasetCount, Turn
 from reviewapp.models.jobs import CallReplay, ImportJob
 from reviewapp.models.judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
@@ -31,6 +31,9 @@ __all__ = [
     "DatasetCount",
     "EdgeCase",
     "EdgeCaseTag",
+    "ExportEpoch",
+    "ExportGeneration",
+    "ExportLine",
     "ExportSnapshot",
     "GoldLabel",
     "ImportJob",

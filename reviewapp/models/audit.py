@@ -50,3 +50,53 @@ class ExportSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} v{self.version}"
+
+
+class ExportLine(models.Model):
+    """A flat export's JSONL line and datasheet key for one gold label, as the database builds them
+    (`export_sql.postgres_lines_statement`), kept so the next export reads it instead of building it.
+
+    PostgreSQL only. A line is used only while everything it was built from is unchanged: the code
+    that builds it (`fingerprint`), the database's schema (`migration`, the last applied), the names
+    every line draws on (`epoch`, ExportEpoch) and its conversation's data (`generation`,
+    ExportGeneration). Triggers (migration 0018) move the epoch and the generations forward in the
+    transaction that changes the data, so no snapshot can see a change and a line built before it as
+    current together. Built by `exports.services.export_lines.refresh`."""
+
+    gold_id = models.BigIntegerField(primary_key=True)
+    judge_id = models.BigIntegerField()
+    conversation_id = models.BigIntegerField()
+    fingerprint = models.CharField(max_length=16)
+    migration = models.IntegerField()
+    epoch = models.BigIntegerField()
+    generation = models.BigIntegerField()
+    key = models.TextField()
+    line = models.TextField()
+
+    class Meta:
+        indexes = [models.Index(fields=["judge_id", "conversation_id"], name="exportline_judge")]
+
+    def __str__(self) -> str:
+        return f"export line of gold label {self.gold_id}"
+
+
+class ExportGeneration(models.Model):
+    """How many times a conversation's exported data has changed since its lines were first kept:
+    moved forward by the triggers on every table a line draws on (turns, gold labels, verdicts, review
+    items, reviews, adjudications, comments and their categories)."""
+
+    conversation_id = models.BigIntegerField(primary_key=True)
+    generation = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"conversation {self.conversation_id}: generation {self.generation}"
+
+
+class ExportEpoch(models.Model):
+    """One row: moved forward when a name many lines hold changes (a judge's slug or version, a
+    category's slug, a dataset's name) or a table they draw on is truncated."""
+
+    epoch = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"export epoch {self.epoch}"

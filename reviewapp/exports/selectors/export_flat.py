@@ -164,9 +164,18 @@ def _turns(conversations: QuerySet) -> QuerySet:
 
 def _postgres_gold(judge, filters: ExportFilters) -> tuple[str, tuple]:
     """Each target's winning gold label (DISTINCT ON in the shared rank order), by conversation and turn."""
+    return _gold_sql(export_filters.gold_labels_for(judge=judge, filters=filters))
+
+
+def postgres_gold_between(judge, filters: ExportFilters, first: int, end: int) -> tuple[str, tuple]:
+    """`_postgres_gold` for the conversations with ids from `first` up to (not with) `end`."""
+    labels = export_filters.gold_labels_for(judge=judge, filters=filters)
+    return _gold_sql(labels.filter(conversation_id__gte=first, conversation_id__lt=end))
+
+
+def _gold_sql(labels) -> tuple[str, tuple]:
     labels = (
-        export_filters.gold_labels_for(judge=judge, filters=filters)
-        .order_by("conversation_id", "turn_id", *gold_rank_ordering())
+        labels.order_by("conversation_id", "turn_id", *gold_rank_ordering())
         .distinct("conversation_id", "turn_id")
         .values(*export_filters.GOLD_COLUMNS, "failure_modes", "created_at")
     )
@@ -360,7 +369,9 @@ def postgres_lines(
     written by the database (`export_sql.postgres_lines_statement`) and read with COPY, so Python
     only fills in the markers. `finite` counts the non-finite numbers written as null. `using`: the
     connection to read on; `rows`: a part of the rows (first, count or None for the rest)."""
-    statement, params = postgres_lines_statement(int(judge.pk), _postgres_gold(judge, filters), judge.slug, rows=rows)
+    statement, params = postgres_lines_statement(
+        int(judge.pk), _postgres_gold(judge, filters), judge.slug, rows=rows, kept=True
+    )
     statement, marks = f"COPY ({statement}) TO STDOUT (FORMAT binary)", _Marks(finite)
     with using.cursor() as cursor:
         cursor.execute(LINES_SETTINGS)

@@ -18,6 +18,8 @@ only values in them are the judge's integer id and the filters, which go as quer
 # ruff: noqa: S608 - fixed fragments and table names only; values go as query parameters (see above)
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 
 import orjson
@@ -384,6 +386,8 @@ def postgres_lines_statement(
     *,
     columns: bool = False,
     rows: tuple[int, int | None] = (0, None),
+    kept: bool = False,
+    keep: bool = False,
 ) -> tuple[str, tuple]:
     """Two text columns for COPY, in the order `postgres_statement` gives the rows: the datasheet's
     key of each row (a JSON list: language, dataset, gold source, gold rating as text, passed,
@@ -396,7 +400,13 @@ def postgres_lines_statement(
     nested ones as the same JSON text, the others as values, a non-finite gold rating as NULL.
 
     `rows` (first, count or None for the rest) gives a part of the rows in their order: the gold
-    labels are skipped before anything is looked up for them."""
+    labels are skipped before anything is looked up for them.
+
+    With `kept`, a row whose line is kept and current (ExportLine, `kept_line`) is read from there,
+    and nothing is looked up for it. With `keep`, the statement is instead the INSERT that keeps the
+    line and key of every row without a current one (`export_lines.refresh`)."""
+    if columns and (kept or keep):
+        raise ValueError("kept lines are JSONL lines, not columns")
     gold_sql, gold_params = gold
     first, count = rows
     if first or count is not None:
@@ -424,9 +434,12 @@ def postgres_lines_statement(
         ("status", _choice("v.status", Verdict, "status")), ("rating", _rating("v.rating")), ("label", _value("v.label")),
         ("passed", _plain("v.passed")), ("flags", _stored_json("v.flags", "j")), ("explanation", _value("v.explanation")),
     )  # fmt: skip
+    # With kept lines, every lookup below is made only for a row without one (`kl.line IS NULL`: a
+    # condition on the outer row, which the plan tests once before the subquery's scan).
+    built = "kl.line IS NULL AND " if kept or keep else ""
     item = (
-        f"SELECT i.id FROM reviewapp_reviewitem i WHERE i.judge_id = {judge_id} AND i.conversation_id = g.conversation_id"
-        " AND COALESCE(i.turn_id, 0) = COALESCE(g.turn_id, 0) LIMIT 1"
+        f"SELECT i.id FROM reviewapp_reviewitem i WHERE {built}i.judge_id = {judge_id}"
+        " AND i.conversation_id = g.conversation_id AND COALESCE(i.turn_id, 0) = COALESCE(g.turn_id, 0) LIMIT 1"
     )
     reviews = f"SELECT {_list(review, 'r.id')} AS json, count(*) AS n FROM reviewapp_review r WHERE r.item_id = it.id"
     adjudication_of_item = (
@@ -436,7 +449,7 @@ def postgres_lines_statement(
         f"SELECT {_list(comment, 'm.created_at, m.id')} AS json, count(*) AS n FROM ("
         " SELECT * FROM reviewapp_comment m WHERE m.turn_id = g.turn_id UNION ALL SELECT m.* FROM reviewapp_comment m"
         " JOIN reviewapp_turn ct ON ct.id = m.turn_id WHERE g.turn_id IS NULL AND ct.conversation_id = g.conversation_id"
-        f") m JOIN reviewapp_turn mt ON mt.id = m.turn_id WHERE m.judge_id = {judge_id} OR m.judge_id IS NULL"
+        f") m JOIN reviewapp_turn mt ON mt.id = m.turn_id WHERE {built}(m.judge_id = {judge_id} OR m.judge_id IS NULL)"
     )
     # {version: [verdicts by sweep and run]}, versions in the order they were made (by id). The
     # verdicts are sorted once, innermost; the aggregates above take them in that order (as the
@@ -447,7 +460,7 @@ def postgres_lines_statement(
         " FROM (SELECT y.id, min(y.version) AS version, string_agg(y.json, ',') AS json"
         f" FROM (SELECT jv.id, jv.version, {verdict} AS json"
         " FROM reviewapp_verdict v JOIN reviewapp_judgeversion jv ON jv.id = v.judge_version_id"
-        f" WHERE jv.judge_id = {judge_id} AND v.conversation_id = g.conversation_id"
+        f" WHERE {built}jv.judge_id = {judge_id} AND v.conversation_id = g.conversation_id"
         " AND COALESCE(v.turn_id, 0) = COALESCE(g.turn_id, 0) ORDER BY jv.id, v.sweep_id, v.run_index, v.id) y"
         " GROUP BY y.id ORDER BY y.id) x"
     )
@@ -483,10 +496,25 @@ def postgres_lines_statement(
     )
     joins = (
         " FROM g JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
-        " LEFT JOIN LATERAL (SELECT * FROM reviewapp_turn t WHERE t.id = g.turn_id LIMIT 1) t ON TRUE"
+        + (f" LEFT JOIN LATERAL ({kept_line()}) kl ON TRUE" if kept or keep else "")
+        + f" LEFT JOIN LATERAL (SELECT * FROM reviewapp_turn t WHERE {built}t.id = g.turn_id LIMIT 1) t ON TRUE"
         f" LEFT JOIN LATERAL ({item}) it ON TRUE"
         f" CROSS JOIN LATERAL ({reviews}) rv CROSS JOIN LATERAL ({comments}) cm LEFT JOIN LATERAL ({verdicts}) vd ON TRUE"
     )
+    if keep:
+        statement = (
+            f"WITH g AS NOT MATERIALIZED ({gold_sql}) INSERT INTO reviewapp_exportline"
+            " (gold_id, judge_id, conversation_id, fingerprint, migration, epoch, generation, key, line)"
+            f" SELECT g.id, {judge_id}, g.conversation_id, '{fingerprint()}', ({MIGRATION}), ({EPOCH}),"
+            f" eg.generation, {key}, {line}{joins}"
+            " JOIN reviewapp_exportgeneration eg ON eg.conversation_id = g.conversation_id WHERE kl.line IS NULL"
+            " ON CONFLICT (gold_id) DO UPDATE SET judge_id = EXCLUDED.judge_id, conversation_id = EXCLUDED.conversation_id,"
+            " fingerprint = EXCLUDED.fingerprint, migration = EXCLUDED.migration, epoch = EXCLUDED.epoch,"
+            " generation = EXCLUDED.generation, key = EXCLUDED.key, line = EXCLUDED.line"
+        )
+        return statement, (*gold_params, orjson.dumps(slug).decode())
+    if kept:
+        key, line = f"COALESCE(kl.key, {key})", f"CASE WHEN kl.line IS NULL THEN {line} ELSE kl.line END"
     if columns:
         statement = (
             f"WITH g AS NOT MATERIALIZED ({gold_sql}) SELECT {key}, {line}{joins} ORDER BY g.conversation_id, g.turn_id"
@@ -504,3 +532,31 @@ def postgres_lines_statement(
             " ORDER BY g.block, g.conversation_id, g.turn_id) b GROUP BY b.block ORDER BY b.block"
         )
     return statement, (*gold_params, slug if columns else orjson.dumps(slug).decode())
+
+
+# --- kept lines (ExportLine) ------------------------------------------------------------------------
+
+MIGRATION = "SELECT max(id) FROM django_migrations"  # the schema a line was built on
+EPOCH = "SELECT epoch FROM reviewapp_exportepoch WHERE id = 1"
+
+
+def kept_line() -> str:
+    """The kept key and line of gold label `g`, when current: built by this code (its fingerprint),
+    on this schema, in this epoch and in its conversation's current generation. Each of the three
+    counters moves forward in the transaction of any change a line draws on (migration 0018's
+    triggers), so what one snapshot sees as current was built from the data that snapshot sees. The
+    migration and the epoch are read once per statement."""
+    return (
+        "SELECT x.key, x.line FROM reviewapp_exportline x JOIN reviewapp_exportgeneration eg"
+        " ON eg.conversation_id = x.conversation_id AND eg.generation = x.generation"
+        f" WHERE x.gold_id = g.id AND x.fingerprint = '{fingerprint()}' AND x.migration = ({MIGRATION})"
+        f" AND x.epoch = ({EPOCH}) LIMIT 1"  # LIMIT keeps it a lookup by the row's gold id, not a join of all lines
+    )
+
+
+@functools.cache
+def fingerprint() -> str:
+    """What the code that builds a line writes, as 16 hex digits: the SQL of the lines for a judge
+    and gold labels that stand for any (so lines kept by other code are never read as current)."""
+    statement, _ = postgres_lines_statement(0, ("SELECT 0", ()), "", keep=False)
+    return hashlib.sha256(statement.encode()).hexdigest()[:16]

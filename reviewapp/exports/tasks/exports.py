@@ -6,6 +6,7 @@ import logging
 
 from celery import shared_task
 
+from reviewapp.exports.services import export_lines
 from reviewapp.exports.services import exports as exports_service
 
 log = logging.getLogger(__name__)
@@ -21,4 +22,7 @@ def snapshot_build(snapshot_id: int) -> dict:
     """Write one snapshot. Safe to run twice: a done snapshot is returned as it is, and a build killed
     half-way is redelivered (acks_late) and written again from the start under its temporary name."""
     snapshot = exports_service.snapshot_write(snapshot_id=snapshot_id)
+    if snapshot.judge_id is not None and snapshot.format == "jsonl":
+        # With the file done, keep the lines this export built, so the next one reads them.
+        export_lines.refresh(snapshot.judge)
     return {"snapshot": snapshot.pk, "status": snapshot.status, "rows": snapshot.row_count, "sha256": snapshot.sha256}

@@ -1,0 +1,172 @@
+"""Kept export lines (ExportLine, exports.services.export_lines): a JSONL export reads a row's kept
+line when it is current, and gives the same bytes as building every row; every change a line draws
+on makes the lines it touches stale in the same transaction (migration 0018's triggers), so the next
+export builds them again instead of writing an old line."""
+
+import pytest
+from django.db import connection
+
+from reviewapp.exports.services import export_lines
+from reviewapp.exports.services.exports import snapshot_create, snapshot_path, snapshot_write
+from reviewapp.models import (
+    Adjudication,
+    Category,
+    Comment,
+    Dataset,
+    ExportLine,
+    GoldLabel,
+    JudgeVersion,
+    Review,
+    Turn,
+    Verdict,
+)
+from tests.reviewapp.exports.test_exports_lines import awkward, row_path_lines
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="lines are kept on PostgreSQL only"),
+]
+
+
+def exported(judge) -> bytes:
+    snapshot = snapshot_write(snapshot_id=snapshot_create(judge=judge, fmt="jsonl", build=False).pk)
+    return snapshot_path(snapshot).read_bytes()
+
+
+def test_kept_lines_are_read_and_give_the_bytes_of_building_every_row(corpus, media):
+    awkward(corpus)
+    built = exported(corpus.judge)
+    assert not ExportLine.objects.exists()
+
+    done = export_lines.refresh(corpus.judge)
+    rows = built.count(b"\n")
+    assert done.ran and done.built == rows == ExportLine.objects.count()
+    assert exported(corpus.judge) == built == row_path_lines(corpus.judge)
+    assert export_lines.refresh(corpus.judge).built == 0  # all current: nothing to build again
+
+    # The export reads what is kept: a line changed in the table (by nothing the triggers watch) is written.
+    kept = ExportLine.objects.order_by("gold_id").first()
+    ExportLine.objects.filter(pk=kept.pk).update(line='{"kept":true}')
+    assert b'{"kept":true}\n' in exported(corpus.judge)
+
+
+def _turn_text(corpus):
+    Turn.objects.filter(conversation=corpus.fr, position=0).update(text="An earlier turn, edited.")
+
+
+def _review_rating(corpus):
+    review = Review.objects.filter(item__conversation=corpus.fr).order_by("id").first()
+    Review.objects.filter(pk=review.pk).update(rating=3)
+
+
+def _review_categories(corpus):
+    Review.objects.filter(item__conversation=corpus.fr).order_by("id").first().categories.clear()
+
+
+def _adjudication_gone(corpus):
+    Adjudication.objects.filter(item__conversation=corpus.fr).delete()
+
+
+def _comment(corpus):
+    turn = Turn.objects.filter(conversation=corpus.fr, position=1).get()
+    Comment.objects.create(turn=turn, author=corpus.reviewers[0], judge=corpus.judge, body="A new comment.")
+
+
+def _category_slug(corpus):
+    Category.objects.filter(slug="gloss").update(slug="gloss-renamed")
+
+
+def _dataset_name(corpus):
+    Dataset.objects.filter(pk=corpus.dataset.pk).update(name="renamed")
+
+
+def _version_name(corpus):
+    JudgeVersion.objects.filter(pk=corpus.v1.pk).update(version="1.0-renamed")
+
+
+def _verdict(corpus):
+    Verdict.objects.filter(conversation=corpus.fr).update(explanation="Explained again.")
+
+
+def _verdict_gone(corpus):
+    Verdict.objects.filter(conversation=corpus.fr, judge_version=corpus.v2).delete()
+
+
+def _gold(corpus):
+    GoldLabel.objects.filter(conversation=corpus.fr).update(label="relabelled")
+
+
+def _judge_slug(corpus):
+    type(corpus.judge).objects.filter(pk=corpus.judge.pk).update(slug="renamed-judge")
+    corpus.judge.refresh_from_db()
+
+
+def _truncate(corpus):
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE reviewapp_comment_categories")
+
+
+CHANGES = [
+    _turn_text, _review_rating, _review_categories, _adjudication_gone, _comment, _category_slug, _dataset_name,
+    _version_name, _verdict, _verdict_gone, _gold, _judge_slug, _truncate,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=lambda change: change.__name__.strip("_"))
+def test_a_change_a_line_draws_on_is_never_written_from_an_old_line(corpus, media, change):
+    awkward(corpus)
+    Comment.objects.first().categories.add(Category.objects.get(slug="gloss"))
+    before = exported(corpus.judge)
+    assert export_lines.refresh(corpus.judge).built == before.count(b"\n")
+
+    change(corpus)
+
+    after = exported(corpus.judge)
+    assert after != before  # the change shows in the export
+    assert after == row_path_lines(corpus.judge)  # as built from the data, row by row
+    export_lines.refresh(corpus.judge)
+    assert exported(corpus.judge) == after
+
+
+def test_a_change_elsewhere_keeps_the_other_conversations_lines(corpus, media):
+    awkward(corpus)
+    export_lines.refresh(corpus.judge)
+    _review_rating(corpus)
+    rebuilt = export_lines.refresh(corpus.judge).built
+    assert rebuilt == ExportLine.objects.filter(conversation_id=corpus.fr.pk).count()
+    assert 0 < rebuilt < ExportLine.objects.count()
+
+
+def test_a_refresh_waits_for_an_open_transaction_and_builds_nothing_when_it_stays_open(corpus, media):
+    from django.db import connections
+
+    other = connections.create_connection("default")
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            cursor.execute("SELECT count(*) FROM reviewapp_turn")  # holds a snapshot from before the refresh
+            done = export_lines.refresh(corpus.judge, wait_seconds=0.3)
+            assert not done.ran and done.built == 0 and "open" in done.reason
+            assert not ExportLine.objects.exists()
+            cursor.execute("COMMIT")
+    finally:
+        other.close()
+    assert export_lines.refresh(corpus.judge).ran
+
+
+def test_the_export_task_keeps_its_lines_once_the_file_is_written(corpus, media):
+    from reviewapp.exports.tasks.exports import snapshot_build
+
+    result = snapshot_build(snapshot_create(judge=corpus.judge, fmt="jsonl", build=False).pk)
+    assert result["status"] == "done" and ExportLine.objects.count() == result["rows"] == 3
+
+
+def test_generations_that_go_and_come_back_do_not_bring_old_lines_back(corpus, media):
+    before = exported(corpus.judge)
+    export_lines.refresh(corpus.judge)
+    _review_rating(corpus)  # fr's lines are now a generation behind
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM reviewapp_exportgeneration")
+    export_lines.refresh(corpus.judge)  # the rows come back at 0, where fr's old lines were built
+    after = exported(corpus.judge)
+    assert after != before and after == row_path_lines(corpus.judge)
