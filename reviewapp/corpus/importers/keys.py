@@ -23,7 +23,9 @@ SHARE` first, as the triggers would have locked them, so no other transaction de
 import commits. The dataset and its conversations and turns are new in this transaction: no other
 transaction sees them until it commits.
 
-The four tables' own insert triggers that count rows per dataset and language (migration
+Migration 0018's triggers, which move kept export lines out of date (`EXPORT_LINES`), are off too:
+the rows belong to conversations new in this transaction, which no kept line can draw on. The four
+tables' own insert triggers that count rows per dataset and language (migration
 0014_dataset_counts, `COUNTED_ON_INSERT`) are off with the rest; `BulkKeys` adds what the batches
 wrote to those counts itself (`done`), in the same transaction, one upsert per language.
 
@@ -52,6 +54,14 @@ COUNTED_ON_INSERT = tuple(
     for trigger in ("insert", "fold")
 )
 COUNTED = ("conversations", "turns", "gold_labels", "verdicts")
+# The triggers of migration 0018_export_lines on the four tables, which move kept export lines out of
+# date: a COPY only inserts, and what it inserts belongs to conversations new in this transaction, so
+# no generation row names them and there is nothing to move (exports.services.export_lines).
+EXPORT_LINES = tuple(
+    f"{table}_{trigger}"
+    for table in ("reviewapp_conversation", "reviewapp_turn", "reviewapp_goldlabel", "reviewapp_verdict")
+    for trigger in ("export_forget_i", "export_forget_u", "export_forget_d", "export_truncate")
+)
 
 
 def set_based_keys_available(tables: Iterable[type[models.Model]]) -> bool:
@@ -71,7 +81,7 @@ def set_based_keys_available(tables: Iterable[type[models.Model]]) -> bool:
             " AND NOT tgisinternal AND tgenabled IN ('O', 'R') AND NOT tgname = ANY(%s))"
             " AND NOT EXISTS (SELECT 1 FROM pg_rewrite WHERE ev_class = ANY(%s::regclass[]) AND rulename <> '_RETURN')"
         )
-        cursor.execute(sql, [names, list(COUNTED_ON_INSERT), names])
+        cursor.execute(sql, [names, [*COUNTED_ON_INSERT, *EXPORT_LINES], names])
         return cursor.fetchone()[0]
 
 
