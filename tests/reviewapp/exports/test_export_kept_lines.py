@@ -170,3 +170,27 @@ def test_generations_that_go_and_come_back_do_not_bring_old_lines_back(corpus, m
     export_lines.refresh(corpus.judge)  # the rows come back at 0, where fr's old lines were built
     after = exported(corpus.judge)
     assert after != before and after == row_path_lines(corpus.judge)
+
+
+def test_the_first_refresh_looks_each_line_up_by_its_index_not_by_scanning_the_table_it_fills(corpus, media):
+    """The INSERT that keeps the lines reads the table it fills. Planned while the table is empty (the
+    first refresh, or after a TRUNCATE) a scan looks free, and would run once per row over the growing
+    table: 216 s for 100,000 lines in the benchmark instead of 5. The refresh's plan uses the index."""
+    awkward(corpus)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE reviewapp_exportline")  # the statistics of an empty table
+    plans = []
+
+    def explain_first(execute, sql, params, many, context):
+        if sql.startswith("WITH g AS") and "INSERT INTO reviewapp_exportline" in sql:
+            with context["connection"].connection.cursor() as raw:
+                raw.execute("EXPLAIN " + sql, params)
+                plans.append("\n".join(row[0] for row in raw.fetchall()))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(explain_first):
+        done = export_lines.refresh(corpus.judge)
+    assert done.built and plans
+    for plan in plans:
+        assert "reviewapp_exportline_pkey on reviewapp_exportline" in plan
+        assert "Seq Scan on reviewapp_exportline" not in plan
