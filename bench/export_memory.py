@@ -2,6 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python bench/export_memory.py [--rows 100000 1000000] [--formats jsonl parquet]
         [--database-url postgres://postgres@127.0.0.1:5432/tribunal_bench_export] [--reuse] [--keep DIR]
+        [--lines built|kept]
 
 For each size: a fresh database (SQLite in a temporary folder, or the PostgreSQL database named by
 --database-url, dropped and created again unless --reuse finds it filled at that size; it must not be
@@ -104,7 +105,21 @@ from django.db import connection
 from reviewapp.models import Judge
 from reviewapp.exports.services import exports
 from bench._http import backend_cpu_seconds
-fmt, keep = sys.argv[1], sys.argv[2]
+fmt, keep, lines = sys.argv[1], sys.argv[2], sys.argv[3]
+
+# Kept JSONL lines (PostgreSQL): none for a first export, or all of them kept before it is timed.
+refresh_s = None
+if connection.vendor == "postgresql":
+    try:
+        from reviewapp.exports.services import export_lines
+    except ImportError:  # code from before kept lines
+        export_lines = None
+    if export_lines is not None:
+        with connection.cursor() as cursor:
+            cursor.execute("TRUNCATE reviewapp_exportline")
+        if lines == "kept":
+            refreshed = export_lines.refresh(Judge.objects.get(slug="conciseness"))
+            refresh_s = refreshed.seconds
 
 
 def server_cpu():  # CPU seconds of this connection's PostgreSQL backend (same machine), else None
@@ -141,6 +156,7 @@ print(json.dumps({
     "rows": snapshot.row_count, "export_s": seconds, "bytes": path.stat().st_size, "sha256": snapshot.sha256,
     "cpu_s": done.user + done.system - cpu.user - cpu.system,
     "server_cpu_s": None if server is None else server_done - server + sum(halves_cpu),
+    "refresh_s": refresh_s,
 }))
 if keep:
     shutil.copy(path, os.path.join(keep, path.name))
@@ -188,7 +204,12 @@ def filled_postgres(url: str, rows: int) -> bool:
 
 
 def bench(
-    rows: int, formats: list[str], database_url: str | None = None, keep: str | None = None, reuse: bool = False
+    rows: int,
+    formats: list[str],
+    database_url: str | None = None,
+    keep: str | None = None,
+    reuse: bool = False,
+    lines: str = "built",
 ) -> list[dict]:
     python = sys.executable
     results = []
@@ -211,7 +232,7 @@ def bench(
             run([python, "manage.py", "migrate", "-v0"], env)
             _, generated_s, _ = run([python, "-c", GENERATE, str(rows)], env)
         for fmt in formats:
-            peak_kib, seconds, stdout = run([python, "-c", EXPORT, fmt, keep or ""], env)
+            peak_kib, seconds, stdout = run([python, "-c", EXPORT, fmt, keep or "", lines], env)
             summary = json.loads(stdout.strip().splitlines()[-1])
             results.append(
                 {
@@ -227,6 +248,8 @@ def bench(
                     "process_s": round(seconds, 1),
                     "file_mib": round(summary["bytes"] / 2**20, 1),
                     "generate_s": round(generated_s, 1),
+                    "lines": lines if database_url else "-",
+                    "refresh_s": None if summary.get("refresh_s") is None else round(summary["refresh_s"], 1),
                 }
             )
             print(json.dumps(results[-1]), flush=True)
@@ -244,18 +267,28 @@ def main() -> None:
         action="store_true",
         help="keep the PostgreSQL database when it already holds the rows of this size (before/after pairs on one database)",
     )
+    parser.add_argument(
+        "--lines",
+        choices=["built", "kept"],
+        default="built",
+        help="PostgreSQL: every JSONL line built (no line kept: a first export), or every line kept"
+        " before the export is timed (a repeated export; the refresh's seconds are reported)",
+    )
     args = parser.parse_args()
     results = [
-        result for rows in args.rows for result in bench(rows, args.formats, args.database_url, args.keep, args.reuse)
+        result
+        for rows in args.rows
+        for result in bench(rows, args.formats, args.database_url, args.keep, args.reuse, args.lines)
     ]
     print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
     header = f"{'database':<10} {'rows':>9} {'format':<8} {'peak RSS MiB':>12} {'seconds':>8} {'rows/s':>8}"
-    print(header + f" {'CPU s':>6} {'DB CPU s':>8} {'file MiB':>9}  sha256")
+    print(header + f" {'CPU s':>6} {'DB CPU s':>8} {'file MiB':>9} {'lines':>6} {'refresh s':>9}  sha256")
     for r in results:
         server = "-" if r["server_cpu_s"] is None else r["server_cpu_s"]
         print(
             f"{r['database']:<10} {r['rows']:>9} {r['format']:<8} {r['peak_rss_mib']:>12} {r['seconds']:>8} "
-            f"{r['rows_per_s']:>8} {r['cpu_s']:>6} {server:>8} {r['file_mib']:>9}  {r['sha256'][:12]}"
+            f"{r['rows_per_s']:>8} {r['cpu_s']:>6} {server:>8} {r['file_mib']:>9} {r['lines']:>6}"
+            f" {'-' if r['refresh_s'] is None else r['refresh_s']:>9}  {r['sha256'][:12]}"
         )
 
 
