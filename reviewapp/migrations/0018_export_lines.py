@@ -177,6 +177,7 @@ class Migration(migrations.Migration):
                 ("generation", models.BigIntegerField()),
                 ("key", models.TextField()),
                 ("line", models.TextField()),
+                ("columns", models.TextField()),
             ],
             options={
                 "indexes": [models.Index(fields=["judge_id", "conversation_id"], name="exportline_judge")],

@@ -53,8 +53,9 @@ class ExportSnapshot(models.Model):
 
 
 class ExportLine(models.Model):
-    """A flat export's JSONL line and datasheet key for one gold label, as the database builds them
-    (`export_sql.postgres_lines_statement`), kept so the next export reads it instead of building it.
+    """A flat export's JSONL line, its row of Parquet columns (as CSV) and its datasheet key for one
+    gold label, as the database builds them (`export_sql.postgres_lines_statement`), kept so the next
+    JSONL or Parquet export reads them instead of building them.
 
     PostgreSQL only. A line is used only while everything it was built from is unchanged: the code
     that builds it (`fingerprint`), the database's schema (`migration`, the last applied), the names
@@ -72,6 +73,7 @@ class ExportLine(models.Model):
     generation = models.BigIntegerField()
     key = models.TextField()
     line = models.TextField()
+    columns = models.TextField()  # the same row for Parquet: a CSV row of the key and the flat columns
 
     class Meta:
         indexes = [models.Index(fields=["judge_id", "conversation_id"], name="exportline_judge")]

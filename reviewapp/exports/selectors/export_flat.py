@@ -17,6 +17,7 @@ The values written are the same on both, and the same as `export_rows` gives.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
@@ -31,7 +32,7 @@ from django.db.models import F, QuerySet, Window
 from django.db.models.functions import RowNumber
 from orjson import Fragment
 
-from reviewapp.exports.selectors import export_filters
+from reviewapp.exports.selectors import export_filters, export_sql
 from reviewapp.exports.selectors.export_filters import ExportFilters, pseudonym
 from reviewapp.exports.selectors.export_rows import json_value, verdicts_by_target, verdicts_of
 from reviewapp.exports.selectors.export_sql import postgres_lines_statement, postgres_statement, sqlite_statement
@@ -406,7 +407,7 @@ MARKED_COLUMNS = ("gold_failure_modes", "adjudication", "reviews", "comments", "
 
 
 def _csv_table(blocks: list, marks: _Marks, csv_options):
-    """Rows of COPY's CSV (a block each, taken out of `blocks`) as an Arrow table, the markers filled in."""
+    """Rows of CSV (taken out of `blocks`) as an Arrow table, the markers filled in."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyarrow import BufferReader, csv
@@ -429,28 +430,58 @@ def _csv_table(blocks: list, marks: _Marks, csv_options):
     return table
 
 
+def _csv_blocks(data: memoryview, blocks: list[tuple[int, bytes]]) -> int:
+    """The whole rows at the start of `data` (COPY binary, two fields each: a count of CSV rows, and
+    those rows) put at the end of `blocks`; gives how many bytes they took."""
+    at, size = 0, len(data)
+    while at + 6 <= size and data[at : at + 2] != COPY_END:
+        value_at = at + 6 + int.from_bytes(data[at + 2 : at + 6])
+        if value_at + 4 > size:
+            break
+        end = value_at + 4 + int.from_bytes(data[value_at : value_at + 4])
+        if end > size:
+            break
+        blocks.append((int(bytes(data[at + 6 : value_at])), bytes(data[value_at + 4 : end])))
+        at = end
+    return at
+
+
 def postgres_csv(*, judge, filters: ExportFilters, rows_per_table: int, using=connection, rows=(0, None)):
-    """The export's flat columns on PostgreSQL as COPY's CSV, `rows_per_table` rows at a time (a
-    list of blocks, a row each): the datasheet key, then the columns, written by the database
-    (`export_sql.postgres_lines_statement(columns=True)`). `using` and `rows` as for `postgres_lines`."""
+    """The export's flat columns on PostgreSQL as CSV, `rows_per_table` rows at a time (a list of
+    blocks of whole rows): the datasheet key, then the columns, written by the database
+    (`export_sql.postgres_lines_statement(columns=True)`), a row kept with its line read from there
+    (ExportLine). `using` and `rows` as for `postgres_lines`."""
+    block_rows = math.gcd(rows_per_table, export_sql.ROWS_PER_BLOCK)  # so no block spans two tables
     statement, params = postgres_lines_statement(
-        int(judge.pk), _postgres_gold(judge, filters), judge.slug, columns=True, rows=rows
-    )
-    statement = f"COPY ({statement}) TO STDOUT (FORMAT csv)"
+        int(judge.pk), _postgres_gold(judge, filters), judge.slug, columns=True, rows=rows, kept=True,
+        block_rows=block_rows,
+    )  # fmt: skip
+    statement = f"COPY ({statement}) TO STDOUT (FORMAT binary)"
     with using.cursor() as cursor:
         cursor.execute(LINES_SETTINGS)
         try:
             with using.wrap_database_errors:
                 log = getattr(cursor, "debug_sql", None)
                 with log(statement, params) if log else nullcontext(), cursor.cursor.copy(statement, params) as copy:
-                    blocks = []
-                    for block in copy:  # COPY TO sends one row a message
-                        blocks.append(block)
-                        if len(blocks) == rows_per_table:
-                            yield blocks
-                            blocks = []
-                    if blocks:
-                        yield blocks
+                    tail, skip, blocks, table, counted = b"", COPY_HEADER, [], [], 0
+                    for message in copy:  # a block of rows a message (the header may come apart)
+                        if len(tail) + len(message) < skip:
+                            tail += message
+                            continue
+                        data = _unheaded(tail + message if tail or skip else message, skip)
+                        used = _csv_blocks(data, blocks)
+                        tail, skip = bytes(data[used:]), 0
+                        for count, block in blocks:
+                            table.append(block)
+                            counted += count
+                            if counted == rows_per_table:
+                                yield table
+                                table, counted = [], 0
+                        blocks.clear()
+                    if skip or tail != COPY_END:
+                        raise ValueError("COPY ended inside a row")
+                    if table:
+                        yield table
         finally:
             cursor.execute(LINES_RESET)
 

@@ -377,6 +377,7 @@ LINES_CONTEXT_SQL = _context(_LINES_PIECE)
 
 
 CONVERSATIONS_PER_BLOCK = 16  # conversations whose lines go in one COPY message
+ROWS_PER_BLOCK = 16  # rows whose CSV goes in one COPY message (Parquet)
 
 
 def postgres_lines_statement(
@@ -388,6 +389,7 @@ def postgres_lines_statement(
     rows: tuple[int, int | None] = (0, None),
     kept: bool = False,
     keep: bool = False,
+    block_rows: int = ROWS_PER_BLOCK,
 ) -> tuple[str, tuple]:
     """Two text columns for COPY, in the order `postgres_statement` gives the rows: the datasheet's
     key of each row (a JSON list: language, dataset, gold source, gold rating as text, passed,
@@ -396,17 +398,18 @@ def postgres_lines_statement(
     The same lookups by index per row as `postgres_statement`; the reviews, comments and verdicts
     each give their JSON and what the datasheet counts of them from one lateral subquery.
 
-    With `columns`, the key and then the flat columns apart (COLUMNS' order, for Parquet): the
-    nested ones as the same JSON text, the others as values, a non-finite gold rating as NULL.
+    With `columns`, the CSV rows instead (for Parquet), `block_rows` in one COPY row after their
+    count: each the key and then the flat columns (COLUMNS' order), the nested ones as the same JSON
+    text, the others as values, a non-finite gold rating as NULL (`_csv_row`).
 
     `rows` (first, count or None for the rest) gives a part of the rows in their order: the gold
     labels are skipped before anything is looked up for them.
 
-    With `kept`, a row whose line is kept and current (ExportLine, `kept_line`) is read from there,
-    and nothing is looked up for it. With `keep`, the statement is instead the INSERT that keeps the
-    line and key of every row without a current one (`export_lines.refresh`)."""
-    if columns and (kept or keep):
-        raise ValueError("kept lines are JSONL lines, not columns")
+    With `kept`, a row whose line (or CSV row) is kept and current (ExportLine, `kept_line`) is read
+    from there, and nothing is looked up for it. With `keep`, the statement is instead the INSERT
+    that keeps the key, line and CSV row of every row without a current one (`export_lines.refresh`)."""
+    if columns and keep:
+        raise ValueError("a line is kept with its CSV row: keep takes no columns")
     gold_sql, gold_params = gold
     first, count = rows
     if first or count is not None:
@@ -477,18 +480,15 @@ def postgres_lines_statement(
         ("reviews", "COALESCE(rv.json, '[]')"), ("comments", "COALESCE(cm.json, '[]')"),
         ("verdicts", "COALESCE(vd.json, '{}')"),
     )  # fmt: skip
-    if columns:
-        line = ", ".join(
-            (
-                "d.name", "c.external_id", "c.language", "%s::text",
-                "CASE WHEN t.position IS NULL THEN 'conversation' ELSE 'turn' END", "t.position", "t.role", "t.text",
-                "NULLIF(t.intended_text, '')", LINES_CONTEXT_SQL,
-                "CASE WHEN g.rating = ANY ('{NaN,Infinity,-Infinity}'::float8[]) THEN NULL ELSE g.rating END",
-                "NULLIF(g.label, '')", "g.passed", _stored_json("g.failure_modes", "m"), "g.source",
-                Postgres.iso("g.created_at"), f"CASE WHEN it.id IS NOT NULL THEN ({adjudication_of_item}) END",
-                "COALESCE(rv.json, '[]')", "COALESCE(cm.json, '[]')", "COALESCE(vd.json, '{}')",
-            )
-        )  # fmt: skip
+    flat = (
+        "d.name", "c.external_id", "c.language", "%s::text",
+        "CASE WHEN t.position IS NULL THEN 'conversation' ELSE 'turn' END", "t.position", "t.role", "t.text",
+        "NULLIF(t.intended_text, '')", LINES_CONTEXT_SQL,
+        "CASE WHEN g.rating = ANY ('{NaN,Infinity,-Infinity}'::float8[]) THEN NULL ELSE g.rating END",
+        "NULLIF(g.label, '')", "g.passed", _stored_json("g.failure_modes", "m"), "g.source",
+        Postgres.iso("g.created_at"), f"CASE WHEN it.id IS NOT NULL THEN ({adjudication_of_item}) END",
+        "COALESCE(rv.json, '[]')", "COALESCE(cm.json, '[]')", "COALESCE(vd.json, '{}')",
+    )  # fmt: skip
     key = (
         f"'[' || {_value('c.language')} || ',' || {_value('d.name')} || ',' || {_choice('g.source', GoldLabel, 'source')}"
         f""" || ',' || COALESCE('"' || g.rating::text || '"', 'null') || ',' || {_plain("g.passed")}"""
@@ -501,24 +501,34 @@ def postgres_lines_statement(
         f" LEFT JOIN LATERAL ({item}) it ON TRUE"
         f" CROSS JOIN LATERAL ({reviews}) rv CROSS JOIN LATERAL ({comments}) cm LEFT JOIN LATERAL ({verdicts}) vd ON TRUE"
     )
+    row = _csv_row((key, *flat))
     if keep:
         statement = (
             f"WITH g AS NOT MATERIALIZED ({gold_sql}) INSERT INTO reviewapp_exportline"
-            " (gold_id, judge_id, conversation_id, fingerprint, migration, epoch, generation, key, line)"
+            " (gold_id, judge_id, conversation_id, fingerprint, migration, epoch, generation, key, line, columns)"
             f" SELECT g.id, {judge_id}, g.conversation_id, '{fingerprint()}', ({MIGRATION}), ({EPOCH}),"
-            f" eg.generation, {key}, {line}{joins}"
+            f" eg.generation, {key}, {line}, {row}{joins}"
             " JOIN reviewapp_exportgeneration eg ON eg.conversation_id = g.conversation_id WHERE kl.line IS NULL"
             " ON CONFLICT (gold_id) DO UPDATE SET judge_id = EXCLUDED.judge_id, conversation_id = EXCLUDED.conversation_id,"
             " fingerprint = EXCLUDED.fingerprint, migration = EXCLUDED.migration, epoch = EXCLUDED.epoch,"
-            " generation = EXCLUDED.generation, key = EXCLUDED.key, line = EXCLUDED.line"
+            " generation = EXCLUDED.generation, key = EXCLUDED.key, line = EXCLUDED.line, columns = EXCLUDED.columns"
         )
-        return statement, (*gold_params, orjson.dumps(slug).decode())
+        return statement, (*gold_params, orjson.dumps(slug).decode(), slug)
     if kept:
         key, line = f"COALESCE(kl.key, {key})", f"CASE WHEN kl.line IS NULL THEN {line} ELSE kl.line END"
+        row = f"CASE WHEN kl.line IS NULL THEN {row} ELSE kl.columns END"
     if columns:
+        # `block_rows` rows (in their order) at a time, one COPY row each: their count, and their CSV
+        # rows one after the other. A CSV row may hold a newline (in quotes): the count says how many.
         statement = (
-            f"WITH g AS NOT MATERIALIZED ({gold_sql}) SELECT {key}, {line}{joins} ORDER BY g.conversation_id, g.turn_id"
+            "WITH g AS NOT MATERIALIZED (SELECT g1.*,"
+            f" (row_number() OVER (ORDER BY g1.conversation_id, g1.turn_id) - 1) / {int(block_rows)} AS block"
+            f" FROM ({gold_sql}) g1)"
+            " SELECT count(*)::text, string_agg(b.row || E'\n', '')"
+            f" FROM (SELECT g.block, {row} AS row{joins}"
+            " ORDER BY g.block, g.conversation_id, g.turn_id) b GROUP BY b.block ORDER BY b.block"
         )
+        return statement, (*gold_params, slug)
     else:
         # The lines of CONVERSATIONS_PER_BLOCK conversations (by id) at a time, one COPY row (a
         # message) each: the gold labels are sorted by block first (the same order), the lookups run
@@ -531,7 +541,15 @@ def postgres_lines_statement(
             f" FROM (SELECT g.block, {key} AS key, {line} AS line{joins}"
             " ORDER BY g.block, g.conversation_id, g.turn_id) b GROUP BY b.block ORDER BY b.block"
         )
-    return statement, (*gold_params, slug if columns else orjson.dumps(slug).decode())
+    return statement, (*gold_params, orjson.dumps(slug).decode())
+
+
+def _csv_row(values: tuple[str, ...]) -> str:
+    """One CSV row of the values, as `export_flat.CsvTables` reads it: NULL as an empty field, any
+    other value quoted (its text as COPY writes it, each `"` doubled), the fields joined by commas."""
+    return " || ',' || ".join(
+        f"""COALESCE('"' || replace(({value})::text, '"', '""') || '"', '')""" for value in values
+    )
 
 
 # --- kept lines (ExportLine) ------------------------------------------------------------------------
@@ -547,7 +565,7 @@ def kept_line() -> str:
     triggers), so what one snapshot sees as current was built from the data that snapshot sees. The
     migration and the epoch are read once per statement."""
     return (
-        "SELECT x.key, x.line FROM reviewapp_exportline x JOIN reviewapp_exportgeneration eg"
+        "SELECT x.key, x.line, x.columns FROM reviewapp_exportline x JOIN reviewapp_exportgeneration eg"
         " ON eg.conversation_id = x.conversation_id AND eg.generation = x.generation"
         f" WHERE x.gold_id = g.id AND x.fingerprint = '{fingerprint()}' AND x.migration = ({MIGRATION})"
         f" AND x.epoch = ({EPOCH}) LIMIT 1"  # LIMIT keeps it a lookup by the row's gold id, not a join of all lines
@@ -556,7 +574,9 @@ def kept_line() -> str:
 
 @functools.cache
 def fingerprint() -> str:
-    """What the code that builds a line writes, as 16 hex digits: the SQL of the lines for a judge
-    and gold labels that stand for any (so lines kept by other code are never read as current)."""
-    statement, _ = postgres_lines_statement(0, ("SELECT 0", ()), "", keep=False)
-    return hashlib.sha256(statement.encode()).hexdigest()[:16]
+    """What the code that builds a line writes, as 16 hex digits: the SQL of the lines and CSV rows
+    for a judge and gold labels that stand for any (so lines kept by other code are never read as
+    current)."""
+    lines, _ = postgres_lines_statement(0, ("SELECT 0", ()), "")
+    columns, _ = postgres_lines_statement(0, ("SELECT 0", ()), "", columns=True)
+    return hashlib.sha256(f"{lines}\n{columns}".encode()).hexdigest()[:16]

@@ -22,7 +22,8 @@ def snapshot_build(snapshot_id: int) -> dict:
     """Write one snapshot. Safe to run twice: a done snapshot is returned as it is, and a build killed
     half-way is redelivered (acks_late) and written again from the start under its temporary name."""
     snapshot = exports_service.snapshot_write(snapshot_id=snapshot_id)
-    if snapshot.judge_id is not None and snapshot.format == "jsonl":
-        # With the file done, keep the lines this export built, so the next one reads them.
+    if snapshot.judge_id is not None and snapshot.format in ("jsonl", "parquet"):
+        # With the file done, keep the rows this export built (its line and its Parquet columns), so
+        # the next JSONL or Parquet export reads them.
         export_lines.refresh(snapshot.judge)
     return {"snapshot": snapshot.pk, "status": snapshot.status, "rows": snapshot.row_count, "sha256": snapshot.sha256}

@@ -3,10 +3,17 @@ line when it is current, and gives the same bytes as building every row; every c
 on makes the lines it touches stale in the same transaction (migration 0018's triggers), so the next
 export builds them again instead of writing an old line."""
 
+import io
+import tempfile
+from pathlib import Path
+
 import pytest
 from django.db import connection
 
+from reviewapp.exports.selectors.export_filters import ExportFilters
+from reviewapp.exports.selectors.export_flat import flat_rows
 from reviewapp.exports.services import export_lines
+from reviewapp.exports.services.export_writers import ParquetWriter
 from reviewapp.exports.services.exports import snapshot_create, snapshot_path, snapshot_write
 from reviewapp.models import (
     Adjudication,
@@ -28,26 +35,56 @@ pytestmark = [
 ]
 
 
-def exported(judge) -> bytes:
-    snapshot = snapshot_write(snapshot_id=snapshot_create(judge=judge, fmt="jsonl", build=False).pk)
+def exported(judge, fmt: str = "jsonl") -> bytes:
+    snapshot = snapshot_write(snapshot_id=snapshot_create(judge=judge, fmt=fmt, build=False).pk)
     return snapshot_path(snapshot).read_bytes()
+
+
+def parquet_rows(data: bytes) -> list[dict]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    return pq.read_table(pa.BufferReader(data)).to_pylist()
+
+
+def row_path_parquet(judge) -> list[dict]:
+    """The Parquet export's rows as the row path builds them (every row from the data, by Python)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    sink = io.BytesIO()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "rows.parquet"
+        writer = ParquetWriter(path)
+        for chunk in flat_rows(judge=judge, filters=ExportFilters()):
+            for row in chunk:
+                writer.write(row)
+        writer.close()
+        sink.write(path.read_bytes())
+    return pq.read_table(pa.BufferReader(sink.getvalue())).to_pylist()
 
 
 def test_kept_lines_are_read_and_give_the_bytes_of_building_every_row(corpus, media):
     awkward(corpus)
-    built = exported(corpus.judge)
+    built, built_parquet = exported(corpus.judge), exported(corpus.judge, "parquet")
     assert not ExportLine.objects.exists()
 
     done = export_lines.refresh(corpus.judge)
     rows = built.count(b"\n")
     assert done.ran and done.built == rows == ExportLine.objects.count()
     assert exported(corpus.judge) == built == row_path_lines(corpus.judge)
+    assert exported(corpus.judge, "parquet") == built_parquet  # the same file, read from the kept rows
+    assert parquet_rows(built_parquet) == row_path_parquet(corpus.judge)
     assert export_lines.refresh(corpus.judge).built == 0  # all current: nothing to build again
 
     # The export reads what is kept: a line changed in the table (by nothing the triggers watch) is written.
     kept = ExportLine.objects.order_by("gold_id").first()
     ExportLine.objects.filter(pk=kept.pk).update(line='{"kept":true}')
     assert b'{"kept":true}\n' in exported(corpus.judge)
+    columns = kept.columns.replace('"turn"', '"kept"', 1)  # the level column of the kept row
+    assert columns != kept.columns
+    ExportLine.objects.filter(pk=kept.pk).update(columns=columns)
+    assert "kept" in {row["level"] for row in parquet_rows(exported(corpus.judge, "parquet"))}
 
 
 def _turn_text(corpus):
@@ -116,16 +153,18 @@ CHANGES = [
 def test_a_change_a_line_draws_on_is_never_written_from_an_old_line(corpus, media, change):
     awkward(corpus)
     Comment.objects.first().categories.add(Category.objects.get(slug="gloss"))
-    before = exported(corpus.judge)
+    before, before_parquet = exported(corpus.judge), exported(corpus.judge, "parquet")
     assert export_lines.refresh(corpus.judge).built == before.count(b"\n")
 
     change(corpus)
 
-    after = exported(corpus.judge)
+    after, after_parquet = exported(corpus.judge), exported(corpus.judge, "parquet")
     assert after != before  # the change shows in the export
     assert after == row_path_lines(corpus.judge)  # as built from the data, row by row
+    assert after_parquet != before_parquet and parquet_rows(after_parquet) == row_path_parquet(corpus.judge)
     export_lines.refresh(corpus.judge)
     assert exported(corpus.judge) == after
+    assert exported(corpus.judge, "parquet") == after_parquet
 
 
 def test_a_change_elsewhere_keeps_the_other_conversations_lines(corpus, media):
@@ -154,11 +193,20 @@ def test_a_refresh_waits_for_an_open_transaction_and_builds_nothing_when_it_stay
     assert export_lines.refresh(corpus.judge).ran
 
 
-def test_the_export_task_keeps_its_lines_once_the_file_is_written(corpus, media):
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_the_export_task_keeps_its_lines_once_the_file_is_written(corpus, media, fmt):
     from reviewapp.exports.tasks.exports import snapshot_build
 
-    result = snapshot_build(snapshot_create(judge=corpus.judge, fmt="jsonl", build=False).pk)
+    result = snapshot_build(snapshot_create(judge=corpus.judge, fmt=fmt, build=False).pk)
     assert result["status"] == "done" and ExportLine.objects.count() == result["rows"] == 3
+
+
+def test_the_other_formats_keep_no_lines(corpus, media):
+    from reviewapp.exports.tasks.exports import snapshot_build
+
+    for fmt in ("csv", "eva"):
+        assert snapshot_build(snapshot_create(judge=corpus.judge, fmt=fmt, build=False).pk)["status"] == "done"
+    assert not ExportLine.objects.exists()
 
 
 def test_generations_that_go_and_come_back_do_not_bring_old_lines_back(corpus, media):
