@@ -8,7 +8,7 @@ from django.db import connection
 
 from reviewapp.corpus.services.imports import dataset_import
 from reviewapp.corpus.tasks.imports import import_file
-from reviewapp.models import Conversation, Dataset, GoldLabel, Turn, Verdict
+from reviewapp.models import Conversation, Dataset, ExportLine, GoldLabel, Turn, Verdict
 
 CONVERSATIONS = 120
 TURNS_PER_CONVERSATION = 6
@@ -78,6 +78,11 @@ def test_a_queued_import_is_written_to_postgresql_by_the_worker(celery_worker_pr
     assert set(Conversation.objects.filter(dataset=dataset).values_list("language", flat=True)) == {"fr"}
     # A prefork worker's process runs no other thread: it read the file in a child process of its own.
     assert "import of agent-run.jsonl: reading in process" in celery_worker_process.log()
+    # Then it kept the export lines of the new gold labels, so their first export reads them.
+    labels = GoldLabel.objects.filter(conversation__dataset=dataset)
+    kept = ExportLine.objects.filter(gold_id__in=labels.values("pk"))
+    assert kept.count() == CONVERSATIONS
+    assert "export lines of conciseness: 120 built" in celery_worker_process.log()
 
 
 def test_the_same_import_delivered_twice_at_once_writes_each_row_once(celery_worker_process, wait_until, tmp_path):

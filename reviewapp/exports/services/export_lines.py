@@ -30,7 +30,7 @@ from django.db import connection, transaction
 
 from reviewapp.exports.selectors import export_flat, export_sql
 from reviewapp.exports.selectors.export_filters import ExportFilters
-from reviewapp.models import Judge
+from reviewapp.models import GoldLabel, Judge
 
 log = logging.getLogger(__name__)
 
@@ -118,3 +118,15 @@ def refresh(judge: Judge, *, wait_seconds: float = 60.0, poll_seconds: float = 0
     done.ran, done.seconds = True, time.monotonic() - started
     log.info("export lines of %s: %d built in %.1f s", judge.slug, done.built, done.seconds)
     return done
+
+
+def refresh_dataset(dataset_id: int, *, wait_seconds: float = 10.0) -> list[Refreshed]:
+    """Keep the lines of every judge with a gold label in the dataset: after an import, so the first
+    export of what it brought reads them too. A refresh that cannot wait `wait_seconds` for older
+    transactions builds nothing (the export then builds its rows, and keeps them after)."""
+    if not available():
+        return []
+    judges = Judge.objects.filter(
+        pk__in=GoldLabel.objects.filter(conversation__dataset_id=dataset_id).values("judge_id")
+    ).order_by("pk")
+    return [refresh(judge, wait_seconds=wait_seconds) for judge in judges]

@@ -242,3 +242,55 @@ def test_the_first_refresh_looks_each_line_up_by_its_index_not_by_scanning_the_t
     for plan in plans:
         assert "reviewapp_exportline_pkey on reviewapp_exportline" in plan
         assert "Seq Scan on reviewapp_exportline" not in plan
+
+
+def _import_file(path) -> None:
+    from reviewapp.corpus.tasks.imports import import_file
+
+    assert import_file(str(path), "jsonl", "imported")["conversations"] == 5
+
+
+def _import_job(path) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from reviewapp.corpus.services.import_jobs import import_job_start
+    from reviewapp.corpus.tasks.import_jobs import import_job_task
+
+    upload = SimpleUploadedFile("imported.jsonl", path.read_bytes())
+    job = import_job_start(user=None, upload=upload, dataset_name="imported", dispatch=import_job_task)
+    job.refresh_from_db()
+    assert job.status == "done", job.errors
+
+
+@pytest.mark.parametrize("run_import", [_import_file, _import_job], ids=["task", "job"])
+def test_an_import_keeps_the_lines_of_what_it_brought(corpus, media, tmp_path, run_import, settings):
+    """The import tasks keep the new gold labels' lines once the import is done, so the first export of
+    them reads kept lines."""
+    import json
+
+    settings.TRIBUNAL_UPLOAD_DIR = str(tmp_path / "uploads")
+
+    records = [
+        {
+            "external_id": f"imported-{number}",
+            "language": "fr",
+            "turns": [
+                {"role": "user", "text": "Bonjour ?"},
+                {"role": "agent", "text": f"Réponse {number}.", "labels": [{"judge": corpus.judge.slug, "rating": 2}]},
+            ],
+        }
+        for number in range(5)
+    ]
+    path = tmp_path / "imported.jsonl"
+    path.write_text("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records), encoding="utf-8")
+
+    run_import(path)
+
+    imported = GoldLabel.objects.filter(conversation__dataset__name="imported")
+    assert imported.count() == 5
+    # Every row of the judge's export is kept: the five new ones and the corpus's own.
+    kept = set(ExportLine.objects.values_list("gold_id", flat=True))
+    assert set(imported.values_list("pk", flat=True)) <= kept
+    built = row_path_lines(corpus.judge)
+    assert len(kept) == built.count(b"\n") and exported(corpus.judge) == built
+    assert export_lines.refresh(corpus.judge).built == 0  # all current already
