@@ -437,11 +437,8 @@ def postgres_lines_statement(
         ("status", _choice("v.status", Verdict, "status")), ("rating", _rating("v.rating")), ("label", _value("v.label")),
         ("passed", _plain("v.passed")), ("flags", _stored_json("v.flags", "j")), ("explanation", _value("v.explanation")),
     )  # fmt: skip
-    # With kept lines, every lookup below is made only for a row without one (`kl.line IS NULL`: a
-    # condition on the outer row, which the plan tests once before the subquery's scan).
-    built = "kl.line IS NULL AND " if kept or keep else ""
     item = (
-        f"SELECT i.id FROM reviewapp_reviewitem i WHERE {built}i.judge_id = {judge_id}"
+        f"SELECT i.id FROM reviewapp_reviewitem i WHERE i.judge_id = {judge_id}"
         " AND i.conversation_id = g.conversation_id AND COALESCE(i.turn_id, 0) = COALESCE(g.turn_id, 0) LIMIT 1"
     )
     reviews = f"SELECT {_list(review, 'r.id')} AS json, count(*) AS n FROM reviewapp_review r WHERE r.item_id = it.id"
@@ -452,7 +449,7 @@ def postgres_lines_statement(
         f"SELECT {_list(comment, 'm.created_at, m.id')} AS json, count(*) AS n FROM ("
         " SELECT * FROM reviewapp_comment m WHERE m.turn_id = g.turn_id UNION ALL SELECT m.* FROM reviewapp_comment m"
         " JOIN reviewapp_turn ct ON ct.id = m.turn_id WHERE g.turn_id IS NULL AND ct.conversation_id = g.conversation_id"
-        f") m JOIN reviewapp_turn mt ON mt.id = m.turn_id WHERE {built}(m.judge_id = {judge_id} OR m.judge_id IS NULL)"
+        f") m JOIN reviewapp_turn mt ON mt.id = m.turn_id WHERE (m.judge_id = {judge_id} OR m.judge_id IS NULL)"
     )
     # {version: [verdicts by sweep and run]}, versions in the order they were made (by id). The
     # verdicts are sorted once, innermost; the aggregates above take them in that order (as the
@@ -463,7 +460,7 @@ def postgres_lines_statement(
         " FROM (SELECT y.id, min(y.version) AS version, string_agg(y.json, ',') AS json"
         f" FROM (SELECT jv.id, jv.version, {verdict} AS json"
         " FROM reviewapp_verdict v JOIN reviewapp_judgeversion jv ON jv.id = v.judge_version_id"
-        f" WHERE {built}jv.judge_id = {judge_id} AND v.conversation_id = g.conversation_id"
+        f" WHERE jv.judge_id = {judge_id} AND v.conversation_id = g.conversation_id"
         " AND COALESCE(v.turn_id, 0) = COALESCE(g.turn_id, 0) ORDER BY jv.id, v.sweep_id, v.run_index, v.id) y"
         " GROUP BY y.id ORDER BY y.id) x"
     )
@@ -494,29 +491,40 @@ def postgres_lines_statement(
         f""" || ',' || COALESCE('"' || g.rating::text || '"', 'null') || ',' || {_plain("g.passed")}"""
         f" || ',' || {_value('g.label')} || ',' || COALESCE(vd.versions, '[]') || ',' || rv.n || ',' || cm.n || ']'"
     )
-    joins = (
-        " FROM g JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
-        + (f" LEFT JOIN LATERAL ({kept_line()}) kl ON TRUE" if kept or keep else "")
-        + f" LEFT JOIN LATERAL (SELECT * FROM reviewapp_turn t WHERE {built}t.id = g.turn_id LIMIT 1) t ON TRUE"
+    base = " FROM g JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
+    lookups = (
+        " LEFT JOIN LATERAL (SELECT * FROM reviewapp_turn t WHERE t.id = g.turn_id LIMIT 1) t ON TRUE"
         f" LEFT JOIN LATERAL ({item}) it ON TRUE"
         f" CROSS JOIN LATERAL ({reviews}) rv CROSS JOIN LATERAL ({comments}) cm LEFT JOIN LATERAL ({verdicts}) vd ON TRUE"
     )
     row = _csv_row((key, *flat))
+    if kept or keep:
+        # A row's kept line (`kl`), else what is built for it (`bl`): every lookup sits in one subquery
+        # whose only condition is on the outer row, so the plan tests it once per row and skips them all.
+        built = (
+            f"{key} AS key, {line} AS line, {row} AS row"
+            if keep
+            else (f"{row} AS row" if columns else f"{key} AS key, {line} AS line")
+        )
+        joins = (
+            f"{base} LEFT JOIN LATERAL ({kept_line()}) kl ON TRUE LEFT JOIN LATERAL"
+            f" (SELECT {built} FROM (SELECT) one{lookups} WHERE kl.line IS NULL OFFSET 0) bl ON TRUE"
+        )
+        key, line, row = "COALESCE(kl.key, bl.key)", "COALESCE(kl.line, bl.line)", "COALESCE(kl.columns, bl.row)"
+    else:
+        joins = base + lookups
     if keep:
         statement = (
             f"WITH g AS NOT MATERIALIZED ({gold_sql}) INSERT INTO reviewapp_exportline"
             " (gold_id, judge_id, conversation_id, fingerprint, migration, epoch, generation, key, line, columns)"
             f" SELECT g.id, {judge_id}, g.conversation_id, '{fingerprint()}', ({MIGRATION}), ({EPOCH}),"
-            f" eg.generation, {key}, {line}, {row}{joins}"
+            f" eg.generation, bl.key, bl.line, bl.row{joins}"
             " JOIN reviewapp_exportgeneration eg ON eg.conversation_id = g.conversation_id WHERE kl.line IS NULL"
             " ON CONFLICT (gold_id) DO UPDATE SET judge_id = EXCLUDED.judge_id, conversation_id = EXCLUDED.conversation_id,"
             " fingerprint = EXCLUDED.fingerprint, migration = EXCLUDED.migration, epoch = EXCLUDED.epoch,"
             " generation = EXCLUDED.generation, key = EXCLUDED.key, line = EXCLUDED.line, columns = EXCLUDED.columns"
         )
         return statement, (*gold_params, orjson.dumps(slug).decode(), slug)
-    if kept:
-        key, line = f"COALESCE(kl.key, {key})", f"CASE WHEN kl.line IS NULL THEN {line} ELSE kl.line END"
-        row = f"CASE WHEN kl.line IS NULL THEN {row} ELSE kl.columns END"
     if columns:
         # `block_rows` rows (in their order) at a time, one COPY row each: their count, and their CSV
         # rows one after the other. A CSV row may hold a newline (in quotes): the count says how many.
@@ -524,7 +532,7 @@ def postgres_lines_statement(
             "WITH g AS NOT MATERIALIZED (SELECT g1.*,"
             f" (row_number() OVER (ORDER BY g1.conversation_id, g1.turn_id) - 1) / {int(block_rows)} AS block"
             f" FROM ({gold_sql}) g1)"
-            " SELECT count(*)::text, string_agg(b.row || E'\n', '')"
+            " SELECT count(*)::text, string_agg(b.row || E'\\n', '')"
             f" FROM (SELECT g.block, {row} AS row{joins}"
             " ORDER BY g.block, g.conversation_id, g.turn_id) b GROUP BY b.block ORDER BY b.block"
         )
