@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
-from itertools import batched, groupby
+from itertools import accumulate, batched, groupby
 from operator import itemgetter
 from typing import Any
 
@@ -406,9 +407,18 @@ def postgres_lines(
 MARKED_COLUMNS = ("gold_failure_modes", "adjudication", "reviews", "comments", "verdicts")
 
 
+def _strings(values: list[bytes]):
+    """UTF-8 values as an Arrow string array, built from its buffers: `pa.array` on a Python list
+    would first import pandas (0.2-0.3 s, once per process) to check it is not a pandas object."""
+    import pyarrow as pa
+
+    offsets = array("q", accumulate((len(value) for value in values), initial=0))
+    data = pa.py_buffer(b"".join(values))
+    return pa.LargeStringArray.from_buffers(len(values), pa.py_buffer(offsets), data).cast(pa.string())
+
+
 def _csv_table(blocks: list, marks: _Marks, csv_options):
     """Rows of CSV (taken out of `blocks`) as an Arrow table, the markers filled in."""
-    import pyarrow as pa
     import pyarrow.compute as pc
     from pyarrow import BufferReader, csv
 
@@ -418,14 +428,13 @@ def _csv_table(blocks: list, marks: _Marks, csv_options):
     del data
     for name in MARKED_COLUMNS:
         column = table.column(name).combine_chunks()
-        marked = pc.fill_null(pc.match_substring(column, MARK.decode()), False)
+        found = pc.match_substring(column, MARK.decode())
+        marked = pc.and_kleene(found, pc.is_valid(found))  # null (no value) as false, without a scalar
         if not pc.any(marked).as_py():
             continue
         # Only the values with a marker go through Python (a third of the reviews in the bench's
         # workload); the others stay in Arrow as they are.
-        filled = pa.array(
-            [marks.fill(value.encode()).decode() for value in column.filter(marked).to_pylist()], pa.string()
-        )
+        filled = _strings([marks.fill(value.encode()) for value in column.filter(marked).to_pylist()])
         table = table.set_column(table.schema.get_field_index(name), name, pc.replace_with_mask(column, marked, filled))
     return table
 
