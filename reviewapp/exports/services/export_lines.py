@@ -8,8 +8,8 @@ epoch forward in the transaction of every change a line draws on. `refresh` buil
 missing or no longer current, in three steps:
 
 1. Each conversation with a gold label of the judge gets its generation row (committed on its own).
-2. It waits until every transaction that was running then has ended, and every snapshot taken before
-   then is gone. A writer that changed a conversation's data before its generation row existed had
+2. It waits until every transaction of this database that was running then has ended, and every
+   snapshot taken before then is gone. A writer that changed a conversation's data before its generation row existed had
    nothing to move forward: waiting for it means the lines are built from data that includes its
    change. (A writer that starts later finds the row, and moves it forward.)
 3. The lines are built, batch by batch of conversations, each batch one INSERT ... SELECT that reads
@@ -37,11 +37,16 @@ log = logging.getLogger(__name__)
 # Conversations whose lines one INSERT builds: about 2 s of one core at the benchmark's 1 row each.
 CONVERSATIONS_PER_BATCH = 50_000
 
-# Every transaction older than the mark has ended, and no client's snapshot predates it.
+# A transaction of this database that started before the mark (its id is older) is still running, or a
+# snapshot taken before it is still held. Other databases' transactions cannot touch these tables, so
+# they are not waited for (pg_snapshot_xmin would count them: one long statement in another database of
+# the cluster would hold every refresh back).
 _WAITING = """
-SELECT pg_snapshot_xmin(pg_current_snapshot()) < %(mark)s::text::xid8 OR EXISTS (
-    SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'
-    AND backend_xmin IS NOT NULL AND age(backend_xmin) > age((%(mark)s::bigint %% 4294967296)::text::xid))
+SELECT EXISTS (
+    SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database()
+    AND backend_type = 'client backend' AND (
+        backend_xid IS NOT NULL AND age(backend_xid) > age((%(mark)s::bigint %% 4294967296)::text::xid)
+        OR backend_xmin IS NOT NULL AND age(backend_xmin) > age((%(mark)s::bigint %% 4294967296)::text::xid)))
 """
 
 

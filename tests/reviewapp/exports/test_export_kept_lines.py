@@ -4,6 +4,7 @@ on makes the lines it touches stale in the same transaction (migration 0018's tr
 export builds them again instead of writing an old line."""
 
 import io
+import json
 import tempfile
 from pathlib import Path
 
@@ -193,6 +194,39 @@ def test_a_refresh_waits_for_an_open_transaction_and_builds_nothing_when_it_stay
     assert export_lines.refresh(corpus.judge).ran
 
 
+def test_a_refresh_waits_for_a_transaction_that_wrote_before_it(corpus, media):
+    """A writer in READ COMMITTED holds no snapshot between its statements, but its change is not yet
+    committed: the refresh waits for its transaction (by its id), not only for old snapshots."""
+    from django.db import connections
+
+    other = connections.create_connection("default")
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("BEGIN")
+            cursor.execute("UPDATE reviewapp_dataset SET description = description WHERE id = %s", [corpus.dataset.pk])
+            done = export_lines.refresh(corpus.judge, wait_seconds=0.3)
+            assert not done.ran and not ExportLine.objects.exists()
+            cursor.execute("COMMIT")
+    finally:
+        other.close()
+    assert export_lines.refresh(corpus.judge).ran
+
+
+def test_a_transaction_in_another_database_of_the_cluster_does_not_hold_a_refresh_back(corpus, media):
+    import psycopg
+
+    params = connection.get_connection_params()
+    params["dbname"] = "postgres"
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    with psycopg.connect(**params) as elsewhere:
+        elsewhere.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        elsewhere.execute("SELECT pg_current_xact_id()")  # an id and a snapshot, both older than the refresh
+        done = export_lines.refresh(corpus.judge, wait_seconds=0.3)
+        elsewhere.execute("ROLLBACK")
+    assert done.ran and done.built == ExportLine.objects.count() > 0
+
+
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
 def test_the_export_task_keeps_its_lines_once_the_file_is_written(corpus, media, fmt):
     from reviewapp.exports.tasks.exports import snapshot_build
@@ -294,3 +328,22 @@ def test_an_import_keeps_the_lines_of_what_it_brought(corpus, media, tmp_path, r
     built = row_path_lines(corpus.judge)
     assert len(kept) == built.count(b"\n") and exported(corpus.judge) == built
     assert export_lines.refresh(corpus.judge).built == 0  # all current already
+
+
+def test_the_export_command_keeps_its_rows_unless_told_not_to(corpus, media, tmp_path):
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command(
+        "export_dataset",
+        judge=corpus.judge.slug,
+        fmt="parquet",
+        out=str(tmp_path / "a"),
+        no_keep_lines=True,
+        stdout=out,
+    )
+    assert not ExportLine.objects.exists()
+    call_command("export_dataset", judge=corpus.judge.slug, fmt="parquet", out=str(tmp_path / "b"), stdout=out)
+    rows = [json.loads(line)["rows"] for line in out.getvalue().splitlines()]
+    assert rows == [3, 3] and ExportLine.objects.count() == 3
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
