@@ -6,7 +6,9 @@
 
 The snapshot is recorded like one made on the Exports page (next version of NAME, file and datasheet
 under MEDIA_ROOT/exports); the file is copied to PATH and its datasheet to PATH.datasheet.json.
-Prints one line of JSON: snapshot, name, version, rows, sha256, out.
+Prints one line of JSON: snapshot, name, version, rows, sha256, out. Then, for JSONL and Parquet on
+PostgreSQL, keeps the rows it built (as the export task does) so the next export reads them, unless
+--no-keep-lines.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from reviewapp.exports.services import export_lines
 from reviewapp.exports.services import exports as exports_service
 from reviewapp.models import Dataset, Judge
 
@@ -51,6 +54,11 @@ class Command(BaseCommand):
         parser.add_argument("--from", dest="date_from", type=_day, help="gold labelled on or after")
         parser.add_argument("--to", dest="date_to", type=_day, help="gold labelled on or before")
         parser.add_argument("--chunk-size", type=int, default=2000, help="rows fetched per chunk")
+        parser.add_argument(
+            "--no-keep-lines",
+            action="store_true",
+            help="do not keep the rows built for the next export (JSONL and Parquet on PostgreSQL)",
+        )
 
     def handle(self, *args, **options):
         judge = Judge.objects.filter(slug=options["judge"]).first()
@@ -92,3 +100,6 @@ class Command(BaseCommand):
                 }
             )
         )
+        self.stdout.flush()
+        if options["fmt"] in ("jsonl", "parquet") and not options["no_keep_lines"]:
+            export_lines.refresh(judge)
