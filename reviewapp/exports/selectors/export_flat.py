@@ -22,7 +22,7 @@ from abc import ABC, abstractmethod
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
-from contextlib import nullcontext
+from contextlib import closing, nullcontext
 from itertools import accumulate, batched, groupby
 from operator import itemgetter
 from typing import Any
@@ -332,10 +332,9 @@ def _unheaded(data: bytes, skip: int) -> memoryview:
     return memoryview(data)[skip:]
 
 
-def _rows(data: memoryview, keys: list[bytes], lines: list[bytes]) -> int:
-    """The whole rows at the start of `data` (COPY binary, two fields each: the keys and the lines
-    of a block of rows, one a line, in the same order) put at the end of `keys` and `lines`; gives
-    how many bytes they took."""
+def _two_fields(data: memoryview, rows: list[tuple[bytes, bytes]]) -> int:
+    """The whole rows at the start of `data` (COPY binary, two fields each) put at the end of `rows`;
+    gives how many bytes they took."""
     at, size = 0, len(data)
     while at + 6 <= size and data[at : at + 2] != COPY_END:
         value_at = at + 6 + int.from_bytes(data[at + 2 : at + 6])
@@ -344,10 +343,35 @@ def _rows(data: memoryview, keys: list[bytes], lines: list[bytes]) -> int:
         end = value_at + 4 + int.from_bytes(data[value_at : value_at + 4])
         if end > size:
             break
-        keys.extend(bytes(data[at + 6 : value_at]).split(b"\n"))
-        lines.extend(bytes(data[value_at + 4 : end]).split(b"\n"))
+        rows.append((bytes(data[at + 6 : value_at]), bytes(data[value_at + 4 : end])))
         at = end
     return at
+
+
+def _copied(statement: str, params: tuple, using) -> Iterator[list[tuple[bytes, bytes]]]:
+    """The rows of a statement of two text columns, read with `COPY ... TO STDOUT (FORMAT binary)`
+    under LINES_SETTINGS: the whole rows of each message as they come (the header may come apart)."""
+    statement = f"COPY ({statement}) TO STDOUT (FORMAT binary)"
+    with using.cursor() as cursor:
+        cursor.execute(LINES_SETTINGS)
+        try:
+            with using.wrap_database_errors:
+                log = getattr(cursor, "debug_sql", None)  # the debug cursor records it, as execute() would
+                with log(statement, params) if log else nullcontext(), cursor.cursor.copy(statement, params) as copy:
+                    tail, skip = b"", COPY_HEADER
+                    for message in copy:
+                        if len(tail) + len(message) < skip:
+                            tail += message
+                            continue
+                        data, rows = _unheaded(tail + message if tail or skip else message, skip), []
+                        used = _two_fields(data, rows)
+                        tail, skip = bytes(data[used:]), 0
+                        if rows:
+                            yield rows
+                    if skip or tail != COPY_END:
+                        raise ValueError("COPY ended inside a row")
+        finally:
+            cursor.execute(LINES_RESET)
 
 
 def _chunk(keys: list[bytes], lines: list[bytes], count: int, marks: _Marks) -> tuple[bytes, list[bytes]]:
@@ -374,29 +398,16 @@ def postgres_lines(
     statement, params = postgres_lines_statement(
         int(judge.pk), _postgres_gold(judge, filters), judge.slug, rows=rows, kept=True
     )
-    statement, marks = f"COPY ({statement}) TO STDOUT (FORMAT binary)", _Marks(finite)
-    with using.cursor() as cursor:
-        cursor.execute(LINES_SETTINGS)
-        try:
-            with using.wrap_database_errors:
-                log = getattr(cursor, "debug_sql", None)  # the debug cursor records it, as execute() would
-                with log(statement, params) if log else nullcontext(), cursor.cursor.copy(statement, params) as copy:
-                    tail, skip, keys, lines = b"", COPY_HEADER, [], []
-                    for block in copy:  # a block of rows a message (the header may come apart)
-                        if len(tail) + len(block) < skip:
-                            tail += block
-                            continue
-                        data = _unheaded(tail + block if tail or skip else block, skip)
-                        used = _rows(data, keys, lines)
-                        tail, skip = bytes(data[used:]), 0
-                        while len(keys) >= chunk_size:
-                            yield _chunk(keys, lines, chunk_size, marks)
-                    if skip or tail != COPY_END:
-                        raise ValueError("COPY ended inside a row")
-                    if keys:
-                        yield _chunk(keys, lines, len(keys), marks)
-        finally:
-            cursor.execute(LINES_RESET)
+    marks, keys, lines = _Marks(finite), [], []
+    with closing(_copied(statement, params, using)) as messages:
+        for message in messages:  # each row: the keys and the lines of a block of rows, one a line
+            for key_block, line_block in message:
+                keys.extend(key_block.split(b"\n"))
+                lines.extend(line_block.split(b"\n"))
+            while len(keys) >= chunk_size:
+                yield _chunk(keys, lines, chunk_size, marks)
+    if keys:
+        yield _chunk(keys, lines, len(keys), marks)
 
 
 # --- PostgreSQL: the Parquet columns as the database writes them ------------------------------------------
@@ -439,22 +450,6 @@ def _csv_table(blocks: list, marks: _Marks, csv_options):
     return table
 
 
-def _csv_blocks(data: memoryview, blocks: list[tuple[int, bytes]]) -> int:
-    """The whole rows at the start of `data` (COPY binary, two fields each: a count of CSV rows, and
-    those rows) put at the end of `blocks`; gives how many bytes they took."""
-    at, size = 0, len(data)
-    while at + 6 <= size and data[at : at + 2] != COPY_END:
-        value_at = at + 6 + int.from_bytes(data[at + 2 : at + 6])
-        if value_at + 4 > size:
-            break
-        end = value_at + 4 + int.from_bytes(data[value_at : value_at + 4])
-        if end > size:
-            break
-        blocks.append((int(bytes(data[at + 6 : value_at])), bytes(data[value_at + 4 : end])))
-        at = end
-    return at
-
-
 def postgres_csv(*, judge, filters: ExportFilters, rows_per_table: int, using=connection, rows=(0, None)):
     """The export's flat columns on PostgreSQL as CSV, `rows_per_table` rows at a time (a list of
     blocks of whole rows): the datasheet key, then the columns, written by the database
@@ -465,34 +460,17 @@ def postgres_csv(*, judge, filters: ExportFilters, rows_per_table: int, using=co
         int(judge.pk), _postgres_gold(judge, filters), judge.slug, columns=True, rows=rows, kept=True,
         block_rows=block_rows,
     )  # fmt: skip
-    statement = f"COPY ({statement}) TO STDOUT (FORMAT binary)"
-    with using.cursor() as cursor:
-        cursor.execute(LINES_SETTINGS)
-        try:
-            with using.wrap_database_errors:
-                log = getattr(cursor, "debug_sql", None)
-                with log(statement, params) if log else nullcontext(), cursor.cursor.copy(statement, params) as copy:
-                    tail, skip, blocks, table, counted = b"", COPY_HEADER, [], [], 0
-                    for message in copy:  # a block of rows a message (the header may come apart)
-                        if len(tail) + len(message) < skip:
-                            tail += message
-                            continue
-                        data = _unheaded(tail + message if tail or skip else message, skip)
-                        used = _csv_blocks(data, blocks)
-                        tail, skip = bytes(data[used:]), 0
-                        for count, block in blocks:
-                            table.append(block)
-                            counted += count
-                            if counted == rows_per_table:
-                                yield table
-                                table, counted = [], 0
-                        blocks.clear()
-                    if skip or tail != COPY_END:
-                        raise ValueError("COPY ended inside a row")
-                    if table:
-                        yield table
-        finally:
-            cursor.execute(LINES_RESET)
+    table, counted = [], 0
+    with closing(_copied(statement, params, using)) as messages:
+        for message in messages:  # each row: a count of CSV rows, and those rows
+            for count, block in message:
+                table.append(block)
+                counted += int(count)
+                if counted == rows_per_table:
+                    yield table
+                    table, counted = [], 0
+    if table:
+        yield table
 
 
 class CsvTables:
