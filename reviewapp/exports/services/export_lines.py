@@ -125,6 +125,15 @@ def refresh(judge: Judge, *, wait_seconds: float = 60.0, poll_seconds: float = 0
     return done
 
 
+def refresh_judges(judge_ids: list[int], *, wait_seconds: float = 10.0) -> list[Refreshed]:
+    """Keep the lines of these judges (after a sweep without a dataset of its own)."""
+    if not available():
+        return []
+    return [
+        refresh(judge, wait_seconds=wait_seconds) for judge in Judge.objects.filter(pk__in=judge_ids).order_by("pk")
+    ]
+
+
 def refresh_dataset(dataset_id: int, *, wait_seconds: float = 10.0) -> list[Refreshed]:
     """Keep the lines of every judge with a gold label in the dataset: after an import, so the first
     export of what it brought reads them too. A refresh that cannot wait `wait_seconds` for older

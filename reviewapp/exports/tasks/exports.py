@@ -12,6 +12,15 @@ from reviewapp.exports.services import exports as exports_service
 log = logging.getLogger(__name__)
 
 
+@shared_task(acks_late=True)
+def export_lines_keep(dataset_id: int | None, judge_ids: list[int]) -> dict:
+    """Keep the export rows of every judge with gold labels in the dataset (or of these judges, for a
+    sweep without one), after a sweep wrote verdicts into them. Safe to run twice: a second run finds
+    every row current and builds nothing."""
+    done = export_lines.refresh_dataset(dataset_id) if dataset_id else export_lines.refresh_judges(judge_ids)
+    return {"dataset": dataset_id, "built": sum(d.built for d in done), "ran": [d.ran for d in done]}
+
+
 def snapshot_build_queue(snapshot_id: int) -> None:
     """Queue a recorded snapshot's build: what callers hand to snapshot_create."""
     snapshot_build.delay(snapshot_id)

@@ -53,6 +53,18 @@ def _send(task, *args) -> None:
         task.delay(*args)
 
 
+def _finalize(sweep_id: int):
+    """Close the sweep if it is complete; the call that closes it queues the keeping of the export
+    rows its verdicts made stale (every judge with gold labels in its dataset, or its own judges)."""
+    sweep = sweeps_service.sweep_finalize(sweep_id=sweep_id)
+    if getattr(sweep, "closed", False):
+        from reviewapp.exports.tasks.exports import export_lines_keep
+
+        judges = sorted(set(sweep.judge_versions.values_list("judge_id", flat=True)))
+        export_lines_keep.delay(sweep.dataset_id, judges)
+    return sweep
+
+
 def sweep_queue(sweep_id: int) -> None:
     """Queue a planned sweep's dispatch: what callers hand to sweep_start (it runs after the commit)."""
     _send(sweep_dispatch, sweep_id)
@@ -85,7 +97,7 @@ def sweep_dispatch(self, sweep_id: int) -> int:
     # (the chunks skip what is already written).
     sweeps_service.sweep_mark_dispatched(sweep_id=sweep_id, chunks=len(chunks))
     if not chunks:
-        sweeps_service.sweep_finalize(sweep_id=sweep_id)
+        _finalize(sweep_id)
     return len(chunks)
 
 
@@ -111,7 +123,7 @@ def sweep_chunk(self, sweep_id: int, judge_version_id: int, target_ids: list[int
         # if it finished; everything unwritten, if its worker died and the lease ran out).
         if self.request.is_eager or self.request.retries >= LEASE_WAITS:
             log.info("sweep %s: this chunk is held by another run; leaving it to that run", sweep_id)
-            sweeps_service.sweep_finalize(sweep_id=sweep_id)
+            _finalize(sweep_id)
             return {"signature_verdicts": 0, "llm_verdicts": 0, "llm_calls": 0, "skipped": len(target_ids)}
         wait = sweeps_service.chunk_lease_wait_seconds(
             sweep_id=sweep_id, judge_version_id=judge_version_id, target_ids=target_ids
@@ -136,7 +148,7 @@ def sweep_chunk(self, sweep_id: int, judge_version_id: int, target_ids: list[int
             sweeps_service.sweep_fail(sweep_id=sweep_id, error=f"chunk failed: {type(exc).__name__}: {exc}")
             raise
         raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries)) from exc
-    sweeps_service.sweep_finalize(sweep_id=sweep_id)
+    _finalize(sweep_id)
     return {
         "signature_verdicts": outcome.signature_verdicts,
         "llm_verdicts": outcome.llm_verdicts,
@@ -147,7 +159,7 @@ def sweep_chunk(self, sweep_id: int, judge_version_id: int, target_ids: list[int
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=300, time_limit=360)
 def sweep_finalize(sweep_id: int) -> str:
-    return sweeps_service.sweep_finalize(sweep_id=sweep_id).status
+    return _finalize(sweep_id).status
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True, soft_time_limit=120, time_limit=150)
@@ -166,7 +178,7 @@ def sweeps_reconcile() -> dict:
         for judge_version_id, target_ids in plan.chunks:
             _send(sweep_chunk, sweep_id, judge_version_id, target_ids)
         if plan.finalize:
-            sweeps_service.sweep_finalize(sweep_id=sweep_id)
+            _finalize(sweep_id)
         resent[str(sweep_id)] = len(plan.chunks)
         if plan.chunks:
             log.warning("sweep %s stalled: re-sent %d unfinished chunk(s)", sweep_id, len(plan.chunks))

@@ -347,3 +347,21 @@ def test_the_export_command_keeps_its_rows_unless_told_not_to(corpus, media, tmp
     rows = [json.loads(line)["rows"] for line in out.getvalue().splitlines()]
     assert rows == [3, 3] and ExportLine.objects.count() == 3
     assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
+
+
+def test_a_finished_sweep_keeps_the_rows_its_verdicts_made_stale(corpus, media, scripted_llm, run_sweep):
+    """A sweep's verdicts move the generations of the conversations it judged; the call that closes it
+    queues the keeping of their rows again, so the next export reads them as well."""
+    from tests.factories import store_judge
+
+    export_lines.refresh(corpus.judge)
+    before = exported(corpus.judge)
+    version = store_judge("conciseness", version="3.0")  # the shipped spec as a new version of the judge
+    assert version.judge_id == corpus.judge.pk
+
+    sweep = run_sweep(dataset=corpus.dataset, judge_versions=[version], qa_sample=0)
+
+    assert sweep.status == "done" and Verdict.objects.filter(sweep=sweep).exists()
+    assert export_lines.refresh(corpus.judge).built == 0  # already kept again by the sweep's close
+    after = exported(corpus.judge)
+    assert after != before and after == row_path_lines(corpus.judge)

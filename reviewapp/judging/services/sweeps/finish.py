@@ -74,7 +74,8 @@ def sweep_counts(*, sweep: Sweep) -> SweepCounts:
 def sweep_finalize(*, sweep_id: int, triage: bool = True) -> Sweep:
     """Recompute the counters; when every expected (target, run) has a verdict, close the sweep and triage it.
 
-    Serialised on the sweep row, so two chunks finishing together close it once.
+    Serialised on the sweep row, so two chunks finishing together close it once: the sweep returned
+    says whether this call closed it (`closed`), so its caller acts on the close once.
     """
     with transaction.atomic():
         sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
@@ -98,6 +99,7 @@ def sweep_finalize(*, sweep_id: int, triage: bool = True) -> Sweep:
             sweep.started_at = sweep.started_at or sweep.finished_at
             fields += ["status", "finished_at", "started_at"]
         sweep.save(update_fields=fields)
+    sweep.closed = "status" in fields
     return sweep
 
 
