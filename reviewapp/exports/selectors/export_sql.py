@@ -507,8 +507,9 @@ def postgres_lines_statement(
             else (f"{row} AS row" if columns else f"{key} AS key, {line} AS line")
         )
         joins = (
-            f"{base} LEFT JOIN LATERAL ({kept_line()}) kl ON TRUE LEFT JOIN LATERAL"
-            f" (SELECT {built} FROM (SELECT) one{lookups} WHERE kl.line IS NULL OFFSET 0) bl ON TRUE"
+            f" FROM g LEFT JOIN LATERAL ({kept_line()}) kl ON TRUE LEFT JOIN LATERAL (SELECT {built}"
+            " FROM reviewapp_conversation c JOIN reviewapp_dataset d ON d.id = c.dataset_id"
+            f"{lookups} WHERE kl.line IS NULL AND c.id = g.conversation_id OFFSET 0) bl ON TRUE"
         )
         key, line, row = "COALESCE(kl.key, bl.key)", "COALESCE(kl.line, bl.line)", "COALESCE(kl.columns, bl.row)"
     else:
