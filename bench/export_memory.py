@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python bench/export_memory.py [--rows 100000 1000000] [--formats jsonl parquet]
         [--database-url postgres://postgres@127.0.0.1:5432/tribunal_bench_export] [--reuse] [--keep DIR]
-        [--lines built|kept]
+        [--lines built|kept] [--warm]
 
 For each size: a fresh database (SQLite in a temporary folder, or the PostgreSQL database named by
 --database-url, dropped and created again unless --reuse finds it filled at that size; it must not be
@@ -105,7 +105,7 @@ from django.db import connection
 from reviewapp.models import Judge
 from reviewapp.exports.services import exports
 from bench._http import backend_cpu_seconds
-fmt, keep, lines = sys.argv[1], sys.argv[2], sys.argv[3]
+fmt, keep, lines, warm = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "warm"
 
 # Kept JSONL lines (PostgreSQL): none for a first export, or all of them kept before it is timed.
 refresh_s = None
@@ -120,6 +120,8 @@ if connection.vendor == "postgresql":
         if lines == "kept":
             refreshed = export_lines.refresh(Judge.objects.get(slug="conciseness"))
             refresh_s = refreshed.seconds
+            with connection.cursor() as cursor:  # what autovacuum does soon after: not during the export
+                cursor.execute("VACUUM ANALYZE reviewapp_exportline")
 
 
 def server_cpu():  # CPU seconds of this connection's PostgreSQL backend (same machine), else None
@@ -146,6 +148,11 @@ if export_parallel is not None:
 
     export_parallel._snapshot_connection = measured
 
+
+if warm:  # one export first, untimed, in this process: a worker that has exported this format before
+    first = exports.snapshot_create(judge=Judge.objects.get(slug="conciseness"), fmt=fmt, name=f"warm-{fmt}", build=False)
+    exports.snapshot_path(exports.snapshot_write(snapshot_id=first.pk)).unlink()
+    halves_cpu.clear()
 
 started, cpu, server = time.perf_counter(), os.times(), server_cpu()
 snapshot = exports.snapshot_create(judge=Judge.objects.get(slug="conciseness"), fmt=fmt, name=f"bench-{fmt}", build=False)
@@ -210,6 +217,7 @@ def bench(
     keep: str | None = None,
     reuse: bool = False,
     lines: str = "built",
+    warm: bool = False,
 ) -> list[dict]:
     python = sys.executable
     results = []
@@ -232,7 +240,9 @@ def bench(
             run([python, "manage.py", "migrate", "-v0"], env)
             _, generated_s, _ = run([python, "-c", GENERATE, str(rows)], env)
         for fmt in formats:
-            peak_kib, seconds, stdout = run([python, "-c", EXPORT, fmt, keep or "", lines], env)
+            peak_kib, seconds, stdout = run(
+                [python, "-c", EXPORT, fmt, keep or "", lines, "warm" if warm else "cold"], env
+            )
             summary = json.loads(stdout.strip().splitlines()[-1])
             results.append(
                 {
@@ -249,6 +259,7 @@ def bench(
                     "file_mib": round(summary["bytes"] / 2**20, 1),
                     "generate_s": round(generated_s, 1),
                     "lines": lines if database_url else "-",
+                    "process": "warm" if warm else "cold",
                     "refresh_s": None if summary.get("refresh_s") is None else round(summary["refresh_s"], 1),
                 }
             )
@@ -274,21 +285,29 @@ def main() -> None:
         help="PostgreSQL: every JSONL line built (no line kept: a first export), or every line kept"
         " before the export is timed (a repeated export; the refresh's seconds are reported)",
     )
+    parser.add_argument(
+        "--warm",
+        action="store_true",
+        help="export once, untimed, in the export's process before the timed one (a worker that has"
+        " exported this format before: its libraries loaded; peak RSS then covers both)",
+    )
     args = parser.parse_args()
     results = [
         result
         for rows in args.rows
-        for result in bench(rows, args.formats, args.database_url, args.keep, args.reuse, args.lines)
+        for result in bench(rows, args.formats, args.database_url, args.keep, args.reuse, args.lines, args.warm)
     ]
     print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
     header = f"{'database':<10} {'rows':>9} {'format':<8} {'peak RSS MiB':>12} {'seconds':>8} {'rows/s':>8}"
-    print(header + f" {'CPU s':>6} {'DB CPU s':>8} {'file MiB':>9} {'lines':>6} {'refresh s':>9}  sha256")
+    print(
+        header + f" {'CPU s':>6} {'DB CPU s':>8} {'file MiB':>9} {'lines':>6} {'refresh s':>9} {'process':>7}  sha256"
+    )
     for r in results:
         server = "-" if r["server_cpu_s"] is None else r["server_cpu_s"]
         print(
             f"{r['database']:<10} {r['rows']:>9} {r['format']:<8} {r['peak_rss_mib']:>12} {r['seconds']:>8} "
             f"{r['rows_per_s']:>8} {r['cpu_s']:>6} {server:>8} {r['file_mib']:>9} {r['lines']:>6}"
-            f" {'-' if r['refresh_s'] is None else r['refresh_s']:>9}  {r['sha256'][:12]}"
+            f" {'-' if r['refresh_s'] is None else r['refresh_s']:>9} {r['process']:>7}  {r['sha256'][:12]}"
         )
 
 
