@@ -109,7 +109,7 @@ def refresh(judge: Judge, *, wait_seconds: float = 60.0, poll_seconds: float = 0
                 with transaction.atomic():
                     # The INSERT looks up each row's kept line in the table it fills. Planned while that
                     # table is still small (the first refresh), the lookup would be a scan of the growing
-                    # table per row: minutes for 100,000 lines instead of 4 s. The index is the plan.
+                    # table per row: minutes for 100,000 lines instead of seconds. The index is the plan.
                     cursor.execute("SET LOCAL enable_seqscan = off")
                     cursor.execute(statement, params)
                     done.built += cursor.rowcount
@@ -135,8 +135,8 @@ def refresh_judges(judge_ids: list[int], *, wait_seconds: float = 10.0) -> list[
 
 
 def refresh_dataset(dataset_id: int, *, wait_seconds: float = 10.0) -> list[Refreshed]:
-    """Keep the lines of every judge with a gold label in the dataset: after an import, so the first
-    export of what it brought reads them too. A refresh that cannot wait `wait_seconds` for older
+    """Keep the lines of every judge with a gold label in the dataset: after an import or a sweep, so
+    the first export of what it brought or changed reads them too. A refresh that cannot wait `wait_seconds` for older
     transactions builds nothing (the export then builds its rows, and keeps them after)."""
     if not available():
         return []
