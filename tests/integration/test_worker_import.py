@@ -81,6 +81,7 @@ def test_a_queued_import_is_written_to_postgresql_by_the_worker(celery_worker_pr
     # Then it kept the export lines of the new gold labels, so their first export reads them.
     labels = GoldLabel.objects.filter(conversation__dataset=dataset)
     kept = ExportLine.objects.filter(gold_id__in=labels.values("pk"))
+    wait_until(lambda: kept.count() == CONVERSATIONS, timeout=60, message="the worker to keep the export lines")
     assert kept.count() == CONVERSATIONS
     assert "export lines of conciseness: 120 built" in celery_worker_process.log()
 

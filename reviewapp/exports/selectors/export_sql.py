@@ -491,7 +491,7 @@ def postgres_lines_statement(
         f""" || ',' || COALESCE('"' || g.rating::text || '"', 'null') || ',' || {_plain("g.passed")}"""
         f" || ',' || {_value('g.label')} || ',' || COALESCE(vd.versions, '[]') || ',' || rv.n || ',' || cm.n || ']'"
     )
-    base = " FROM g JOIN reviewapp_conversation c ON c.id = g.conversation_id JOIN reviewapp_dataset d ON d.id = c.dataset_id"
+    conversation = "reviewapp_conversation c JOIN reviewapp_dataset d ON d.id = c.dataset_id"
     lookups = (
         " LEFT JOIN LATERAL (SELECT * FROM reviewapp_turn t WHERE t.id = g.turn_id LIMIT 1) t ON TRUE"
         f" LEFT JOIN LATERAL ({item}) it ON TRUE"
@@ -508,12 +508,11 @@ def postgres_lines_statement(
         )
         joins = (
             f" FROM g LEFT JOIN LATERAL ({kept_line()}) kl ON TRUE LEFT JOIN LATERAL (SELECT {built}"
-            " FROM reviewapp_conversation c JOIN reviewapp_dataset d ON d.id = c.dataset_id"
-            f"{lookups} WHERE kl.line IS NULL AND c.id = g.conversation_id OFFSET 0) bl ON TRUE"
+            f" FROM {conversation}{lookups} WHERE kl.line IS NULL AND c.id = g.conversation_id OFFSET 0) bl ON TRUE"
         )
         key, line, row = "COALESCE(kl.key, bl.key)", "COALESCE(kl.line, bl.line)", "COALESCE(kl.columns, bl.row)"
     else:
-        joins = base + lookups
+        joins = f" FROM g JOIN ({conversation}) ON c.id = g.conversation_id{lookups}"
     if keep:
         statement = (
             f"WITH g AS NOT MATERIALIZED ({gold_sql}) INSERT INTO reviewapp_exportline"

@@ -9,9 +9,9 @@ missing or no longer current, in three steps:
 
 1. Each conversation with a gold label of the judge gets its generation row (committed on its own).
 2. It waits until every transaction of this database that was running then has ended, and every
-   snapshot taken before then is gone. A writer that changed a conversation's data before its generation row existed had
-   nothing to move forward: waiting for it means the lines are built from data that includes its
-   change. (A writer that starts later finds the row, and moves it forward.)
+   snapshot taken before then is gone. A writer that changed a conversation's data before its
+   generation row existed had nothing to move forward: waiting for it means the lines are built from
+   data that includes its change. (A writer that starts later finds the row, and moves it forward.)
 3. The lines are built, batch by batch of conversations, each batch one INSERT ... SELECT that reads
    the data and the generations in one snapshot.
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import connection, transaction
@@ -125,22 +126,16 @@ def refresh(judge: Judge, *, wait_seconds: float = 60.0, poll_seconds: float = 0
     return done
 
 
-def refresh_judges(judge_ids: list[int], *, wait_seconds: float = 10.0) -> list[Refreshed]:
-    """Keep the lines of these judges (after a sweep without a dataset of its own)."""
+def refresh_after_bulk_write(
+    dataset_id: int | None, judge_ids: Sequence[int] = (), *, wait_seconds: float = 10.0
+) -> list[Refreshed]:
+    """Keep the lines an import or a sweep brought or made stale: those of every judge with a gold
+    label in the dataset, or of `judge_ids` when there is none (a sweep without a dataset of its
+    own). A refresh that cannot wait `wait_seconds` for older transactions builds nothing (the next
+    export then builds its rows, and keeps them after)."""
     if not available():
         return []
-    return [
-        refresh(judge, wait_seconds=wait_seconds) for judge in Judge.objects.filter(pk__in=judge_ids).order_by("pk")
-    ]
-
-
-def refresh_dataset(dataset_id: int, *, wait_seconds: float = 10.0) -> list[Refreshed]:
-    """Keep the lines of every judge with a gold label in the dataset: after an import or a sweep, so
-    the first export of what it brought or changed reads them too. A refresh that cannot wait `wait_seconds` for older
-    transactions builds nothing (the export then builds its rows, and keeps them after)."""
-    if not available():
-        return []
-    judges = Judge.objects.filter(
-        pk__in=GoldLabel.objects.filter(conversation__dataset_id=dataset_id).values("judge_id")
-    ).order_by("pk")
+    if dataset_id is not None:
+        judge_ids = GoldLabel.objects.filter(conversation__dataset_id=dataset_id).values("judge_id")
+    judges = Judge.objects.filter(pk__in=judge_ids).order_by("pk")
     return [refresh(judge, wait_seconds=wait_seconds) for judge in judges]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from celery import shared_task
 
@@ -12,12 +13,17 @@ from reviewapp.exports.services import exports as exports_service
 log = logging.getLogger(__name__)
 
 
+def export_lines_keep_queue(dataset_id: int | None, judge_ids: Sequence[int] = ()) -> None:
+    """Queue the keeping of the export rows an import or a sweep brought or made stale: what the
+    import and sweep tasks call once their writes are committed."""
+    export_lines_keep.delay(dataset_id, list(judge_ids))
+
+
 @shared_task(acks_late=True)
 def export_lines_keep(dataset_id: int | None, judge_ids: list[int]) -> dict:
     """Keep the export rows of every judge with gold labels in the dataset (or of these judges, for a
-    sweep without one), after a sweep wrote verdicts into them. Safe to run twice: a second run finds
-    every row current and builds nothing."""
-    done = export_lines.refresh_dataset(dataset_id) if dataset_id else export_lines.refresh_judges(judge_ids)
+    sweep without one). Safe to run twice: a second run finds every row current and builds nothing."""
+    done = export_lines.refresh_after_bulk_write(dataset_id, judge_ids)
     return {"dataset": dataset_id, "built": sum(d.built for d in done), "ran": [d.ran for d in done]}
 
 

@@ -57,11 +57,11 @@ def _finalize(sweep_id: int):
     """Close the sweep if it is complete; the call that closes it queues the keeping of the export
     rows its verdicts made stale (every judge with gold labels in its dataset, or its own judges)."""
     sweep = sweeps_service.sweep_finalize(sweep_id=sweep_id)
-    if getattr(sweep, "closed", False):
-        from reviewapp.exports.tasks.exports import export_lines_keep
+    if sweep.closed:
+        from reviewapp.exports.tasks.exports import export_lines_keep_queue
 
-        judges = sorted(set(sweep.judge_versions.values_list("judge_id", flat=True)))
-        export_lines_keep.delay(sweep.dataset_id, judges)
+        judges = [] if sweep.dataset_id else sorted(set(sweep.judge_versions.values_list("judge_id", flat=True)))
+        export_lines_keep_queue(sweep.dataset_id, judges)
     return sweep
 
 

@@ -297,7 +297,7 @@ def _import_job(path) -> None:
 
 
 @pytest.mark.parametrize("run_import", [_import_file, _import_job], ids=["task", "job"])
-def test_an_import_keeps_the_lines_of_what_it_brought(corpus, media, tmp_path, run_import, settings):
+def test_an_import_keeps_the_lines_of_what_it_brought(corpus, media, tmp_path, run_import, settings, eager_celery):
     """The import tasks keep the new gold labels' lines once the import is done, so the first export of
     them reads kept lines."""
     import json
