@@ -282,6 +282,14 @@ CELERY_BEAT_SCHEDULE["signatures-recheck"] = {
     "task": "reviewapp.judging.tasks.signatures.signatures_recheck_all",
     "schedule": float(TRIBUNAL_SIGNATURE_RECHECK_SECONDS),
 }
+# Kept export rows (PostgreSQL) catch up every TRIBUNAL_EXPORT_LINES_KEEP_SECONDS with what went stale
+# without a hook keeping it at once (triage, renames, deploys, labels); 0 turns the periodic keep off.
+TRIBUNAL_EXPORT_LINES_KEEP_SECONDS = env.int("TRIBUNAL_EXPORT_LINES_KEEP_SECONDS", default=300)
+if TRIBUNAL_EXPORT_LINES_KEEP_SECONDS > 0:
+    CELERY_BEAT_SCHEDULE["export-lines-keep"] = {
+        "task": "reviewapp.exports.tasks.exports.export_lines_keep_current",
+        "schedule": float(TRIBUNAL_EXPORT_LINES_KEEP_SECONDS),
+    }
 # Sweeps that recover: re-send the chunks of a running sweep whose worker died (see TRIBUNAL_SWEEP_STALL_SECONDS).
 CELERY_BEAT_SCHEDULE["sweeps-reconcile"] = {
     "task": "reviewapp.judging.tasks.sweeps.sweeps_reconcile",

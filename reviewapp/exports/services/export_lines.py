@@ -35,6 +35,13 @@ from reviewapp.models import GoldLabel, Judge
 
 log = logging.getLogger(__name__)
 
+# The advisory lock one refresh of a judge holds: (LOCK_CLASS, the judge's id). Another refresh of the
+# same judge polls for it every LOCK_POLL_SECONDS, for at most LOCK_WAIT_SECONDS (a million rows take
+# about 80 s to build).
+LOCK_CLASS = 0x54524C  # "TRL"
+LOCK_POLL_SECONDS = 0.2
+LOCK_WAIT_SECONDS = 1800.0
+
 # Conversations whose lines one INSERT builds: about 2 s of one core at the benchmark's 1 row each.
 CONVERSATIONS_PER_BATCH = 50_000
 
@@ -66,61 +73,87 @@ def available() -> bool:
     return connection.vendor == "postgresql" and not connection.in_atomic_block
 
 
-def refresh(judge: Judge, *, wait_seconds: float = 60.0, poll_seconds: float = 0.05) -> Refreshed:
+def refresh(
+    judge: Judge, *, wait_seconds: float = 60.0, poll_seconds: float = 0.05, when_busy: str = "wait"
+) -> Refreshed:
     """Build the kept lines of `judge`'s rows (each target's winning gold label, no filters) that are
-    missing or no longer current; see the module's docstring for why they can be trusted."""
+    missing or no longer current; see the module's docstring for why they can be trusted.
+
+    One refresh of a judge runs at a time (a PostgreSQL advisory lock): another one waits for it
+    (`when_busy="wait"`: what an import, a sweep or an export queues must see its own writes), or
+    returns at once having built nothing (`"skip"`: the periodic keep, which comes again)."""
     started, done = time.monotonic(), Refreshed()
     if not available():
         done.reason = "lines are kept on PostgreSQL, outside a transaction"
         return done
     with connection.cursor() as cursor:
-        # Without its one row (a flush of the tables) no line is current; the row comes back with
-        # no line kept, since a name changed meanwhile moved no epoch.
-        with transaction.atomic():
-            cursor.execute("INSERT INTO reviewapp_exportepoch (id, epoch) VALUES (1, 0) ON CONFLICT (id) DO NOTHING")
-            if cursor.rowcount:
-                cursor.execute("DELETE FROM reviewapp_exportline")
-        cursor.execute(
-            "INSERT INTO reviewapp_exportgeneration (conversation_id, generation)"
-            " SELECT DISTINCT conversation_id, 0 FROM reviewapp_goldlabel WHERE judge_id = %s"
-            " ON CONFLICT (conversation_id) DO NOTHING",
-            [judge.pk],
-        )
-        cursor.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text")
-        mark = int(cursor.fetchone()[0])
+        # Polled, not a blocking pg_advisory_lock: a statement blocked on the lock would hold a
+        # snapshot, which the refresh holding it waits to see gone (step 2): each would wait for the other.
         while True:
-            cursor.execute(_WAITING, {"mark": mark})
-            if not cursor.fetchone()[0]:
+            cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [LOCK_CLASS, judge.pk])
+            if cursor.fetchone()[0]:
                 break
-            if time.monotonic() - started > wait_seconds:
-                done.reason = f"a transaction stayed open for more than {wait_seconds:.0f} s"
-                log.warning("export lines of %s not built: %s", judge.slug, done.reason)
+            if when_busy == "skip" or time.monotonic() - started > LOCK_WAIT_SECONDS:
+                done.reason = "another refresh of this judge is running"
                 done.seconds = time.monotonic() - started
                 return done
-            time.sleep(poll_seconds)
-        cursor.execute(
-            "SELECT min(conversation_id), max(conversation_id) FROM reviewapp_goldlabel WHERE judge_id = %s", [judge.pk]
-        )
-        low, high = cursor.fetchone()
-        cursor.execute(export_flat.LINES_SETTINGS)
+            time.sleep(LOCK_POLL_SECONDS)
         try:
-            for first in range(low or 0, (high or -1) + 1, CONVERSATIONS_PER_BATCH):
-                gold = export_flat.postgres_gold_between(judge, ExportFilters(), first, first + CONVERSATIONS_PER_BATCH)
-                statement, params = export_sql.postgres_lines_statement(int(judge.pk), gold, judge.slug, keep=True)
-                with transaction.atomic():
-                    # The INSERT looks up each row's kept line in the table it fills. Planned while that
-                    # table is still small (the first refresh), the lookup would be a scan of the growing
-                    # table per row: minutes for 100,000 lines instead of seconds. The index is the plan.
-                    cursor.execute("SET LOCAL enable_seqscan = off")
-                    cursor.execute(statement, params)
-                    done.built += cursor.rowcount
-            cursor.execute(
-                "DELETE FROM reviewapp_exportline x WHERE x.judge_id = %s AND NOT EXISTS"
-                " (SELECT 1 FROM reviewapp_goldlabel g WHERE g.id = x.gold_id AND g.judge_id = x.judge_id)",
-                [judge.pk],
-            )
+            return _refresh(cursor, judge, done, started, wait_seconds, poll_seconds)
         finally:
-            cursor.execute(export_flat.LINES_RESET)
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, judge.pk])
+
+
+def _refresh(
+    cursor, judge: Judge, done: Refreshed, started: float, wait_seconds: float, poll_seconds: float
+) -> Refreshed:
+    # Without its one row (a flush of the tables) no line is current; the row comes back with
+    # no line kept, since a name changed meanwhile moved no epoch.
+    with transaction.atomic():
+        cursor.execute("INSERT INTO reviewapp_exportepoch (id, epoch) VALUES (1, 0) ON CONFLICT (id) DO NOTHING")
+        if cursor.rowcount:
+            cursor.execute("DELETE FROM reviewapp_exportline")
+    cursor.execute(
+        "INSERT INTO reviewapp_exportgeneration (conversation_id, generation)"
+        " SELECT DISTINCT conversation_id, 0 FROM reviewapp_goldlabel WHERE judge_id = %s"
+        " ON CONFLICT (conversation_id) DO NOTHING",
+        [judge.pk],
+    )
+    cursor.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text")
+    mark = int(cursor.fetchone()[0])
+    while True:
+        cursor.execute(_WAITING, {"mark": mark})
+        if not cursor.fetchone()[0]:
+            break
+        if time.monotonic() - started > wait_seconds:
+            done.reason = f"a transaction stayed open for more than {wait_seconds:.0f} s"
+            log.warning("export lines of %s not built: %s", judge.slug, done.reason)
+            done.seconds = time.monotonic() - started
+            return done
+        time.sleep(poll_seconds)
+    cursor.execute(
+        "SELECT min(conversation_id), max(conversation_id) FROM reviewapp_goldlabel WHERE judge_id = %s", [judge.pk]
+    )
+    low, high = cursor.fetchone()
+    cursor.execute(export_flat.LINES_SETTINGS)
+    try:
+        for first in range(low or 0, (high or -1) + 1, CONVERSATIONS_PER_BATCH):
+            gold = export_flat.postgres_gold_between(judge, ExportFilters(), first, first + CONVERSATIONS_PER_BATCH)
+            statement, params = export_sql.postgres_lines_statement(int(judge.pk), gold, judge.slug, keep=True)
+            with transaction.atomic():
+                # The INSERT looks up each row's kept line in the table it fills. Planned while that
+                # table is still small (the first refresh), the lookup would be a scan of the growing
+                # table per row: minutes for 100,000 lines instead of seconds. The index is the plan.
+                cursor.execute("SET LOCAL enable_seqscan = off")
+                cursor.execute(statement, params)
+                done.built += cursor.rowcount
+        cursor.execute(
+            "DELETE FROM reviewapp_exportline x WHERE x.judge_id = %s AND NOT EXISTS"
+            " (SELECT 1 FROM reviewapp_goldlabel g WHERE g.id = x.gold_id AND g.judge_id = x.judge_id)",
+            [judge.pk],
+        )
+    finally:
+        cursor.execute(export_flat.LINES_RESET)
     done.ran, done.seconds = True, time.monotonic() - started
     log.info("export lines of %s: %d built in %.1f s", judge.slug, done.built, done.seconds)
     return done
@@ -139,3 +172,18 @@ def refresh_after_bulk_write(
         judge_ids = GoldLabel.objects.filter(conversation__dataset_id=dataset_id).values("judge_id")
     judges = Judge.objects.filter(pk__in=judge_ids).order_by("pk")
     return [refresh(judge, wait_seconds=wait_seconds) for judge in judges]
+
+
+def keep_current(*, wait_seconds: float = 10.0) -> list[tuple[str, Refreshed]]:
+    """Bring the kept lines of every judge that has some back to current: what Celery beat runs every
+    TRIBUNAL_EXPORT_LINES_KEEP_SECONDS, for the changes no hook keeps at once (a triage, a rename,
+    a deploy with new code or a new migration, reviewers' labels). Each judge's refresh builds only
+    what went stale, and nothing when all is current; a judge whose refresh is running is skipped."""
+    if not available():
+        return []
+    from django.db.models import Exists, OuterRef
+
+    from reviewapp.models import ExportLine
+
+    judges = Judge.objects.filter(Exists(ExportLine.objects.filter(judge_id=OuterRef("pk")))).order_by("pk")
+    return [(judge.slug, refresh(judge, wait_seconds=wait_seconds, when_busy="skip")) for judge in judges]

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Sequence
 
 from celery import shared_task
+from django.db import connection
 
 from reviewapp.exports.services import export_lines
 from reviewapp.exports.services import exports as exports_service
@@ -15,8 +16,10 @@ log = logging.getLogger(__name__)
 
 def export_lines_keep_queue(dataset_id: int | None, judge_ids: Sequence[int] = ()) -> None:
     """Queue the keeping of the export rows an import or a sweep brought or made stale: what the
-    import and sweep tasks call once their writes are committed."""
-    export_lines_keep.delay(dataset_id, list(judge_ids))
+    import and sweep tasks call once their writes are committed. Lines are kept on PostgreSQL only:
+    elsewhere nothing is queued."""
+    if connection.vendor == "postgresql":
+        export_lines_keep.delay(dataset_id, list(judge_ids))
 
 
 @shared_task(acks_late=True)
@@ -25,6 +28,17 @@ def export_lines_keep(dataset_id: int | None, judge_ids: list[int]) -> dict:
     sweep without one). Safe to run twice: a second run finds every row current and builds nothing."""
     done = export_lines.refresh_after_bulk_write(dataset_id, judge_ids)
     return {"dataset": dataset_id, "built": sum(d.built for d in done), "ran": [d.ran for d in done]}
+
+
+@shared_task
+def export_lines_keep_current() -> dict:
+    """Celery beat's periodic keep (export_lines.keep_current): rows built for every judge that keeps
+    some, and the judges skipped because a refresh of theirs was running or could not wait."""
+    done = export_lines.keep_current()
+    return {
+        "built": {slug: d.built for slug, d in done},
+        "skipped": {slug: d.reason for slug, d in done if not d.ran},
+    }
 
 
 def snapshot_build_queue(snapshot_id: int) -> None:

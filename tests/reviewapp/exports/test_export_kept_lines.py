@@ -296,7 +296,15 @@ def _import_job(path) -> None:
     assert job.status == "done", job.errors
 
 
-@pytest.mark.parametrize("run_import", [_import_file, _import_job], ids=["task", "job"])
+def _import_command(path) -> None:
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("import_data", str(path), fmt="jsonl", dataset_name="imported", stdout=out)
+    assert json.loads(out.getvalue())["conversations"] == 5
+
+
+@pytest.mark.parametrize("run_import", [_import_file, _import_job, _import_command], ids=["task", "job", "command"])
 def test_an_import_keeps_the_lines_of_what_it_brought(corpus, media, tmp_path, run_import, settings, eager_celery):
     """The import tasks keep the new gold labels' lines once the import is done, so the first export of
     them reads kept lines."""
@@ -365,3 +373,99 @@ def test_a_finished_sweep_keeps_the_rows_its_verdicts_made_stale(corpus, media, 
     assert export_lines.refresh(corpus.judge).built == 0  # already kept again by the sweep's close
     after = exported(corpus.judge)
     assert after != before and after == row_path_lines(corpus.judge)
+
+
+def _rename_dataset(corpus) -> None:
+    Dataset.objects.filter(pk=corpus.dataset.pk).update(name="renamed")
+
+
+def test_the_periodic_keep_brings_stale_rows_back_to_current_and_builds_nothing_when_all_are(corpus, media, settings):
+    """What no hook keeps at once (here a rename, which makes every line stale through the epoch) is
+    kept again by Celery beat's periodic task; a second run finds everything current."""
+    from reviewapp.celery import app
+    from reviewapp.exports.tasks.exports import export_lines_keep_current
+
+    schedule = settings.CELERY_BEAT_SCHEDULE["export-lines-keep"]
+    assert schedule["task"] in app.tasks and schedule["schedule"] == settings.TRIBUNAL_EXPORT_LINES_KEEP_SECONDS
+    assert export_lines_keep_current() == {"built": {}, "skipped": {}}  # no judge keeps lines yet
+    awkward(corpus)
+    rows = export_lines.refresh(corpus.judge).built
+    assert rows == ExportLine.objects.count() > 0
+    assert export_lines_keep_current() == {"built": {corpus.judge.slug: 0}, "skipped": {}}
+
+    _rename_dataset(corpus)
+    assert export_lines_keep_current() == {"built": {corpus.judge.slug: rows}, "skipped": {}}
+    assert export_lines.refresh(corpus.judge).built == 0
+    assert exported(corpus.judge) == row_path_lines(corpus.judge) and b"renamed" in exported(corpus.judge)
+
+
+def _hold_refresh_lock(judge):
+    from django.db import connections
+
+    other = connections.create_connection("default")
+    with other.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s, %s)", [export_lines.LOCK_CLASS, judge.pk])
+    return other
+
+
+def test_one_refresh_of_a_judge_at_a_time_the_periodic_keep_skips_a_busy_judge(corpus, media):
+    from reviewapp.exports.tasks.exports import export_lines_keep_current
+
+    export_lines.refresh(corpus.judge)
+    _rename_dataset(corpus)
+    other = _hold_refresh_lock(corpus.judge)  # a refresh of this judge is running elsewhere
+    try:
+        result = export_lines_keep_current()
+        assert result == {
+            "built": {corpus.judge.slug: 0},
+            "skipped": {corpus.judge.slug: "another refresh of this judge is running"},
+        }
+    finally:
+        other.close()  # its session ends: the lock goes with it
+    assert export_lines_keep_current()["built"] == {corpus.judge.slug: ExportLine.objects.count()}
+
+
+def test_a_refresh_waits_for_the_one_running_and_then_builds(corpus, media):
+    """What an import or a sweep queues waits for a refresh already running (which may have started
+    before its writes), then builds what is still stale. The waiting one polls: a statement blocked
+    on the lock would hold a snapshot the running refresh waits to see gone."""
+    import threading
+
+    from django.db import connections
+
+    export_lines.refresh(corpus.judge)
+    _rename_dataset(corpus)
+    other = _hold_refresh_lock(corpus.judge)
+    results = []
+
+    def run():
+        try:
+            results.append(export_lines.refresh(corpus.judge, wait_seconds=5))
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(0.6)
+    assert thread.is_alive() and not results  # waiting for the lock
+    other.close()
+    thread.join(10)
+    assert not thread.is_alive()
+    assert results[0].ran and results[0].built == ExportLine.objects.count() and results[0].seconds >= 0.6
+
+
+def test_kept_rows_are_compressed_with_lz4_where_the_server_has_it(corpus, media):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'")
+        if not cursor.fetchone()[0]:
+            pytest.skip("this PostgreSQL was built without lz4")
+        cursor.execute(
+            "SELECT attname, attcompression FROM pg_attribute WHERE attrelid = 'reviewapp_exportline'::regclass"
+            " AND attname IN ('key', 'line', 'columns') ORDER BY attname"
+        )
+        assert cursor.fetchall() == [("columns", "l"), ("key", "l"), ("line", "l")]
+        awkward(corpus)
+        Turn.objects.filter(conversation__dataset=corpus.dataset).update(text="Une réponse assez longue. " * 200)
+        export_lines.refresh(corpus.judge)
+        cursor.execute("SELECT DISTINCT pg_column_compression(line) FROM reviewapp_exportline")
+        assert cursor.fetchall() == [("lz4",)]
