@@ -11,7 +11,9 @@ production settings (gunicorn.conf.py, one worker, one thread) and runserver. Ev
 connection; each figure is the median of --repeats requests. The query counts come from the same
 operations through Django's test client in one process. Import (a JSONL file of --import-size
 conversations through `dataset_import`), export (all gold rows as JSONL) and `manage.py check` run in
-processes of their own, with their peak RSS.
+processes of their own, with their peak RSS. The export is timed twice on PostgreSQL: right after the
+workload is written, every row built (a first export); then, after the keep an import queues (timed)
+and the labels the HTTP run submits, the next export, reading kept rows and building the labelled ones.
 
 Label Studio (--label-studio) runs from its own virtualenv (--ls-venv, default /work/lsvenv:
 `python3 -m venv /work/lsvenv && /work/lsvenv/bin/pip install label-studio==1.23.2`), `label-studio
@@ -47,7 +49,11 @@ OPERATIONS = [
     ("review", "one item's review screen"),
     ("claim", "next item (claim)"),
     ("submit", "submit a label"),
-    ("export", "export all rows (s)"),
+    ("export", "export all rows, every row built (s)"),
+    ("export_rate", "export, every row built (rows/s)"),
+    ("keep", "keeping the rows after an import (s, a worker's)"),
+    ("export_kept", "export all rows, rows kept (s)"),
+    ("export_kept_rate", "export, rows kept (rows/s)"),
     ("import", "import (tasks/s)"),
     ("import_turns", "import (turns/s)"),
     ("import_rss", "import peak RSS (MiB)"),
@@ -176,15 +182,36 @@ run("after_labels", "get", "/queue/")
 print(json.dumps({"middle": middle, "queries": counts, "sessions": sessions}))
 """
 
+# One JSONL export of every gold row, timed. "built": every row built from the data (the kept rows
+# are dropped first: a first export, as right after a bulk write no hook kept). "kept": the rows as
+# they stand (after the keep that follows an import, and the labels the HTTP run submitted since).
 EXPORT = r"""
-import json, time, django
+import json, sys, time, django
 django.setup()
+from django.db import connection
 from reviewapp.models import Judge
 from reviewapp.exports.services import exports
+if sys.argv[1] == "built" and connection.vendor == "postgresql":
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE reviewapp_exportline")
 started = time.perf_counter()
 snapshot = exports.snapshot_create(judge=Judge.objects.get(slug="task_completion"), fmt="jsonl", name="bench", build=False)
 snapshot = exports.snapshot_write(snapshot_id=snapshot.pk)
 print(json.dumps({"rows": snapshot.row_count, "seconds": time.perf_counter() - started}))
+"""
+
+# What an import queues once its rows are in (exports.tasks.export_lines_keep): the workload is
+# written in bulk, not through an import, so it is run here, timed, as a worker would after one.
+KEEP = r"""
+import json, time, django
+django.setup()
+from bench._workload import DATASET
+from reviewapp.models import Dataset
+from reviewapp.exports.services import export_lines
+started = time.perf_counter()
+done = export_lines.refresh_after_bulk_write(Dataset.objects.get(name=DATASET).pk)
+print(json.dumps({"ran": bool(done) and all(d.ran for d in done), "built": sum(d.built for d in done),
+                  "seconds": time.perf_counter() - started}))
 """
 
 IMPORT = r"""
@@ -235,6 +262,15 @@ def bench_tribunal(database: str, url: str, args, var: Path) -> dict[str, dict[s
         child([python, "-c", build + f"print(build_tribunal({args.size}, progress=None))"], env)
         print(f"   built in {time.perf_counter() - started:.0f} s", flush=True)
     child([python, "manage.py", "collectstatic", "--noinput", "-v0"], env)
+    exported: dict[str, float] = {}
+    _, _, out = child([python, "-c", EXPORT, "built"], env)
+    first = json.loads(out.strip().splitlines()[-1])
+    exported["export"] = round(first["seconds"], 1)
+    exported["export_rate"] = round(first["rows"] / first["seconds"])
+    _, _, out = child([python, "-c", KEEP], env)
+    kept = json.loads(out.strip().splitlines()[-1])
+    if kept["ran"]:  # PostgreSQL
+        exported["keep"] = round(kept["seconds"], 1)
     info = json.loads(child([python, "-c", QUERIES], env)[2].strip().splitlines()[-1])
     results: dict[str, dict[str, float]] = {"queries": info["queries"]}
     for n, server in enumerate(args.servers):
@@ -252,8 +288,12 @@ def bench_tribunal(database: str, url: str, args, var: Path) -> dict[str, dict[s
         results[f"{database}/{server}"] = figures
         print(f"   {server}: {json.dumps(figures)}", flush=True)
     shared = results[f"{database}/{args.servers[0]}"]
-    _, _, out = child([python, "-c", EXPORT], env)
-    shared["export"] = round(json.loads(out.strip().splitlines()[-1])["seconds"], 1)
+    shared.update(exported)
+    if "keep" in exported:  # the next export: kept rows read, those labelled during the HTTP run built
+        _, _, out = child([python, "-c", EXPORT, "kept"], env)
+        after = json.loads(out.strip().splitlines()[-1])
+        shared["export_kept"] = round(after["seconds"], 1)
+        shared["export_kept_rate"] = round(after["rows"] / after["seconds"])
     if args.import_size:
         source = var / f"bench-import-{args.import_size}.jsonl"
         if not source.exists():
