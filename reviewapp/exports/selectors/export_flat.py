@@ -332,9 +332,10 @@ def _unheaded(data: bytes, skip: int) -> memoryview:
     return memoryview(data)[skip:]
 
 
-def _two_fields(data: memoryview, rows: list[tuple[bytes, bytes]]) -> int:
-    """The whole rows at the start of `data` (COPY binary, two fields each) put at the end of `rows`;
-    gives how many bytes they took."""
+def _two_fields(data: memoryview, rows: list[tuple[memoryview, memoryview]]) -> int:
+    """The whole rows at the start of `data` (COPY binary, two fields each) put at the end of `rows`,
+    as views of `data` (not copies: a block of lines is copied once, into its chunk); gives how many
+    bytes they took."""
     at, size = 0, len(data)
     while at + 6 <= size and data[at : at + 2] != COPY_END:
         value_at = at + 6 + int.from_bytes(data[at + 2 : at + 6])
@@ -343,12 +344,12 @@ def _two_fields(data: memoryview, rows: list[tuple[bytes, bytes]]) -> int:
         end = value_at + 4 + int.from_bytes(data[value_at : value_at + 4])
         if end > size:
             break
-        rows.append((bytes(data[at + 6 : value_at]), bytes(data[value_at + 4 : end])))
+        rows.append((data[at + 6 : value_at], data[value_at + 4 : end]))
         at = end
     return at
 
 
-def _copied(statement: str, params: tuple, using) -> Iterator[list[tuple[bytes, bytes]]]:
+def _copied(statement: str, params: tuple, using) -> Iterator[list[tuple[memoryview, memoryview]]]:
     """The rows of a statement of two text columns, read with `COPY ... TO STDOUT (FORMAT binary)`
     under LINES_SETTINGS: the whole rows of each message as they come (the header may come apart)."""
     statement = f"COPY ({statement}) TO STDOUT (FORMAT binary)"
@@ -374,11 +375,9 @@ def _copied(statement: str, params: tuple, using) -> Iterator[list[tuple[bytes, 
             cursor.execute(LINES_RESET)
 
 
-def _chunk(keys: list[bytes], lines: list[bytes], count: int, marks: _Marks) -> tuple[bytes, list[bytes]]:
-    """The first `count` lines (taken out of `lines`) as one block of JSONL, and their keys."""
-    body, taken = b"\n".join(lines[:count]) + b"\n", keys[:count]
-    del lines[:count], keys[:count]
-    return marks.fill(body), taken
+def _chunk(parts: list, keys: list[bytes], marks: _Marks) -> tuple[bytes, list[bytes]]:
+    """Whole blocks of lines (`parts`: each block, then a newline) as one chunk of JSONL, and their keys."""
+    return marks.fill(b"".join(parts)), keys
 
 
 def postgres_lines(
@@ -390,24 +389,42 @@ def postgres_lines(
     using=connection,
     rows: tuple[int, int | None] = (0, None),
 ):
-    """The export's JSONL on PostgreSQL in chunks of `chunk_size` lines, as (the lines' bytes,
-    their datasheet keys): the same bytes `flat_rows` and the JSONL writer give,
-    written by the database (`export_sql.postgres_lines_statement`) and read with COPY, so Python
-    only fills in the markers. `finite` counts the non-finite numbers written as null. `using`: the
-    connection to read on; `rows`: a part of the rows (first, count or None for the rest)."""
+    """The export's JSONL on PostgreSQL in chunks of `chunk_size` lines, as (the lines' bytes, their
+    datasheet keys): the same bytes `flat_rows` and the JSONL writer give, written by the database
+    (`export_sql.postgres_lines_statement`) and read with COPY, so Python only fills in the markers.
+    A block's lines (CONVERSATIONS_PER_BLOCK conversations') come joined by newlines and go into the
+    chunk as they are, split only where a chunk ends: each line is copied once, not split out and
+    joined again (a kept line of the benchmark is 1-2 KB). `finite` counts the non-finite numbers
+    written as null. `using`: the connection to read on; `rows`: a part of the rows (first, count or
+    None for the rest)."""
     statement, params = postgres_lines_statement(
         int(judge.pk), _postgres_gold(judge, filters), judge.slug, rows=rows, kept=True
     )
-    marks, keys, lines = _Marks(finite), [], []
+    marks, parts, keys = _Marks(finite), [], []
     with closing(_copied(statement, params, using)) as messages:
         for message in messages:  # each row: the keys and the lines of a block of rows, one a line
             for key_block, line_block in message:
-                keys.extend(key_block.split(b"\n"))
-                lines.extend(line_block.split(b"\n"))
-            while len(keys) >= chunk_size:
-                yield _chunk(keys, lines, chunk_size, marks)
+                block_keys = bytes(key_block).split(b"\n")
+                while len(keys) + len(block_keys) >= chunk_size:  # a chunk ends in this block
+                    take = chunk_size - len(keys)
+                    if take == len(block_keys):
+                        parts += (line_block, b"\n")
+                        keys += block_keys
+                        line_block, block_keys = b"", []
+                    else:  # only here are a block's lines split, at the chunk's end
+                        data, end = bytes(line_block), -1
+                        for _ in range(take):
+                            end = data.index(b"\n", end + 1)
+                        parts.append(data[: end + 1])
+                        keys += block_keys[:take]
+                        line_block, block_keys = data[end + 1 :], block_keys[take:]
+                    yield _chunk(parts, keys, marks)
+                    parts, keys = [], []
+                if block_keys:
+                    parts += (line_block, b"\n")
+                    keys += block_keys
     if keys:
-        yield _chunk(keys, lines, len(keys), marks)
+        yield _chunk(parts, keys, marks)
 
 
 # --- PostgreSQL: the Parquet columns as the database writes them ------------------------------------------
@@ -465,7 +482,7 @@ def postgres_csv(*, judge, filters: ExportFilters, rows_per_table: int, using=co
         for message in messages:  # each row: a count of CSV rows, and those rows
             for count, block in message:
                 table.append(block)
-                counted += int(count)
+                counted += int(bytes(count))
                 if counted == rows_per_table:
                     yield table
                     table, counted = [], 0

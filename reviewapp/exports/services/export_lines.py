@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 
 from reviewapp.exports.selectors import export_flat, export_sql
 from reviewapp.exports.selectors.export_filters import ExportFilters
@@ -101,7 +101,10 @@ def refresh(
         try:
             return _refresh(cursor, judge, done, started, wait_seconds, poll_seconds)
         finally:
-            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, judge.pk])
+            try:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [LOCK_CLASS, judge.pk])
+            except DatabaseError:  # the session cannot say it: it ends, and the lock with it
+                connection.close()
 
 
 def _refresh(

@@ -135,6 +135,29 @@ def test_lines_sent_several_conversations_a_message_are_the_lines_of_the_row_pat
     assert snapshot.datasheet["counts"]["by_language"] == {"fr-CA": 2, "ja": 1, "en": 9}
 
 
+@pytest.mark.parametrize("chunk_size", [1, 2, 5, 7, 12, 100])
+def test_chunks_hold_exactly_their_lines_whether_they_end_inside_a_block_or_at_its_end(corpus, media, chunk_size):
+    """A block's lines go into a chunk as they come, and are split only where a chunk ends inside
+    it: every chunk holds `chunk_size` lines and their keys (the last what is left), whatever the
+    blocks hold (here 12 rows, up to 16 conversations a block), and together they are the file."""
+    from reviewapp.exports.selectors.export_flat import postgres_lines
+    from reviewapp.exports.services.export_writers import NonFinite
+
+    awkward(corpus)
+    add_labelled(corpus, 9)
+    chunks = list(
+        postgres_lines(judge=corpus.judge, filters=ExportFilters(), finite=NonFinite(), chunk_size=chunk_size)
+    )
+    sizes = [body.count(b"\n") for body, _ in chunks]
+    assert sizes == [chunk_size] * (12 // chunk_size) + ([12 % chunk_size] if 12 % chunk_size else [])
+    assert [len(keys) for _, keys in chunks] == sizes
+    assert all(body.endswith(b"\n") for body, _ in chunks)
+    assert b"".join(body for body, _ in chunks) == row_path_lines(corpus.judge)
+    keys = [json.loads(key) for _, chunk_keys in chunks for key in chunk_keys]
+    languages = [json.loads(line)["language"] for line in row_path_lines(corpus.judge).splitlines()]
+    assert [key[0] for key in keys] == languages  # each key beside its own line
+
+
 def test_the_database_writes_the_parquet_table_of_the_row_path(corpus, media, tmp_path):
     import pyarrow.parquet as pq
 
