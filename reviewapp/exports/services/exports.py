@@ -46,6 +46,7 @@ from reviewapp.exports.services.export_writers import (
     COLUMN_NAMES,
     PARQUET_ROW_GROUP,
     JsonlWriter,
+    NonFinite,
     ParquetWriter,
     flat_writer,
 )
@@ -432,8 +433,9 @@ def _write_lines(judge: Judge, filters: ExportFilters, handle, partial: Path, ta
 def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, progress):
     """Parquet on PostgreSQL: the columns as the database writes them (`export_flat.postgres_csv`),
     a row group of PARQUET_ROW_GROUP rows at a time, as the writer groups rows. A large export is
-    read in two halves at once (`export_parallel`): the second half's CSV is written beside the
-    file as it comes, and made into its row groups after the first half's, one at a time."""
+    read in two halves at once (`export_parallel`): the second half's tables are parsed in its
+    thread and written beside the file as Arrow IPC as they come, then made into its row groups
+    after the first half's, one at a time."""
     writer = ParquetWriter(partial)
     tables = export_flat_selectors.CsvTables(finite=writer.finite, schema=writer.schema)
 
@@ -455,15 +457,24 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
                 write(blocks)
                 progress(tally.rows)
     else:
+        import pyarrow as pa
+
+        # The second half is parsed into its tables in its own thread (pyarrow's CSV reader lets go
+        # of the GIL) and spooled beside the file as Arrow IPC, a table at a time; once the first
+        # half is written its tables are read back (memory-mapped, no parsing) and written as the
+        # row groups they would have been in one pass.
         spool, sizes = partial.with_name(partial.name + ".second"), []
+        second_tables = export_flat_selectors.CsvTables(finite=NonFinite(), schema=writer.schema)
+        second_tally = _Tally(judge=judge)
         try:
-            with spool.open("wb", buffering=HASH_BLOCK) as spooled:
+            with pa.OSFile(str(spool), "wb") as sink, pa.ipc.new_stream(sink, writer.schema) as spooled:
 
                 def write_second(blocks) -> int:
-                    data = b"".join(blocks)
-                    spooled.write(data)
-                    sizes.append(len(data))
-                    return len(blocks)
+                    table, keys = second_tables(blocks)
+                    spooled.write_table(table)
+                    sizes.append(len(table))
+                    second_tally.add_keys(keys)
+                    return len(keys)
 
                 export_parallel.in_halves(
                     read_first=lambda using: read((0, first_rows), using),
@@ -472,11 +483,18 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
                     write_second=write_second,
                     progress=progress,
                 )
-            with spool.open("rb") as spooled:
+            with pa.memory_map(str(spool)) as source, pa.ipc.open_stream(source) as batches:
                 for size in sizes:
-                    write([spooled.read(size)])
+                    taken, rows = [], 0
+                    while rows < size:
+                        batch = batches.read_next_batch()
+                        taken.append(batch)
+                        rows += len(batch)
+                    writer.write_table(pa.Table.from_batches(taken, schema=writer.schema))
         finally:
             spool.unlink(missing_ok=True)
+        tally.merge(second_tally)
+        writer.finite.count += second_tables.marks.finite.count
     tally.close()
     writer.close()
     writer.finite.count += tally.gold_non_finite  # NULL from the database, as the row path writes it

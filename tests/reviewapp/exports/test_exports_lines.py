@@ -230,13 +230,25 @@ def test_a_parquet_export_read_in_two_halves_is_the_same_table_and_row_groups(co
 
     awkward(corpus)
     add_labelled(corpus, 9)
+    before = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt="parquet", build=False).pk)
+    # Non-finite ratings in the second half too (its own tables, parsed in its thread and spooled
+    # as Arrow): a verdict's (a marker Python fills) and a gold label's (NULL, its key counts it).
+    last = GoldLabel.objects.filter(judge=corpus.judge).order_by("-conversation_id").first()
+    GoldLabel.objects.filter(pk=last.pk).update(rating=float("nan"))
+    Verdict.objects.filter(turn_id=last.turn_id).update(rating=float("-inf"))
 
     whole, split = halves_and_whole(corpus, "parquet", monkeypatch)
 
     written, expected = pq.ParquetFile(snapshot_path(split)), pq.ParquetFile(snapshot_path(whole))
     assert written.read().to_pylist() == expected.read().to_pylist()
     assert written.metadata.num_rows == 12 and written.metadata.num_row_groups == expected.metadata.num_row_groups == 6
+    assert snapshot_path(split).read_bytes() == snapshot_path(whole).read_bytes()
     assert split.datasheet["non_finite_values_written_as_null"] == whole.datasheet["non_finite_values_written_as_null"]
+    # awkward's, and the last row's two
+    assert (
+        whole.datasheet["non_finite_values_written_as_null"]
+        == before.datasheet["non_finite_values_written_as_null"] + 2
+    )
     assert split.datasheet["counts"] == whole.datasheet["counts"]
 
 
