@@ -482,7 +482,7 @@ def postgres_lines_statement(
         "CASE WHEN t.position IS NULL THEN 'conversation' ELSE 'turn' END", "t.position", "t.role", "t.text",
         "NULLIF(t.intended_text, '')", LINES_CONTEXT_SQL,
         "CASE WHEN g.rating = ANY ('{NaN,Infinity,-Infinity}'::float8[]) THEN NULL ELSE g.rating END",
-        "NULLIF(g.label, '')", "g.passed", _stored_json("g.failure_modes", "m"), "g.source",
+        "NULLIF(g.label, '')", _copy_bool("g.passed"), _stored_json("g.failure_modes", "m"), "g.source",
         Postgres.iso("g.created_at"), f"CASE WHEN it.id IS NOT NULL THEN ({adjudication_of_item}) END",
         "COALESCE(rv.json, '[]')", "COALESCE(cm.json, '[]')", "COALESCE(vd.json, '{}')",
     )  # fmt: skip
@@ -550,6 +550,11 @@ def postgres_lines_statement(
             " ORDER BY g.block, g.conversation_id, g.turn_id) b GROUP BY b.block ORDER BY b.block"
         )
     return statement, (*gold_params, orjson.dumps(slug).decode())
+
+
+def _copy_bool(column: str) -> str:
+    """A boolean as COPY writes it (t or f): its cast to text is "true" or "false"."""
+    return f"CASE WHEN {column} THEN 't' WHEN NOT {column} THEN 'f' END"
 
 
 def _csv_row(values: tuple[str, ...]) -> str:

@@ -164,6 +164,9 @@ def test_the_database_writes_the_parquet_table_of_the_row_path(corpus, media, tm
     from reviewapp.exports.services.export_writers import ParquetWriter
 
     awkward(corpus)
+    # A pass/fail gold label each way (PostgreSQL's text of a boolean is "true", COPY's "t").
+    GoldLabel.objects.filter(judge=corpus.judge, conversation=corpus.ja).update(passed=True)
+    GoldLabel.objects.filter(judge=corpus.judge, conversation=corpus.fr).update(passed=False)
     snapshot = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt="parquet", build=False).pk)
     rows_path = tmp_path / "rows.parquet"
     writer = ParquetWriter(rows_path)  # the same export as rows through the Parquet writer
@@ -179,6 +182,7 @@ def test_the_database_writes_the_parquet_table_of_the_row_path(corpus, media, tm
     assert first["dataset"] == 'calls\t"2026"\\q' and first["gold_rating"] is None and first["intended_text"] is None
     assert json.loads(first["reviews"])[0]["reviewer"] == hmac_id(corpus.reviewers[0])
     assert snapshot.datasheet["non_finite_values_written_as_null"] == writer.finite.count == 2
+    assert {row["gold_passed"] for row in written.to_pylist()} == {True, False}
 
 
 def halves_and_whole(corpus, fmt: str, monkeypatch) -> tuple[ExportSnapshot, ExportSnapshot]:
