@@ -100,7 +100,11 @@ def test_celery_beat_has_the_purge_at_3_17_and_the_other_entries_as_set():
     }
     assert beat["judge-calls-purge"]["schedule"] != crontab(hour=3, minute=18)
     assert beat["sweeps-reconcile"] == django_settings.CELERY_BEAT_SCHEDULE["sweeps-reconcile"]
-    assert set(beat) == {"judge-calls-purge", "signatures-recheck", "sweeps-reconcile"}
+    assert beat["export-lines-keep"] == {
+        "task": "reviewapp.exports.tasks.exports.export_lines_keep_current",
+        "schedule": 300.0,
+    }
+    assert set(beat) == {"judge-calls-purge", "signatures-recheck", "sweeps-reconcile", "export-lines-keep"}
 
 
 def test_code_version_prefers_the_setting_then_git_then_unknown(settings, monkeypatch, tmp_path):
