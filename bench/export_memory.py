@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python bench/export_memory.py [--rows 100000 1000000] [--formats jsonl parquet]
         [--database-url postgres://postgres@127.0.0.1:5432/tribunal_bench_export] [--reuse] [--keep DIR]
-        [--lines built|kept] [--warm]
+        [--lines built kept] [--warm]
 
 For each size: a fresh database (SQLite in a temporary folder, or the PostgreSQL database named by
 --database-url, dropped and created again unless --reuse finds it filled at that size; it must not be
@@ -13,6 +13,11 @@ The rows are inserted by one `INSERT ... SELECT` per table over a number series,
 at a time. Then each export runs in its own process (snapshot_create + snapshot_write: the path of
 the Exports page, the worker and `manage.py export_dataset`), whose peak RSS (ru_maxrss from wait4)
 and wall time are reported. Data generation runs in another process, so its memory is not counted.
+
+On PostgreSQL each format is timed both ways by default (--lines): with every row built from the data
+(no row kept: a first export, or one after a change no keep has caught yet), then with every row kept
+(ExportLine, refreshed before the export is timed: what an export reads after the keeps an import, a
+sweep, an export and Celery beat's periodic keep run).
 """
 
 from __future__ import annotations
@@ -115,9 +120,10 @@ if connection.vendor == "postgresql":
     except ImportError:  # code from before kept lines
         export_lines = None
     if export_lines is not None:
-        with connection.cursor() as cursor:
-            cursor.execute("TRUNCATE reviewapp_exportline")
-        if lines == "kept":
+        if lines == "built":
+            with connection.cursor() as cursor:
+                cursor.execute("TRUNCATE reviewapp_exportline")
+        else:  # what is not kept yet (all of it after a "built" run, nothing after a "kept" one)
             refreshed = export_lines.refresh(Judge.objects.get(slug="conciseness"))
             refresh_s = refreshed.seconds
             with connection.cursor() as cursor:  # what autovacuum does soon after: not during the export
@@ -216,7 +222,7 @@ def bench(
     database_url: str | None = None,
     keep: str | None = None,
     reuse: bool = False,
-    lines: str = "built",
+    lines: tuple[str, ...] = ("built", "kept"),
     warm: bool = False,
 ) -> list[dict]:
     python = sys.executable
@@ -239,9 +245,10 @@ def bench(
         if not reused:
             run([python, "manage.py", "migrate", "-v0"], env)
             _, generated_s, _ = run([python, "-c", GENERATE, str(rows)], env)
-        for fmt in formats:
+        runs = [(mode, fmt) for mode in (lines if database_url else ("built",)) for fmt in formats]
+        for mode, fmt in runs:
             peak_kib, seconds, stdout = run(
-                [python, "-c", EXPORT, fmt, keep or "", lines, "warm" if warm else "cold"], env
+                [python, "-c", EXPORT, fmt, keep or "", mode, "warm" if warm else "cold"], env
             )
             summary = json.loads(stdout.strip().splitlines()[-1])
             results.append(
@@ -258,7 +265,7 @@ def bench(
                     "process_s": round(seconds, 1),
                     "file_mib": round(summary["bytes"] / 2**20, 1),
                     "generate_s": round(generated_s, 1),
-                    "lines": lines if database_url else "-",
+                    "lines": mode if database_url else "-",
                     "process": "warm" if warm else "cold",
                     "refresh_s": None if summary.get("refresh_s") is None else round(summary["refresh_s"], 1),
                 }
@@ -280,10 +287,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--lines",
+        nargs="+",
         choices=["built", "kept"],
-        default="built",
-        help="PostgreSQL: every JSONL line built (no line kept: a first export), or every line kept"
-        " before the export is timed (a repeated export; the refresh's seconds are reported)",
+        default=["built", "kept"],
+        help="PostgreSQL, each format timed once per mode given (default both, in this order): every row"
+        " built (no row kept: a first export), then every row kept before the export is timed (the"
+        " usual, repeated export; the refresh's seconds are reported)",
     )
     parser.add_argument(
         "--warm",
