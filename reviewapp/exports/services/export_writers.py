@@ -154,7 +154,7 @@ def arrow_memory_pool() -> str:
     """Arrow's memory pool for the Parquet exports: jemalloc where pyarrow is built with it (and
     ARROW_DEFAULT_MEMORY_POOL does not name another). The default (mimalloc) keeps what a row group
     freed for the next one, and an export parses row groups on two threads at once: a million-row
-    Parquet export peaked at 290 MiB with it, 222 MiB with jemalloc, at the same speed. Returns the
+    Parquet export peaked at 290 MiB with it, 243 MiB with jemalloc, at the same speed. Returns the
     pool's name."""
     import pyarrow as pa
 

@@ -274,7 +274,7 @@ def test_an_export_runs_a_fixed_number_of_queries_per_chunk(corpus, media, djang
 
 def test_parquet_exports_allocate_from_jemalloc_where_pyarrow_has_it(tmp_path, monkeypatch):
     """The default pool (mimalloc) keeps what a row group freed; with two threads parsing row groups
-    a million-row export peaked at 290 MiB against 222 with jemalloc. A pool named in
+    a million-row export peaked at 290 MiB against 243 with jemalloc. A pool named in
     ARROW_DEFAULT_MEMORY_POOL is left as it is."""
     import pyarrow as pa
 
