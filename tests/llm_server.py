@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import json
 import re
+import socket
 import sys
 import threading
 import time
@@ -309,6 +310,35 @@ class _QuietThreadingHTTPServer(ThreadingHTTPServer):
     # backlog of 5 drops most of their SYNs, and each dropped one waits a second to retry.
     request_queue_size = 1024
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._connections_lock = threading.Lock()
+        self._connections: dict[Any, threading.Thread] = {}
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # As ThreadingMixIn does, and each connection's socket and thread kept until it is done: a
+        # client that keeps its connection open (an HTTP client's pool) would otherwise keep a
+        # handler thread waiting for its next request after the server stopped, in the test process.
+        thread = threading.Thread(target=self.process_request_thread, args=(request, client_address), daemon=True)
+        with self._connections_lock:
+            self._connections[request] = thread
+        thread.start()
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._connections_lock:
+            self._connections.pop(request, None)
+        super().shutdown_request(request)
+
+    def close_connections(self, timeout: float = 5.0) -> None:
+        """End every open connection, and wait for its handler thread to finish."""
+        with self._connections_lock:
+            open_now = list(self._connections.items())
+        for request, _ in open_now:
+            with contextlib.suppress(OSError):
+                request.shutdown(socket.SHUT_RDWR)
+        for _, thread in open_now:
+            thread.join(timeout)
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that timed out and closed its socket is expected here, not an error.
         if isinstance(sys.exc_info()[1], ConnectionError):
@@ -316,7 +346,7 @@ class _QuietThreadingHTTPServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-def _make_httpd(state: LLMTestServer, host: str, port: int) -> ThreadingHTTPServer:
+def _make_httpd(state: LLMTestServer, host: str, port: int) -> _QuietThreadingHTTPServer:
     handler = type("_BoundHandler", (_Handler,), {"state": state})
     return _QuietThreadingHTTPServer((host, port), handler)
 
@@ -341,6 +371,7 @@ def run_llm_server(
     finally:
         state.stopping.set()  # releases hanging and sleeping handlers
         httpd.shutdown()
+        httpd.close_connections()  # no handler thread outlives the server (a fork checks for others)
         httpd.server_close()
         thread.join(timeout=5)
 

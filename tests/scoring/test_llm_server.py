@@ -184,3 +184,25 @@ def test_good_answers_fit_every_shipped_judge_so_the_local_endpoint_resolves():
             seen_ratings.setdefault(key, set()).add(result.rating)
     assert seen_ratings["speakability@1.0"] <= {0.0, 1.0}
     assert seen_ratings["conciseness@1.0"] <= {1.0, 2.0, 3.0}
+
+
+def test_no_handler_thread_outlives_the_server_when_a_client_keeps_its_connection_open():
+    """An HTTP client's pool keeps its connection open after a call; the server's handler thread
+    would wait there for the next request after the server stopped, and a process with such a thread
+    left behind cannot fork to read an import (reviewapp.idle_threads)."""
+    import http.client
+
+    def handlers() -> list[str]:
+        return [thread.name for thread in threading.enumerate() if "process_request_thread" in thread.name]
+
+    before = handlers()
+    with run_llm_server() as server:
+        host, port = server.base_url.split("//")[1].split("/")[0].split(":")
+        client = http.client.HTTPConnection(host, int(port), timeout=5)  # HTTP/1.1: kept alive
+        client.request("POST", "/v1/chat/completions", json.dumps(_body("hello")), {"Content-Type": "application/json"})
+        assert client.getresponse().read()
+        assert len(handlers()) == len(before) + 1  # its handler waits for the next request
+    try:
+        assert handlers() == before
+    finally:
+        client.close()
