@@ -127,7 +127,6 @@ def dataset_import(
                 raise _Refused
             dataset, created = writer.finish()
             planner_statistics.refresh_after_commit(*planner_statistics.IMPORTED)
-            _keep_export_rows_after_commit(dataset.pk)
     except _Refused:
         raise ImportFailed(summary) from None
     except RecordError as error:  # the input could not be read at all (UTF-16, a link in a folder)
@@ -137,14 +136,6 @@ def dataset_import(
     summary.dataset = dataset.name
     summary.created = created
     return summary
-
-
-def _keep_export_rows_after_commit(dataset_id: int) -> None:
-    """Once the import commits, a worker keeps the export rows of what it brought (PostgreSQL): every
-    way in (the import task, the browser's import job, `manage.py import_data`) comes through here."""
-    from reviewapp.exports.tasks.exports import export_lines_keep_queue
-
-    transaction.on_commit(lambda: export_lines_keep_queue(dataset_id))
 
 
 def _progress(stream: ImportStream, summary: ImportSummary) -> tuple[str, int]:

@@ -6,6 +6,8 @@ from typing import Any
 from celery import shared_task
 
 from reviewapp.corpus.services.imports import ImportFailed, dataset_import
+from reviewapp.exports.tasks.exports import export_lines_keep_queue
+from reviewapp.models import Dataset
 
 logger = logging.getLogger(__name__)
 
@@ -30,4 +32,7 @@ def import_file(
     except ImportFailed as failure:
         logger.warning("import of %s refused: %s", path, failure)
         return failure.summary.as_dict()
+    dataset = Dataset.objects.filter(name=summary.dataset).first() if summary.dataset else None
+    if dataset is not None:
+        export_lines_keep_queue(dataset.pk)  # the export rows of what the import brought (PostgreSQL)
     return summary.as_dict()

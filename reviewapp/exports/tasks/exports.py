@@ -15,9 +15,9 @@ log = logging.getLogger(__name__)
 
 
 def export_lines_keep_queue(dataset_id: int | None, judge_ids: Sequence[int] = ()) -> None:
-    """Queue the keeping of the export rows an import or a sweep brought or made stale: what an
-    import (`dataset_import`, once it commits) and a sweep's close call. Lines are kept on PostgreSQL
-    only: elsewhere nothing is queued."""
+    """Queue the keeping of the export rows an import or a sweep brought or made stale: what the
+    import and sweep tasks call once their writes are committed. Lines are kept on PostgreSQL only:
+    elsewhere nothing is queued."""
     if connection.vendor == "postgresql":
         export_lines_keep.delay(dataset_id, list(judge_ids))
 
