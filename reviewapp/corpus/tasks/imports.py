@@ -6,8 +6,7 @@ from typing import Any
 from celery import shared_task
 
 from reviewapp.corpus.services.imports import ImportFailed, dataset_import
-from reviewapp.exports.tasks.exports import export_lines_keep_queue
-from reviewapp.models import Dataset
+from reviewapp.exports.tasks.exports import export_lines_keep_after_import
 
 logger = logging.getLogger(__name__)
 
@@ -32,7 +31,5 @@ def import_file(
     except ImportFailed as failure:
         logger.warning("import of %s refused: %s", path, failure)
         return failure.summary.as_dict()
-    dataset = Dataset.objects.filter(name=summary.dataset).first() if summary.dataset else None
-    if dataset is not None:
-        export_lines_keep_queue(dataset.pk)  # the export rows of what the import brought (PostgreSQL)
+    export_lines_keep_after_import(summary)  # the export rows of what came in (PostgreSQL)
     return summary.as_dict()

@@ -28,10 +28,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.db import DatabaseError, connection, transaction
+from django.db.models import Exists, OuterRef
 
 from reviewapp.exports.selectors import export_flat, export_sql
 from reviewapp.exports.selectors.export_filters import ExportFilters
-from reviewapp.models import GoldLabel, Judge
+from reviewapp.models import ExportLine, GoldLabel, Judge
 
 log = logging.getLogger(__name__)
 
@@ -184,9 +185,5 @@ def keep_current(*, wait_seconds: float = 10.0) -> list[tuple[str, Refreshed]]:
     what went stale, and nothing when all is current; a judge whose refresh is running is skipped."""
     if not available():
         return []
-    from django.db.models import Exists, OuterRef
-
-    from reviewapp.models import ExportLine
-
     judges = Judge.objects.filter(Exists(ExportLine.objects.filter(judge_id=OuterRef("pk")))).order_by("pk")
     return [(judge.slug, refresh(judge, wait_seconds=wait_seconds, when_busy="skip")) for judge in judges]

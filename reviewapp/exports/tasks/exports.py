@@ -16,10 +16,21 @@ log = logging.getLogger(__name__)
 
 def export_lines_keep_queue(dataset_id: int | None, judge_ids: Sequence[int] = ()) -> None:
     """Queue the keeping of the export rows an import or a sweep brought or made stale: what the
-    import and sweep tasks call once their writes are committed. Lines are kept on PostgreSQL only:
-    elsewhere nothing is queued."""
+    import task, the import job's task, `manage.py import_data` and a sweep's close call once their
+    writes are committed. Lines are kept on PostgreSQL only: elsewhere nothing is queued."""
     if connection.vendor == "postgresql":
         export_lines_keep.delay(dataset_id, list(judge_ids))
+
+
+def export_lines_keep_after_import(summary) -> None:
+    """`export_lines_keep_queue` for the dataset a finished import (`dataset_import`'s summary) wrote:
+    what the import task and `manage.py import_data` call (services queue no tasks themselves)."""
+    from reviewapp.models import Dataset
+
+    if summary.dataset:
+        dataset_id = Dataset.objects.filter(name=summary.dataset).values_list("pk", flat=True).first()
+        if dataset_id is not None:
+            export_lines_keep_queue(dataset_id)
 
 
 @shared_task(acks_late=True)

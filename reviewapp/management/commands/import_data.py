@@ -6,8 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from reviewapp.corpus.importers import FORMATS
 from reviewapp.corpus.services.imports import ImportFailed, dataset_import
-from reviewapp.exports.tasks.exports import export_lines_keep_queue
-from reviewapp.models import Dataset
+from reviewapp.exports.tasks.exports import export_lines_keep_after_import
 
 
 class Command(BaseCommand):
@@ -34,7 +33,4 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(failure.summary.as_dict(), ensure_ascii=False))
             raise CommandError(f"import failed, nothing written: {failure}") from failure
         self.stdout.write(json.dumps(summary.as_dict(), ensure_ascii=False))
-        dataset = Dataset.objects.filter(name=summary.dataset).first() if summary.dataset else None
-        if dataset is not None:
-            # As the import tasks do: a worker keeps the export rows of what came in (PostgreSQL).
-            export_lines_keep_queue(dataset.pk)
+        export_lines_keep_after_import(summary)  # the export rows of what came in (PostgreSQL)
