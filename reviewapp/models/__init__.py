@@ -1,6 +1,13 @@
 """Tribunal's data model; one module per concern (see DESIGN.md, "Data model")."""
 
-from reviewapp.models.audit import AuditEvent, ExportEpoch, ExportGeneration, ExportLine, ExportSnapshot
+from reviewapp.models.audit import (
+    AuditEvent,
+    ExportEpoch,
+    ExportGeneration,
+    ExportLine,
+    ExportLineState,
+    ExportSnapshot,
+)
 from reviewapp.models.corpus import Conversation, Dataset, DatasetCount, Turn
 from reviewapp.models.jobs import CallReplay, ImportJob
 from reviewapp.models.judging import Judge, JudgeCall, JudgeVersion, PromptText, Signature, Sweep, Verdict
@@ -34,6 +41,7 @@ __all__ = [
     "ExportEpoch",
     "ExportGeneration",
     "ExportLine",
+    "ExportLineState",
     "ExportSnapshot",
     "GoldLabel",
     "ImportJob",

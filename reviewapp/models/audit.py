@@ -94,6 +94,21 @@ class ExportGeneration(models.Model):
         return f"conversation {self.conversation_id}: generation {self.generation}"
 
 
+class ExportLineState(models.Model):
+    """What the kept lines of one judge were last brought current against (`export_lines.refresh`):
+    the code and schema, the epoch, the count and sum of every conversation's generation, and the
+    count, largest id and sum of ids of the judge's gold labels, read before that refresh built. Each
+    part only moves forward (or, for the counts and sums, changes) with a change a line draws on, so
+    while the state reads the same and the judge still has kept lines, a refresh has nothing to build
+    and returns after one statement instead of walking every gold label."""
+
+    judge_id = models.BigIntegerField(primary_key=True)
+    state = models.TextField()
+
+    def __str__(self) -> str:
+        return f"export lines of judge {self.judge_id}: {self.state}"
+
+
 class ExportEpoch(models.Model):
     """One row: moved forward when a name many lines hold changes (a judge's slug or version, a
     category's slug, a dataset's name) or a table they draw on is truncated."""

@@ -5,7 +5,8 @@ PostgreSQL only (the JSONL lines are built by PostgreSQL; SQLite exports build e
 is current while its conversation's generation, the epoch, the schema and the code that builds lines
 are all what they were when it was built; migration 0018's triggers move the generation and the
 epoch forward in the transaction of every change a line draws on. `refresh` builds the lines that are
-missing or no longer current, in three steps:
+missing or no longer current, in three steps, unless nothing they draw on has changed since its last
+run (ExportLineState: one statement, 0.1 s at a million gold labels, instead of the walk of them all):
 
 1. Each conversation with a gold label of the judge gets its generation row (committed on its own).
 2. It waits until every transaction of this database that was running then has ended, and every
@@ -56,6 +57,31 @@ SELECT EXISTS (
     AND backend_type = 'client backend' AND (
         backend_xid IS NOT NULL AND age(backend_xid) > age((%(mark)s::bigint %% 4294967296)::text::xid)
         OR backend_xmin IS NOT NULL AND age(backend_xmin) > age((%(mark)s::bigint %% 4294967296)::text::xid)))
+"""
+
+
+# What a judge's kept lines stand on, as one text (ExportLineState): the code and schema, the epoch, the
+# count and sum of every conversation's generation (generations only move forward; a deleted one moves
+# the epoch), and the count, largest id and sum of ids of the judge's gold labels (a gold label of a
+# conversation with no generation row yet moves no generation). Read after a refresh's generation rows
+# are committed and before it waits for older transactions: a change committed before the read is in
+# what it builds, one committed later changes what the next read gives. (Only constant SQL is formatted in.)
+_STATE = f"""
+SELECT concat_ws(':', %(fingerprint)s,
+    coalesce(({export_sql.MIGRATION})::text, '-'), coalesce(({export_sql.EPOCH})::text, '-'),
+    (SELECT count(*) || '/' || coalesce(sum(generation), 0) FROM reviewapp_exportgeneration),
+    (SELECT count(*) || '/' || coalesce(max(id), 0) || '/' || coalesce(sum(id), 0)
+        FROM reviewapp_goldlabel WHERE judge_id = %(judge)s))
+"""  # noqa: S608
+# Nothing to build: the state reads as the last refresh left it, and the judge still has kept lines
+# (a table emptied by hand, or by a crash, keeps no state worth trusting).
+_UNCHANGED = f"""
+SELECT s.state = ({_STATE}) AND EXISTS (SELECT 1 FROM reviewapp_exportline x WHERE x.judge_id = %(judge)s)
+FROM reviewapp_exportlinestate s WHERE s.judge_id = %(judge)s
+"""  # noqa: S608
+_KEEP_STATE = """
+INSERT INTO reviewapp_exportlinestate (judge_id, state) VALUES (%(judge)s, %(state)s)
+ON CONFLICT (judge_id) DO UPDATE SET state = EXCLUDED.state
 """
 
 
@@ -111,18 +137,28 @@ def refresh(
 def _refresh(
     cursor, judge: Judge, done: Refreshed, started: float, wait_seconds: float, poll_seconds: float
 ) -> Refreshed:
+    state_params = {"fingerprint": export_sql.fingerprint(), "judge": judge.pk}
+    cursor.execute(_UNCHANGED, state_params)
+    unchanged = cursor.fetchone()
+    if unchanged and unchanged[0]:
+        done.ran, done.reason = True, "nothing changed since the last refresh"
+        done.seconds = time.monotonic() - started
+        return done
     # Without its one row (a flush of the tables) no line is current; the row comes back with
     # no line kept, since a name changed meanwhile moved no epoch.
     with transaction.atomic():
         cursor.execute("INSERT INTO reviewapp_exportepoch (id, epoch) VALUES (1, 0) ON CONFLICT (id) DO NOTHING")
         if cursor.rowcount:
             cursor.execute("DELETE FROM reviewapp_exportline")
+            cursor.execute("DELETE FROM reviewapp_exportlinestate")
     cursor.execute(
         "INSERT INTO reviewapp_exportgeneration (conversation_id, generation)"
         " SELECT DISTINCT conversation_id, 0 FROM reviewapp_goldlabel WHERE judge_id = %s"
         " ON CONFLICT (conversation_id) DO NOTHING",
         [judge.pk],
     )
+    cursor.execute(_STATE, state_params)
+    state = cursor.fetchone()[0]
     cursor.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text")
     mark = int(cursor.fetchone()[0])
     while True:
@@ -156,6 +192,7 @@ def _refresh(
             " (SELECT 1 FROM reviewapp_goldlabel g WHERE g.id = x.gold_id AND g.judge_id = x.judge_id)",
             [judge.pk],
         )
+        cursor.execute(_KEEP_STATE, {"judge": judge.pk, "state": state})
     finally:
         cursor.execute(export_flat.LINES_RESET)
     done.ran, done.seconds = True, time.monotonic() - started

@@ -20,8 +20,10 @@ from reviewapp.models import (
     Adjudication,
     Category,
     Comment,
+    Conversation,
     Dataset,
     ExportLine,
+    ExportLineState,
     GoldLabel,
     JudgeVersion,
     Review,
@@ -163,7 +165,8 @@ def test_a_change_a_line_draws_on_is_never_written_from_an_old_line(corpus, medi
     assert after != before  # the change shows in the export
     assert after == row_path_lines(corpus.judge)  # as built from the data, row by row
     assert after_parquet != before_parquet and parquet_rows(after_parquet) == row_path_parquet(corpus.judge)
-    export_lines.refresh(corpus.judge)
+    # The refresh sees that something changed (ExportLineState) and builds the stale lines again.
+    assert export_lines.refresh(corpus.judge).built > 0
     assert exported(corpus.judge) == after
     assert exported(corpus.judge, "parquet") == after_parquet
 
@@ -397,6 +400,53 @@ def test_the_periodic_keep_brings_stale_rows_back_to_current_and_builds_nothing_
     assert export_lines_keep_current() == {"built": {corpus.judge.slug: rows}, "skipped": {}}
     assert export_lines.refresh(corpus.judge).built == 0
     assert exported(corpus.judge) == row_path_lines(corpus.judge) and b"renamed" in exported(corpus.judge)
+
+
+def test_a_refresh_with_nothing_changed_stops_at_one_statement_and_anything_that_changed_is_built(
+    corpus, media, django_assert_num_queries
+):
+    """A refresh first compares what the lines stand on (ExportLineState) with what it was when they
+    were last brought current: the same, and it stops there (the lock, that statement, the unlock)
+    instead of walking every gold label; a new conversation's gold label, a table of lines emptied,
+    or a write held open while it read are all built."""
+    from django.db import connections
+
+    awkward(corpus)
+    rows = export_lines.refresh(corpus.judge).built
+    assert rows == ExportLine.objects.count() > 0 and ExportLineState.objects.filter(judge_id=corpus.judge.pk).exists()
+    with django_assert_num_queries(3):
+        done = export_lines.refresh(corpus.judge)
+    assert done.ran and done.built == 0 and done.reason == "nothing changed since the last refresh"
+
+    # A gold label of a conversation that had none (no generation row: no trigger moves anything).
+    conversation = Conversation.objects.create(dataset=corpus.dataset, external_id="late", language="en")
+    turn = Turn.objects.create(conversation=conversation, position=0, role="agent", text="Late.")
+    GoldLabel.objects.create(judge=corpus.judge, conversation=conversation, turn=turn, source="imported", label="ok")
+    assert export_lines.refresh(corpus.judge).built == 1
+    assert export_lines.refresh(corpus.judge).reason == "nothing changed since the last refresh"
+    assert exported(corpus.judge) == row_path_lines(corpus.judge) and b'"Late."' in exported(corpus.judge)
+
+    # The kept rows emptied under it (by hand, or by a restore without them): the state is not trusted.
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE reviewapp_exportline")
+    assert export_lines.refresh(corpus.judge).built == rows + 1
+
+    # A label written but not committed while the refresh reads: nothing committed changed, so nothing
+    # is built; its commit changes what the next refresh reads, which builds it.
+    other = connections.create_connection("default")
+    try:
+        with other.cursor() as cursor:
+            cursor.execute("BEGIN")
+            cursor.execute("UPDATE reviewapp_goldlabel SET label = 'held' WHERE conversation_id = %s", [corpus.fr.pk])
+            assert (
+                export_lines.refresh(corpus.judge, wait_seconds=0.3).reason == "nothing changed since the last refresh"
+            )
+            cursor.execute("COMMIT")
+    finally:
+        other.close()
+    assert export_lines.refresh(corpus.judge).built == ExportLine.objects.filter(conversation_id=corpus.fr.pk).count()
+    assert exported(corpus.judge) == row_path_lines(corpus.judge) and b'"held"' in exported(corpus.judge)
+    assert export_lines.refresh(corpus.judge).built == 0
 
 
 def _hold_refresh_lock(judge):
