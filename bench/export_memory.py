@@ -2,7 +2,7 @@
 
     PYTHONPATH=. .venv/bin/python bench/export_memory.py [--rows 100000 1000000] [--formats jsonl parquet]
         [--database-url postgres://postgres@127.0.0.1:5432/tribunal_bench_export] [--reuse] [--keep DIR]
-        [--lines built kept] [--warm]
+        [--lines built kept] [--process cold|worker|warm]
 
 For each size: a fresh database (SQLite in a temporary folder, or the PostgreSQL database named by
 --database-url, dropped and created again unless --reuse finds it filled at that size; it must not be
@@ -110,7 +110,12 @@ from django.db import connection
 from reviewapp.models import Judge
 from reviewapp.exports.services import exports
 from bench._http import backend_cpu_seconds
-fmt, keep, lines, warm = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "warm"
+fmt, keep, lines, process = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+warm = process == "warm"
+if process == "worker":  # what a Celery worker's main process loads before it forks its pool
+    from reviewapp.celery import preload_worker
+
+    preload_worker()
 
 # Kept JSONL lines (PostgreSQL): none for a first export, or all of them kept before it is timed.
 refresh_s = None
@@ -223,7 +228,7 @@ def bench(
     keep: str | None = None,
     reuse: bool = False,
     lines: tuple[str, ...] = ("built", "kept"),
-    warm: bool = False,
+    process: str = "cold",
 ) -> list[dict]:
     python = sys.executable
     results = []
@@ -247,9 +252,7 @@ def bench(
             _, generated_s, _ = run([python, "-c", GENERATE, str(rows)], env)
         runs = [(mode, fmt) for mode in (lines if database_url else ("built",)) for fmt in formats]
         for mode, fmt in runs:
-            peak_kib, seconds, stdout = run(
-                [python, "-c", EXPORT, fmt, keep or "", mode, "warm" if warm else "cold"], env
-            )
+            peak_kib, seconds, stdout = run([python, "-c", EXPORT, fmt, keep or "", mode, process], env)
             summary = json.loads(stdout.strip().splitlines()[-1])
             results.append(
                 {
@@ -266,7 +269,7 @@ def bench(
                     "file_mib": round(summary["bytes"] / 2**20, 1),
                     "generate_s": round(generated_s, 1),
                     "lines": mode if database_url else "-",
-                    "process": "warm" if warm else "cold",
+                    "process": process,
                     "refresh_s": None if summary.get("refresh_s") is None else round(summary["refresh_s"], 1),
                 }
             )
@@ -295,16 +298,20 @@ def main() -> None:
         " usual, repeated export; the refresh's seconds are reported)",
     )
     parser.add_argument(
-        "--warm",
-        action="store_true",
-        help="export once, untimed, in the export's process before the timed one (a worker that has"
-        " exported this format before: its libraries loaded; peak RSS then covers both)",
+        "--process",
+        choices=["cold", "worker", "warm"],
+        default="cold",
+        help="the export's process: cold (a fresh process, every library loaded on first use), worker (what"
+        " a Celery worker's pool process starts with: reviewapp.celery.preload_worker run before the"
+        " export), warm (one export first, untimed: a worker that has exported this format before; peak"
+        " RSS then covers both)",
     )
+    parser.add_argument("--warm", action="store_const", const="warm", dest="process", help="--process warm")
     args = parser.parse_args()
     results = [
         result
         for rows in args.rows
-        for result in bench(rows, args.formats, args.database_url, args.keep, args.reuse, args.lines, args.warm)
+        for result in bench(rows, args.formats, args.database_url, args.keep, args.reuse, args.lines, args.process)
     ]
     print(f"load average {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}")
     header = f"{'database':<10} {'rows':>9} {'format':<8} {'peak RSS MiB':>12} {'seconds':>8} {'rows/s':>8}"

@@ -66,3 +66,25 @@ def test_a_snapshot_is_built_by_the_worker(celery_worker_process, wait_until):
     sheet = json.loads((path.parent / "worker-v1.datasheet.json").read_text())
     assert sheet["sha256"] == snapshot.sha256 and sheet["counts"]["by_language"] == {"fr": CONVERSATIONS}
     assert sheet == snapshot.datasheet
+
+
+def _children(pid: int) -> list[int]:
+    from pathlib import Path
+
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def _maps_arrow(pid: int) -> bool:
+    from pathlib import Path
+
+    return "libarrow" in Path(f"/proc/{pid}/maps").read_text()
+
+
+def test_the_worker_loads_pyarrow_once_before_it_forks_its_pool(celery_worker_process, wait_until):
+    """The worker's main process runs no task, so Arrow's libraries mapped there were loaded for the
+    pool (reviewapp.celery.preload_worker): every pool process starts with them, and no process's
+    first Parquet export pays for importing them."""
+    pid = celery_worker_process.process.pid
+    wait_until(lambda: len(_children(pid)) == celery_worker_process.concurrency, timeout=60, message="pool started")
+    assert _maps_arrow(pid)
+    assert all(_maps_arrow(child) for child in _children(pid))

@@ -141,3 +141,28 @@ def test_a_server_loads_every_view_the_api_and_celery_before_its_first_request(m
     loaded = json.loads(result.stdout.strip().splitlines()[-1])
     assert loaded["views"] > 50
     assert loaded == {"views": loaded["views"], "loaded": loaded["views"], "api": True, "celery": True}
+
+
+WORKER_START = """
+import gc, json, sys
+import django
+django.setup()
+from celery.signals import worker_init
+from reviewapp.celery import WORKER_PRELOAD, app
+before = [name for name in WORKER_PRELOAD if name in sys.modules]
+worker_init.send(sender=None)  # what `celery worker` sends in its main process, before it forks its pool
+print(json.dumps({"before": before, "after": [name for name in WORKER_PRELOAD if name in sys.modules],
+                  "frozen": gc.get_freeze_count()}))
+"""
+
+
+def test_a_worker_loads_what_its_tasks_import_before_its_pool_forks_and_freezes_it_out_of_the_collector():
+    """Loading the site's Celery app loads neither pyarrow nor openai; a worker's start does, once, and
+    leaves every object loaded by then out of the garbage collector's walks (tests/integration's
+    test_export_worker checks a real worker's pool processes start with pyarrow mapped)."""
+    result = subprocess.run([sys.executable, "-c", WORKER_START], cwd=ROOT, capture_output=True, text=True, env=ENV)
+    assert result.returncode == 0, result.stderr
+    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    assert loaded["before"] == []
+    assert set(loaded["after"]) >= {"pyarrow", "pyarrow.parquet", "pyarrow.csv", "openai"}
+    assert loaded["frozen"] > 10_000
