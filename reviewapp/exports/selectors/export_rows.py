@@ -1,62 +1,52 @@
-"""Export rows as objects, streamed in chunks with what people and judges said (the EVA shapes read these).
+"""Export rows as objects, streamed in chunks (the EVA shapes read these): each labelled target's
+conversation, turns and winning gold label, and what the datasheet counts of what was said about it.
 
-`export_rows` never loads the whole export: the gold labels and each relation an export shows (turns,
-reviews, adjudications, comments, categories, verdicts) are one query each, read through server-side
-cursors (`.iterator(chunk_size=...)`) in conversation order and merged as they stream. The number of
-queries does not grow with the rows, and memory follows one conversation, not the row count.
-The flat formats read their rows another way (`selectors.export_flat`).
+`export_rows` never loads the whole export: the gold labels, the turns and each count (reviews,
+comments, judge versions with a verdict) are one query each, read through server-side cursors
+(`.iterator(chunk_size=...)`) in conversation order and merged as they stream. The number of queries
+does not grow with the rows, and memory follows one conversation, not the row count. The flat formats
+read their rows another way (`selectors.export_flat`), with everything said in full.
 """
 
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
 import orjson
-from django.db.models import F, Q, QuerySet, TextField
+from django.db.models import Count, F, Q, QuerySet, TextField
 from django.db.models.functions import Cast
 
 from reviewapp.exports.selectors.export_filters import (
     CHUNK_SIZE,
-    CONTEXT_TURNS,
     GOLD_COLUMNS,
     ExportFilters,
     gold_labels_for,
-    pseudonym,
 )
-from reviewapp.models import Adjudication, Comment, GoldLabel, Judge, Review, ReviewItem, Turn, Verdict
+from reviewapp.models import Comment, GoldLabel, Judge, Review, Turn, Verdict
 from reviewapp.quality.selectors.gold import winning_label
 
 
 @dataclass
 class ExportRow:
-    """One labelled target with everything said about it; writers turn it into their format."""
+    """One labelled target: its conversation, every turn, the winning gold label, and how many reviews,
+    comments and judge versions' verdicts it has (for the datasheet; the EVA shapes write none of them)."""
 
     conversation: ExportConversation
     turn: ExportTurn | None
     turns: list[ExportTurn]  # every turn of the conversation, by position
     gold: ExportGold
-    reviews: list[dict[str, Any]] = field(default_factory=list)
-    adjudication: dict[str, Any] | None = None
-    comments: list[dict[str, Any]] = field(default_factory=list)
-    verdicts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    reviews: int = 0  # reviews of the target's review item
+    comments: int = 0  # on the target's turn; every comment of the conversation for a conversation-level row
+    versions: tuple[str, ...] = ()  # the judge versions with a verdict on the target, oldest first
 
     @property
     def language(self) -> str:
         return self.conversation.language
-
-    def context(self) -> list[dict[str, Any]]:
-        """The turns before this one (or the whole conversation for a conversation-level row)."""
-        if self.turn is None:
-            before = self.turns
-        else:
-            before = [t for t in self.turns if t.position < self.turn.position][-CONTEXT_TURNS:]
-        return [{"position": t.position, "role": t.role, "text": t.text} for t in before]
 
 
 def _best(labels: Sequence[Any]) -> Any:
@@ -125,8 +115,14 @@ def json_value(text: str) -> Any:
         return json.loads(text)
 
 
+_EMPTY = {"{}": dict, "[]": list}  # most turns' metadata and entities: no parse for them
+
+
 def _decoded(text: str | None, default: Any) -> Any:
-    return default if text is None else orjson.loads(text)
+    if text is None:
+        return default
+    empty = _EMPTY.get(text)
+    return empty() if empty is not None else orjson.loads(text)
 
 
 class _Stream:
@@ -176,113 +172,58 @@ def _verdict_dict(verdict: dict[str, Any]) -> dict[str, Any]:
     return written
 
 
-def _slugs_by(entries: Iterable[dict[str, Any]], owner: str) -> dict[int, list[str]]:
-    """The sorted category slugs of each review, adjudication or comment (`owner` names its id)."""
-    slugs: dict[int, list[str]] = defaultdict(list)
-    for entry in entries:
-        slugs[entry[owner]].append(entry["category__slug"])
-    return {owner_id: sorted(values) for owner_id, values in slugs.items()}
-
-
-def _judged(entry: dict[str, Any], person: str, user_id: str, slugs: dict[int, list[str]]) -> dict[str, Any]:
-    """What a review and an adjudication both say: who (a pseudonym), the rating, label, pass and categories."""
-    return {
-        person: pseudonym(entry[user_id]),
-        "rating": entry["rating"],
-        "label": entry["label"],
-        "passed": entry["passed"],
-        "categories": slugs.get(entry["id"], []),
-    }
-
-
 def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[str, _Stream]:
-    """The export's queries, each one statement over every row, each ordered by conversation id."""
+    """The export's queries, each one statement over every row, each ordered by conversation id: the
+    gold labels, the turns, and per target (conversation, turn id) the counts the datasheet gives."""
     conversations = golds.values("conversation_id")
 
-    def stream(qs, key: str) -> _Stream:  # rows as dicts (.values())
-        return _Stream(qs.iterator(chunk_size=chunk_size), itemgetter(key))
+    def tuples(qs) -> _Stream:  # rows as tuples (.values_list()), the conversation id first
+        return _Stream(qs.iterator(chunk_size=chunk_size), itemgetter(0))
 
-    def tuples(qs, position: int) -> _Stream:  # rows as tuples (.values_list())
-        return _Stream(qs.iterator(chunk_size=chunk_size), itemgetter(position))
-
-    review_through = Review.categories.through.objects
-    adjudication_through = Adjudication.categories.through.objects
-    comment_through = Comment.categories.through.objects
     in_export = {"conversation_id__in": conversations}
     return {
-        "gold": tuples(
+        "gold": _Stream(
             golds.annotate(
                 failure_modes_text=_json_text("failure_modes"),
                 metadata_text=_json_text("metadata"),
                 conversation_metadata_text=_json_text("conversation__metadata"),
             )
             .values_list(*GOLD_FIELDS)
-            .order_by("conversation_id", "turn_id", "id"),
-            1,
+            .order_by("conversation_id", "turn_id", "id")
+            .iterator(chunk_size=chunk_size),
+            itemgetter(1),
         ),
-        "turns": tuples(
+        "turns": _Stream(
             Turn.objects.filter(**in_export)
             .annotate(entities_text=_json_text("entities"), metadata_text=_json_text("metadata"))
             .values_list(
                 "id", "conversation_id", "position", "role", "text", "intended_text", "entities_text", "metadata_text"
             )
-            .order_by("conversation_id", "position"),
-            1,
+            .order_by("conversation_id", "position")
+            .iterator(chunk_size=chunk_size),
+            itemgetter(1),
         ),
-        "items": stream(
-            ReviewItem.objects.filter(judge=judge, **in_export)
-            .values("id", "conversation_id", "turn_id")
-            .order_by("conversation_id", "id"),
-            "conversation_id",
-        ),
-        "reviews": stream(
+        # (conversation, target turn id, reviews): a review counts for its item's target.
+        "reviews": tuples(
             Review.objects.filter(item__judge=judge, item__conversation_id__in=conversations)
-            .values("id", "item_id", "reviewer_id", "rating", "label", "passed", "comment", "quoted_span", "created_at")
-            .annotate(conversation=F("item__conversation_id"))
-            .order_by("item__conversation_id", "id"),
-            "conversation",
+            .values_list("item__conversation_id", "item__turn_id")
+            .annotate(count=Count("id"))
+            .order_by("item__conversation_id", "item__turn_id")
         ),
-        "review_categories": stream(
-            review_through.filter(review__item__judge=judge, review__item__conversation_id__in=conversations)
-            .values("review_id", "category__slug")
-            .annotate(conversation=F("review__item__conversation_id"))
-            .order_by("review__item__conversation_id", "review_id"),
-            "conversation",
-        ),
-        "adjudications": stream(
-            Adjudication.objects.filter(item__judge=judge, item__conversation_id__in=conversations)
-            .values("id", "item_id", "lead_id", "rating", "label", "passed", "rationale")
-            .annotate(conversation=F("item__conversation_id"))
-            .order_by("item__conversation_id", "id"),
-            "conversation",
-        ),
-        "adjudication_categories": stream(
-            adjudication_through.filter(
-                adjudication__item__judge=judge, adjudication__item__conversation_id__in=conversations
-            )
-            .values("adjudication_id", "category__slug")
-            .annotate(conversation=F("adjudication__item__conversation_id"))
-            .order_by("adjudication__item__conversation_id", "adjudication_id"),
-            "conversation",
-        ),
-        "comments": stream(
+        # (conversation, turn id, comments): the judge's comments and those about no judge.
+        "comments": tuples(
             Comment.objects.filter(Q(judge=judge) | Q(judge__isnull=True), turn__conversation_id__in=conversations)
-            .values("id", "turn_id", "author_id", "parent_id", "body", "quoted_span", "created_at")
-            .annotate(conversation=F("turn__conversation_id"), turn_position=F("turn__position"))
-            .order_by("turn__conversation_id", "created_at", "id"),
-            "conversation",
+            .values_list("turn__conversation_id", "turn_id")
+            .annotate(count=Count("id"))
+            .order_by("turn__conversation_id", "turn_id")
         ),
-        "comment_categories": stream(
-            comment_through.filter(
-                Q(comment__judge=judge) | Q(comment__judge__isnull=True),
-                comment__turn__conversation_id__in=conversations,
-            )
-            .values("comment_id", "category__slug")
-            .annotate(conversation=F("comment__turn__conversation_id"))
-            .order_by("comment__turn__conversation_id", "comment_id"),
-            "conversation",
+        # (conversation, target turn id, version): each judge version with a verdict on the target.
+        "versions": tuples(
+            Verdict.objects.filter(judge_version__judge=judge, **in_export)
+            .values_list("conversation_id", "turn_id", "judge_version_id", "judge_version__version")
+            .annotate(count=Count("id"))
+            .order_by("conversation_id", "turn_id", "judge_version_id")
         ),
-        "verdicts": stream(verdicts_of(judge, conversations), "conversation_id"),
     }
 
 
@@ -319,7 +260,7 @@ GOLD_FIELDS = (
 
 
 def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list[ExportRow]:
-    """One conversation's rows: its winning gold per target, with what was said about each target."""
+    """One conversation's rows: its winning gold per target, with the counts of what was said about each."""
     first = labels[0]
     conversation_id = first[1]
     conversation = ExportConversation(
@@ -349,44 +290,12 @@ def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list
         )
         by_target.setdefault(label.turn_id, []).append(label)
 
-    items = streams["items"].take(conversation_id)
-    target_of_item = {item["id"]: item["turn_id"] for item in items}
-    review_slugs = _slugs_by(streams["review_categories"].take(conversation_id), "review_id")
-    reviews: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
-    for review in streams["reviews"].take(conversation_id):
-        reviews[target_of_item[review["item_id"]]].append(
-            {
-                **_judged(review, "reviewer", "reviewer_id", review_slugs),
-                "comment": review["comment"],
-                "quoted_span": review["quoted_span"],
-                "created_at": review["created_at"].isoformat(),
-            }
-        )
-    adjudication_slugs = _slugs_by(streams["adjudication_categories"].take(conversation_id), "adjudication_id")
-    adjudications: dict[int | None, dict[str, Any]] = {}
-    for adjudication in streams["adjudications"].take(conversation_id):
-        adjudications[target_of_item[adjudication["item_id"]]] = {
-            **_judged(adjudication, "lead", "lead_id", adjudication_slugs),
-            "rationale": adjudication["rationale"],
-        }
-
-    comment_slugs = _slugs_by(streams["comment_categories"].take(conversation_id), "comment_id")
-    comments: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
-    for comment in streams["comments"].take(conversation_id):
-        entry = {
-            "author": pseudonym(comment["author_id"]),
-            "turn_position": comment["turn_position"],
-            "body": comment["body"],
-            "categories": comment_slugs.get(comment["id"], []),
-            "quoted_span": comment["quoted_span"],
-            "reply_to": comment["parent_id"],
-            "id": comment["id"],
-            "created_at": comment["created_at"].isoformat(),
-        }
-        comments[comment["turn_id"]].append(entry)
-        comments[None].append(entry)  # a conversation-level row carries every comment of the conversation
-
-    verdicts = verdicts_by_target(streams["verdicts"].take(conversation_id))
+    reviews = {target: count for _, target, count in streams["reviews"].take(conversation_id)}
+    comments = {turn_id: count for _, turn_id, count in streams["comments"].take(conversation_id)}
+    comments_in_all = sum(comments.values())  # a conversation-level row counts every comment of it
+    versions: dict[int | None, list[str]] = {}
+    for _, target, _version_id, version, _count in streams["versions"].take(conversation_id):
+        versions.setdefault(target, []).append(version)
 
     rows = []
     for turn_id, target_labels in by_target.items():
@@ -399,10 +308,9 @@ def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list
                 turn=turn,
                 turns=turns,
                 gold=gold,
-                reviews=reviews.get(turn_id, []),
-                adjudication=adjudications.get(turn_id),
-                comments=comments.get(turn_id, []),
-                verdicts=verdicts.get(turn_id, {}),
+                reviews=reviews.get(turn_id, 0),
+                comments=comments.get(turn_id, 0) if turn_id is not None else comments_in_all,
+                versions=tuple(versions.get(turn_id, ())),
             )
         )
     return rows
@@ -413,8 +321,7 @@ def export_rows(*, judge: Judge, filters: ExportFilters, chunk_size: int = CHUNK
     conversation's rows are consecutive and never split across chunks).
 
     A fixed number of queries at any size: the gold labels joined with their conversation and dataset,
-    and one query each for turns, review items, reviews, adjudications, comments, their categories and
-    verdicts. Each is read through a server-side cursor (`.iterator(chunk_size=...)`) in conversation
+    and one query each for the turns and the counts of reviews, comments and judge versions. Each is read through a server-side cursor (`.iterator(chunk_size=...)`) in conversation
     order and merged as it streams, so memory follows one conversation, not the export. The winning
     gold of each target is picked from its labels by the shared rule (`selectors.gold.winning_label`).
     """

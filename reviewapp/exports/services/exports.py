@@ -279,9 +279,9 @@ class _Tally:
             dataset=row.conversation.dataset.name,
             source=gold.source,
             label=self.class_of(gold.rating, gold.passed, gold.label or ""),
-            verdicts=row.verdicts.keys(),
-            reviews=len(row.reviews),
-            comments=len(row.comments),
+            verdicts=row.versions,
+            reviews=row.reviews,
+            comments=row.comments,
         )
 
 

@@ -299,3 +299,39 @@ def test_parquet_exports_allocate_from_jemalloc_where_pyarrow_has_it(tmp_path, m
     finally:
         pa.set_memory_pool(previous)
         arrow_memory_pool.cache_clear()
+
+
+def test_the_eva_datasheet_counts_what_the_flat_rows_hold(corpus, media):
+    """The EVA shapes write no reviews, comments or verdicts, yet their datasheet counts them as the
+    flat formats do: per target, a conversation-level row with every comment of its conversation, a
+    comment about no judge counted and one about another judge not."""
+    from tests.factories import (
+        CommentFactory,
+        GoldLabelFactory,
+        JudgeFactory,
+        ReviewFactory,
+        ReviewItemFactory,
+        VerdictFactory,
+    )
+
+    fr, (ana, bea, _) = corpus.fr, corpus.reviewers
+    GoldLabelFactory(judge=corpus.judge, conversation=fr, turn=None, source="imported", rating=2)
+    item = ReviewItemFactory(judge=corpus.judge, conversation=fr, turn=None)
+    ReviewFactory(item=item, reviewer=bea, rating=2, label="")
+    VerdictFactory(judge_version=corpus.v2, conversation=fr, turn=None, rating=2)
+    turn = fr.turns.order_by("position").last()
+    CommentFactory(turn=turn, author=bea, judge=None, body="About no judge.")
+    CommentFactory(turn=turn, author=ana, judge=JudgeFactory(slug="another"), body="About another judge.")
+
+    flat, eva = export(corpus.judge, "jsonl"), export(corpus.judge, "eva")
+    rows = jsonl(snapshot_path(flat))
+    counts = eva.datasheet["counts"]
+    assert eva.datasheet["rows"] == len(rows) == 4
+    assert counts["reviews"] == sum(len(row["reviews"]) for row in rows) == 3
+    # One on fr's first turn; on the conversation, that one and the one about no judge (on a turn with no row).
+    assert counts["comments"] == sum(len(row["comments"]) for row in rows) == 3
+    versions = {v["version"]: v["rows_with_verdicts"] for v in eva.datasheet["judge_versions"]}
+    assert versions == {"1.0": 1, "2.0": 2}
+    assert versions == {v: sum(1 for row in rows if v in row["verdicts"]) for v in versions}
+    for key in ("rows", "counts", "judge_versions"):
+        assert eva.datasheet[key] == flat.datasheet[key], key
