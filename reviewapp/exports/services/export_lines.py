@@ -14,7 +14,9 @@ run (ExportLineState: one statement, 0.1 s at a million gold labels, instead of 
    generation row existed had nothing to move forward: waiting for it means the lines are built from
    data that includes its change. (A writer that starts later finds the row, and moves it forward.)
 3. The lines are built, batch by batch of conversations, each batch one INSERT ... SELECT that reads
-   the data and the generations in one snapshot.
+   the data and the generations in one snapshot; from SPLIT_FROM_LABELS gold labels in two parts at
+   once, the second on a connection of its own (each batch stands alone, so neither part needs the
+   other's snapshot).
 
 So a line is never read as current beside data it was not built from, whatever the isolation level
 of the writers. A refresh that cannot wait (a transaction left open for longer than `wait_seconds`)
@@ -24,6 +26,7 @@ builds nothing, and says so; the export then builds every row as before.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +49,10 @@ LOCK_WAIT_SECONDS = 1800.0
 
 # Conversations whose lines one INSERT builds: about 2 s of one core at the benchmark's 1 row each.
 CONVERSATIONS_PER_BATCH = 50_000
+# From this many gold labels a refresh builds in two parts at once, each on its own connection, as an
+# export reads its two halves: the database builds lines on two cores (below it, a second connection
+# costs more than it saves).
+SPLIT_FROM_LABELS = 20_000
 
 # A transaction of this database that started before the mark (its id is older) is still running, or a
 # snapshot taken before it is still held. Other databases' transactions cannot touch these tables, so
@@ -172,21 +179,24 @@ def _refresh(
             return done
         time.sleep(poll_seconds)
     cursor.execute(
-        "SELECT min(conversation_id), max(conversation_id) FROM reviewapp_goldlabel WHERE judge_id = %s", [judge.pk]
+        "SELECT min(conversation_id), max(conversation_id), count(*) FROM reviewapp_goldlabel WHERE judge_id = %s",
+        [judge.pk],
     )
-    low, high = cursor.fetchone()
+    low, high, labels = cursor.fetchone()
+    middle = None
+    if labels >= SPLIT_FROM_LABELS:  # where the second part starts: half the gold labels on each side
+        cursor.execute(
+            "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY conversation_id) FROM reviewapp_goldlabel"
+            " WHERE judge_id = %s",
+            [judge.pk],
+        )
+        middle = cursor.fetchone()[0]
+        if middle is not None and middle <= low:
+            middle = None
     cursor.execute(export_flat.LINES_SETTINGS)
     try:
-        for first in range(low or 0, (high or -1) + 1, CONVERSATIONS_PER_BATCH):
-            gold = export_flat.postgres_gold_between(judge, ExportFilters(), first, first + CONVERSATIONS_PER_BATCH)
-            statement, params = export_sql.postgres_lines_statement(int(judge.pk), gold, judge.slug, keep=True)
-            with transaction.atomic():
-                # The INSERT looks up each row's kept line in the table it fills. Planned while that
-                # table is still small (the first refresh), the lookup would be a scan of the growing
-                # table per row: minutes for 100,000 lines instead of seconds. The index is the plan.
-                cursor.execute("SET LOCAL enable_seqscan = off")
-                cursor.execute(statement, params)
-                done.built += cursor.rowcount
+        if low is not None:
+            done.built += _build_in_parts(cursor, judge, low, middle, high + 1)
         cursor.execute(
             "DELETE FROM reviewapp_exportline x WHERE x.judge_id = %s AND NOT EXISTS"
             " (SELECT 1 FROM reviewapp_goldlabel g WHERE g.id = x.gold_id AND g.judge_id = x.judge_id)",
@@ -198,6 +208,73 @@ def _refresh(
     done.ran, done.seconds = True, time.monotonic() - started
     log.info("export lines of %s: %d built in %.1f s", judge.slug, done.built, done.seconds)
     return done
+
+
+def _build_in_parts(cursor, judge: Judge, first: int, middle: int | None, end: int) -> int:
+    """Build the lines of the conversations from `first` up to `end`: from `middle` on in a second
+    part at once (`_Part`), when there is one. A failure on either side stops the other between
+    batches and is raised once both have ended; what was built stays (each batch commits)."""
+    if middle is None:
+        return _build_between(cursor, judge, first, end)
+    part = _Part(judge, middle, end)
+    part.start()
+    try:
+        built = _build_between(cursor, judge, first, middle, part.failed)
+    except BaseException:
+        part.stop.set()
+        raise
+    finally:
+        part.join()
+    if part.error is not None:
+        raise part.error
+    return built + part.built
+
+
+def _build_between(cursor, judge: Judge, first: int, end: int, stop: threading.Event | None = None) -> int:
+    """Build the missing or stale lines of the conversations with ids from `first` up to (not with)
+    `end`, a batch of conversations at a time, each batch one INSERT ... SELECT in its own transaction
+    (`cursor` is the connection's, under LINES_SETTINGS). Returns how many it built."""
+    built = 0
+    for start in range(first, end, CONVERSATIONS_PER_BATCH):
+        if stop is not None and stop.is_set():
+            break
+        gold = export_flat.postgres_gold_between(
+            judge, ExportFilters(), start, min(start + CONVERSATIONS_PER_BATCH, end)
+        )
+        statement, params = export_sql.postgres_lines_statement(int(judge.pk), gold, judge.slug, keep=True)
+        with transaction.atomic():
+            # The INSERT looks up each row's kept line in the table it fills. Planned while that
+            # table is still small (the first refresh), the lookup would be a scan of the growing
+            # table per row: minutes for 100,000 lines instead of seconds. The index is the plan.
+            cursor.execute("SET LOCAL enable_seqscan = off")
+            cursor.execute(statement, params)
+            built += cursor.rowcount
+    return built
+
+
+class _Part(threading.Thread):
+    """The second part of a refresh's conversations, built on a connection of its own (this thread's),
+    while the refresh builds the first: the database builds lines on both cores. Keeps what it built
+    and what went wrong for the refresh; stops between batches when asked."""
+
+    def __init__(self, judge: Judge, first: int, end: int) -> None:
+        super().__init__(name="export-lines-part", daemon=True)
+        self.judge, self.first, self.end = judge, first, end
+        self.stop = threading.Event()  # set by the refresh when its own part failed
+        self.failed = threading.Event()  # set here when this part failed
+        self.built = 0
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(export_flat.LINES_SETTINGS)
+                self.built = _build_between(cursor, self.judge, self.first, self.end, self.stop)
+        except BaseException as exc:
+            self.error = exc
+            self.failed.set()
+        finally:
+            connection.close()
 
 
 def refresh_after_bulk_write(

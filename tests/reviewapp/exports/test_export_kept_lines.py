@@ -449,6 +449,62 @@ def test_a_refresh_with_nothing_changed_stops_at_one_statement_and_anything_that
     assert export_lines.refresh(corpus.judge).built == 0
 
 
+def _kept() -> list[tuple]:
+    return list(ExportLine.objects.order_by("gold_id").values_list("gold_id", "key", "line", "columns", "generation"))
+
+
+def test_a_large_refresh_builds_in_two_parts_at_once_and_keeps_the_same_rows(corpus, media, monkeypatch):
+    """From SPLIT_FROM_LABELS gold labels a second part builds on a connection of its own; here every
+    conversation is a batch, so both parts run several. The rows are those of one part building all."""
+    import threading
+
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 6)
+    awkward(corpus)
+    export_lines.refresh(corpus.judge)
+    whole = _kept()
+    ExportLine.objects.all().delete()
+
+    monkeypatch.setattr(export_lines, "SPLIT_FROM_LABELS", 1)
+    monkeypatch.setattr(export_lines, "CONVERSATIONS_PER_BATCH", 1)
+    parts = []
+    started = export_lines._Part.start
+    monkeypatch.setattr(export_lines._Part, "start", lambda part: (parts.append(part), started(part)))
+    done = export_lines.refresh(corpus.judge)
+    assert len(parts) == 1 and 0 < parts[0].built < done.built == len(whole)
+    conversations = sorted(GoldLabel.objects.filter(judge=corpus.judge).values_list("conversation_id", flat=True))
+    assert parts[0].first == conversations[(len(conversations) + 1) // 2 - 1]  # the median label's conversation
+    assert _kept() == whole and exported(corpus.judge) == row_path_lines(corpus.judge)
+    assert not any(thread.name == "export-lines-part" for thread in threading.enumerate())
+
+
+def test_a_part_that_fails_stops_the_refresh_and_is_raised(corpus, media, monkeypatch):
+    import threading
+
+    from django.db import DatabaseError
+
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 6)
+    monkeypatch.setattr(export_lines, "SPLIT_FROM_LABELS", 1)
+    monkeypatch.setattr(export_lines, "CONVERSATIONS_PER_BATCH", 1)
+    build = export_lines._build_between
+
+    def failing_second_part(cursor, judge, first, end, stop=None):
+        if threading.current_thread().name == "export-lines-part":
+            raise DatabaseError("the second part failed")
+        return build(cursor, judge, first, end, stop)
+
+    monkeypatch.setattr(export_lines, "_build_between", failing_second_part)
+    with pytest.raises(DatabaseError, match="the second part failed"):
+        export_lines.refresh(corpus.judge)
+    assert not ExportLineState.objects.exists()  # not recorded as current: the next refresh builds the rest
+    monkeypatch.setattr(export_lines, "_build_between", build)
+    assert export_lines.refresh(corpus.judge).built > 0
+    assert exported(corpus.judge) == row_path_lines(corpus.judge)
+
+
 def _hold_refresh_lock(judge):
     from django.db import connections
 
