@@ -92,6 +92,9 @@ admin.site.register(
     models.ExportGeneration, ReadOnlyAdmin, list_display=("conversation_id", "generation"), list_filter=("generation",)
 )
 admin.site.register(models.ExportEpoch, ReadOnlyAdmin, list_display=("id", "epoch"), list_filter=("epoch",))
+admin.site.register(
+    models.ExportLineState, ReadOnlyAdmin, list_display=("judge_id", "state"), list_filter=("judge_id",)
+)
 
 
 # The history of each signature, as the signature service records it.
