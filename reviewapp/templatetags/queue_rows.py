@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils import formats
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator, add_truncation_text, calculate_truncate_chars_length
+from django.utils.translation import pgettext
 
 from reviewapp.templatetags.text_safety import BIDI_CONTROLS, visible_bidi
 
@@ -59,16 +60,24 @@ def _takers(item) -> str:
     return _NOBODY
 
 
-def _truncated(value) -> str:
-    """`value|truncatechars:120` (Truncator.chars), without walking the text character by character
-    when its first 121 characters hold no combining character: then the cut falls at a fixed index."""
-    text = unicodedata.normalize("NFC", str(value))
-    if len(text) <= TEXT_LENGTH:
-        return text
-    head = text[: TEXT_LENGTH + 1]
-    if head.isascii() or not any(unicodedata.combining(char) for char in head):
-        return add_truncation_text(text[: calculate_truncate_chars_length(TEXT_LENGTH, None)])
-    return Truncator(text).chars(TEXT_LENGTH)
+class _Truncation:
+    """`value|truncatechars:120` (Truncator.chars) for the rows of one table: the truncation text is
+    translated once (`add_truncation_text` and `calculate_truncate_chars_length` each look it up per
+    call: two translation lookups a row), and the text is not walked character by character when its
+    first 121 characters hold no combining character: then the cut falls at a fixed index."""
+
+    def __init__(self) -> None:
+        self.suffix = pgettext("String to return when truncating text", "%(truncated_text)s…")
+        self.length = calculate_truncate_chars_length(TEXT_LENGTH, self.suffix)
+
+    def __call__(self, value) -> str:
+        text = unicodedata.normalize("NFC", str(value))
+        if len(text) <= TEXT_LENGTH:
+            return text
+        head = text[: TEXT_LENGTH + 1]
+        if head.isascii() or not any(unicodedata.combining(char) for char in head):
+            return add_truncation_text(text[: self.length], self.suffix)
+        return Truncator(text).chars(TEXT_LENGTH, self.suffix)
 
 
 def shown_text(text: str) -> str:
@@ -77,7 +86,20 @@ def shown_text(text: str) -> str:
     return visible_bidi(text) if BIDI_CONTROLS.search(text) else escape(text)
 
 
-def queue_row(item, *, can_bulk: bool, url) -> str:
+class _StatusNames(dict):
+    """Each status's display name, escaped, looked up once per table (`get_status_display` translates
+    its label on every call)."""
+
+    def __missing__(self, item) -> str:
+        self[item.status] = name = escape(item.get_status_display())
+        return name
+
+    def of(self, item) -> str:
+        name = self.get(item.status)
+        return name if name is not None else self.__missing__(item)
+
+
+def queue_row(item, *, can_bulk: bool, url, truncated, statuses: _StatusNames) -> str:
     """One item's `<tr>` as HTML text: every value from the data is escaped here (`escape`, the template
     engine's own escaping; transcript text through `visible_bidi`, which escapes)."""
     pk = _number(item.pk)
@@ -91,7 +113,7 @@ def queue_row(item, *, can_bulk: bool, url) -> str:
         where = f" · turn {_number(turn.position)}"
         text = (
             f'<div class="small clamp queue-table__text" lang="{escape(item.language)}">'
-            f"{shown_text(_truncated(turn.text))}</div>"
+            f"{shown_text(truncated(turn.text))}</div>"
         )
     else:
         where, text = " · whole conversation", ""
@@ -115,7 +137,7 @@ def queue_row(item, *, can_bulk: bool, url) -> str:
         f'        <td class="small">{escape(item.dataset.name)}</td>\n'
         f'        <td class="num">{_number(item.review_count)}/{_number(item.reviews_required)}'
         f"{_MINE if item.reviewed_by_me else ''}</td>\n"
-        f'        <td><span class="pill pill--status-{escape(item.status)}">{escape(item.get_status_display())}</span>'
+        f'        <td><span class="pill pill--status-{escape(item.status)}">{statuses.of(item)}</span>'
         f"{holder}{_takers(item)}</td>\n"
         "      </tr>\n      "
     )
@@ -124,9 +146,12 @@ def queue_row(item, *, can_bulk: bool, url) -> str:
 @register.simple_tag
 def queue_rows(items, can_bulk) -> SafeString:
     """The `<tr>` of each item on the queue page, with the whitespace the template loop gave them."""
-    url = _review_url()
+    url, truncated, statuses = _review_url(), _Truncation(), _StatusNames()
     # Why mark_safe is right here: queue_row writes only its own fixed markup, numbers it formats, and
     # values passed through escape() (html.escape, the template engine's own escaping) or shown_text
     # (visible_bidi, which escapes); transcripts, names and reasons are never written unescaped.
     # tests/reviewapp/triage/test_queue_rows.py puts markup in every field and compares with the template.
-    return mark_safe("".join(queue_row(item, can_bulk=bool(can_bulk), url=url) for item in items))  # noqa: S308  # every value escaped by queue_row
+    rows = "".join(
+        queue_row(item, can_bulk=bool(can_bulk), url=url, truncated=truncated, statuses=statuses) for item in items
+    )
+    return mark_safe(rows)  # noqa: S308  # every value escaped by queue_row
