@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PROJECT_DIR = Path(__file__).resolve().parents[3]
 SETTINGS_VARIABLES = (
     "DATABASE_URL",
@@ -110,3 +112,23 @@ def test_database_url_switches_to_postgresql(tmp_path):
     assert "data_folder_in" not in values["broker_options"]
     # Sized to the longest sweep chunk (300 s soft + 60 s hard limit) plus a minute, not an hour.
     assert values["broker_options"]["visibility_timeout"] == "420"
+
+
+def test_a_task_queued_by_a_test_lands_in_the_sessions_broker_folder_not_in_var(broker_outside_var, settings):
+    """The worker `make run` starts reads var/broker: a test's task left there would run against the
+    demo database (a sweep dispatched by id, say). Tests queue into a folder of their own."""
+    if broker_outside_var is None:
+        pytest.skip("the broker comes from the environment (no folder to keep apart)")
+    from reviewapp.celery import app
+    from reviewapp.judging.tasks.sweeps import sweep_dispatch
+
+    var_in = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
+    before = set(var_in.iterdir()) if var_in.exists() else set()
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = False  # queued, as a worker would receive it
+    try:
+        sweep_dispatch.delay(987654)
+    finally:
+        app.conf.task_always_eager = previous
+    assert [path.read_text().count("987654") for path in (broker_outside_var / "in").iterdir()] == [1]
+    assert (set(var_in.iterdir()) if var_in.exists() else set()) == before
