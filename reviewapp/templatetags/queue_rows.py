@@ -86,20 +86,16 @@ def shown_text(text: str) -> str:
     return visible_bidi(text) if BIDI_CONTROLS.search(text) else escape(text)
 
 
-class _StatusNames(dict):
-    """Each status's display name, escaped, looked up once per table (`get_status_display` translates
-    its label on every call)."""
-
-    def __missing__(self, item) -> str:
-        self[item.status] = name = escape(item.get_status_display())
-        return name
-
-    def of(self, item) -> str:
-        name = self.get(item.status)
-        return name if name is not None else self.__missing__(item)
+def _status_name(item, names: dict[str, str]) -> str:
+    """The item's status as `get_status_display` gives it, escaped; `names` keeps each one for the rest of
+    the table (`get_status_display` translates its label on every call)."""
+    name = names.get(item.status)
+    if name is None:
+        name = names[item.status] = escape(item.get_status_display())
+    return name
 
 
-def queue_row(item, *, can_bulk: bool, url, truncated, statuses: _StatusNames) -> str:
+def queue_row(item, *, can_bulk: bool, url, truncated, statuses: dict[str, str]) -> str:
     """One item's `<tr>` as HTML text: every value from the data is escaped here (`escape`, the template
     engine's own escaping; transcript text through `visible_bidi`, which escapes)."""
     pk = _number(item.pk)
@@ -137,7 +133,7 @@ def queue_row(item, *, can_bulk: bool, url, truncated, statuses: _StatusNames) -
         f'        <td class="small">{escape(item.dataset.name)}</td>\n'
         f'        <td class="num">{_number(item.review_count)}/{_number(item.reviews_required)}'
         f"{_MINE if item.reviewed_by_me else ''}</td>\n"
-        f'        <td><span class="pill pill--status-{escape(item.status)}">{statuses.of(item)}</span>'
+        f'        <td><span class="pill pill--status-{escape(item.status)}">{_status_name(item, statuses)}</span>'
         f"{holder}{_takers(item)}</td>\n"
         "      </tr>\n      "
     )
@@ -146,7 +142,7 @@ def queue_row(item, *, can_bulk: bool, url, truncated, statuses: _StatusNames) -
 @register.simple_tag
 def queue_rows(items, can_bulk) -> SafeString:
     """The `<tr>` of each item on the queue page, with the whitespace the template loop gave them."""
-    url, truncated, statuses = _review_url(), _Truncation(), _StatusNames()
+    url, truncated, statuses = _review_url(), _Truncation(), {}
     # Why mark_safe is right here: queue_row writes only its own fixed markup, numbers it formats, and
     # values passed through escape() (html.escape, the template engine's own escaping) or shown_text
     # (visible_bidi, which escapes); transcripts, names and reasons are never written unescaped.

@@ -17,6 +17,7 @@ The values written are the same on both, and the same as `export_rows` gives.
 
 from __future__ import annotations
 
+import json
 import math
 from abc import ABC, abstractmethod
 from array import array
@@ -35,10 +36,57 @@ from orjson import Fragment
 
 from reviewapp.exports.selectors import export_filters, export_sql
 from reviewapp.exports.selectors.export_filters import ExportFilters, pseudonym
-from reviewapp.exports.selectors.export_rows import json_value, verdicts_by_target, verdicts_of
+from reviewapp.exports.selectors.export_rows import json_text
 from reviewapp.exports.selectors.export_sql import postgres_lines_statement, postgres_statement, sqlite_statement
-from reviewapp.models import Turn
+from reviewapp.models import Judge, Turn, Verdict
 from reviewapp.quality.selectors.gold import gold_rank_ordering
+
+
+def json_value(text: str) -> Any:
+    """orjson, or the standard parser for JSON text stored before NaN was refused (SQLite keeps it)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
+# A verdict as the exports write it: each key with the column it is read from (flags as JSON text).
+VERDICT_COLUMNS = {
+    "sweep": "sweep_id",
+    "run": "run_index",
+    "tier": "tier",
+    "status": "status",
+    "rating": "rating",
+    "label": "label",
+    "passed": "passed",
+    "flags": "flags_text",
+    "explanation": "explanation",
+}
+
+
+def _verdict_dict(verdict: dict[str, Any]) -> dict[str, Any]:
+    written = {key: verdict[column] for key, column in VERDICT_COLUMNS.items()}
+    written["flags"] = json_value(written["flags"])
+    return written
+
+
+def verdicts_of(judge: Judge, conversations: QuerySet) -> QuerySet:
+    """The judge's verdicts on the export's conversations, by conversation, version, sweep and run."""
+    return (
+        Verdict.objects.filter(judge_version__judge=judge, conversation_id__in=conversations)
+        .annotate(flags_text=json_text("flags"), version=F("judge_version__version"))
+        .values("conversation_id", "turn_id", "version", *VERDICT_COLUMNS.values())
+        .order_by("conversation_id", "judge_version_id", "sweep_id", "run_index", "id")
+    )
+
+
+def verdicts_by_target(verdicts: Iterable[dict[str, Any]]) -> dict[int | None, dict[str, list[dict[str, Any]]]]:
+    """One conversation's verdicts (from `verdicts_of`) by target (turn id, None for the conversation),
+    then by version: each target's versions in the order they were created."""
+    by_target: dict[int | None, dict[str, list[dict[str, Any]]]] = {}
+    for verdict in verdicts:
+        by_target.setdefault(verdict["turn_id"], {}).setdefault(verdict["version"], []).append(_verdict_dict(verdict))
+    return by_target
 
 
 def _winning_gold(judge, filters: ExportFilters) -> tuple[str, tuple]:
@@ -138,7 +186,7 @@ class _Context(_PerConversation):
 
 
 class _Verdicts(_PerConversation):
-    """A row's verdicts by version, from the conversation's verdicts (`export_rows.verdicts_of`)."""
+    """A row's verdicts by version, from the conversation's verdicts (`verdicts_of`)."""
 
     def load(self, rows: list[dict[str, Any]]) -> None:
         self.by_target = verdicts_by_target(rows)

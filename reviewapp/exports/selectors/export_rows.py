@@ -10,7 +10,6 @@ read their rows another way (`selectors.export_flat`), with everything said in f
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,7 +17,7 @@ from operator import itemgetter
 from typing import Any
 
 import orjson
-from django.db.models import Count, F, Q, QuerySet, TextField
+from django.db.models import Count, Q, QuerySet, TextField
 from django.db.models.functions import Cast
 
 from reviewapp.exports.selectors.export_filters import (
@@ -102,17 +101,9 @@ class ExportGold:
     turn: ExportTurn | None = None
 
 
-def _json_text(name: str) -> Cast:
+def json_text(name: str) -> Cast:
     """A JSON column read as its text, decoded by orjson (much faster than a model's JSON field)."""
     return Cast(name, output_field=TextField())
-
-
-def json_value(text: str) -> Any:
-    """orjson, or the standard parser for JSON text stored before NaN was refused (SQLite keeps it)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
 
 
 _EMPTY = {"{}": dict, "[]": list}  # most turns' metadata and entities: no parse for them
@@ -152,26 +143,6 @@ class _Stream:
         return out
 
 
-# A verdict as the exports write it: each key with the column it is read from (flags as JSON text).
-VERDICT_COLUMNS = {
-    "sweep": "sweep_id",
-    "run": "run_index",
-    "tier": "tier",
-    "status": "status",
-    "rating": "rating",
-    "label": "label",
-    "passed": "passed",
-    "flags": "flags_text",
-    "explanation": "explanation",
-}
-
-
-def _verdict_dict(verdict: dict[str, Any]) -> dict[str, Any]:
-    written = {key: verdict[column] for key, column in VERDICT_COLUMNS.items()}
-    written["flags"] = json_value(written["flags"])
-    return written
-
-
 def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[str, _Stream]:
     """The export's queries, each one statement over every row, each ordered by conversation id: the
     gold labels, the turns, and per target (conversation, turn id) the counts the datasheet gives."""
@@ -184,9 +155,9 @@ def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[
     return {
         "gold": _Stream(
             golds.annotate(
-                failure_modes_text=_json_text("failure_modes"),
-                metadata_text=_json_text("metadata"),
-                conversation_metadata_text=_json_text("conversation__metadata"),
+                failure_modes_text=json_text("failure_modes"),
+                metadata_text=json_text("metadata"),
+                conversation_metadata_text=json_text("conversation__metadata"),
             )
             .values_list(*GOLD_FIELDS)
             .order_by("conversation_id", "turn_id", "id")
@@ -195,7 +166,7 @@ def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[
         ),
         "turns": _Stream(
             Turn.objects.filter(**in_export)
-            .annotate(entities_text=_json_text("entities"), metadata_text=_json_text("metadata"))
+            .annotate(entities_text=json_text("entities"), metadata_text=json_text("metadata"))
             .values_list(
                 "id", "conversation_id", "position", "role", "text", "intended_text", "entities_text", "metadata_text"
             )
@@ -221,29 +192,10 @@ def _streams(judge: Judge, golds: QuerySet[GoldLabel], chunk_size: int) -> dict[
         "versions": tuples(
             Verdict.objects.filter(judge_version__judge=judge, **in_export)
             .values_list("conversation_id", "turn_id", "judge_version_id", "judge_version__version")
-            .annotate(count=Count("id"))
+            .distinct()
             .order_by("conversation_id", "turn_id", "judge_version_id")
         ),
     }
-
-
-def verdicts_of(judge: Judge, conversations: QuerySet) -> QuerySet:
-    """The judge's verdicts on the export's conversations, by conversation, version, sweep and run."""
-    return (
-        Verdict.objects.filter(judge_version__judge=judge, conversation_id__in=conversations)
-        .annotate(flags_text=_json_text("flags"), version=F("judge_version__version"))
-        .values("conversation_id", "turn_id", "version", *VERDICT_COLUMNS.values())
-        .order_by("conversation_id", "judge_version_id", "sweep_id", "run_index", "id")
-    )
-
-
-def verdicts_by_target(verdicts: Iterable[dict[str, Any]]) -> dict[int | None, dict[str, list[dict[str, Any]]]]:
-    """One conversation's verdicts (from `verdicts_of`) by target (turn id, None for the conversation),
-    then by version: each target's versions in the order they were created."""
-    by_target: dict[int | None, dict[str, list[dict[str, Any]]]] = {}
-    for verdict in verdicts:
-        by_target.setdefault(verdict["turn_id"], {}).setdefault(verdict["version"], []).append(_verdict_dict(verdict))
-    return by_target
 
 
 GOLD_FIELDS = (
@@ -294,7 +246,7 @@ def _conversation_rows(streams: dict[str, _Stream], labels: list[tuple]) -> list
     comments = {turn_id: count for _, turn_id, count in streams["comments"].take(conversation_id)}
     comments_in_all = sum(comments.values())  # a conversation-level row counts every comment of it
     versions: dict[int | None, list[str]] = {}
-    for _, target, _version_id, version, _count in streams["versions"].take(conversation_id):
+    for _, target, _version_id, version in streams["versions"].take(conversation_id):
         versions.setdefault(target, []).append(version)
 
     rows = []
@@ -321,7 +273,8 @@ def export_rows(*, judge: Judge, filters: ExportFilters, chunk_size: int = CHUNK
     conversation's rows are consecutive and never split across chunks).
 
     A fixed number of queries at any size: the gold labels joined with their conversation and dataset,
-    and one query each for the turns and the counts of reviews, comments and judge versions. Each is read through a server-side cursor (`.iterator(chunk_size=...)`) in conversation
+    and one query each for the turns and the counts of reviews, comments and judge versions. Each is
+    read through a server-side cursor (`.iterator(chunk_size=...)`) in conversation
     order and merged as it streams, so memory follows one conversation, not the export. The winning
     gold of each target is picked from its labels by the shared rule (`selectors.gold.winning_label`).
     """
