@@ -505,6 +505,24 @@ def test_a_part_that_fails_stops_the_refresh_and_is_raised(corpus, media, monkey
     assert exported(corpus.judge) == row_path_lines(corpus.judge)
 
 
+def _lock_released(judge, timeout: float = 10.0) -> None:
+    """Wait until the server has let the advisory lock go: a closed connection's backend ends, and its
+    locks with it, a moment after the client has left."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND objid = %s",
+                [export_lines.LOCK_CLASS, judge.pk],
+            )
+            if not cursor.fetchone()[0]:
+                return
+            assert time.monotonic() < deadline, "the refresh lock was not released"
+            time.sleep(0.02)
+
+
 def _hold_refresh_lock(judge):
     from django.db import connections
 
@@ -528,6 +546,7 @@ def test_one_refresh_of_a_judge_at_a_time_the_periodic_keep_skips_a_busy_judge(c
         }
     finally:
         other.close()  # its session ends: the lock goes with it
+    _lock_released(corpus.judge)
     assert export_lines_keep_current()["built"] == {corpus.judge.slug: ExportLine.objects.count()}
 
 
