@@ -5,6 +5,7 @@ export builds them again instead of writing an old line."""
 
 import io
 import json
+import random
 import tempfile
 from pathlib import Path
 
@@ -594,3 +595,57 @@ def test_kept_rows_are_compressed_with_lz4_where_the_server_has_it(corpus, media
         export_lines.refresh(corpus.judge)
         cursor.execute("SELECT DISTINCT pg_column_compression(line) FROM reviewapp_exportline")
         assert cursor.fetchall() == [("lz4",)]
+
+
+def _prose(seed: int, words: int) -> str:
+    """Words that compress about as a transcript does (less than twice), not a repeated phrase."""
+    vocabulary = [
+        *("votre", "commande", "est", "partie", "hier", "matin", "et", "arrivera", "vendredi", "avant", "midi"),
+        *("si", "le", "transporteur", "confirme", "le", "créneau", "je", "peux", "vous", "envoyer", "le"),
+        *("numéro", "de", "suivi", "par", "message", "ou", "par", "courriel", "merci", "de", "patienter"),
+        *("un", "instant", "pendant", "que", "je", "vérifie", "les", "détails", "du", "compte"),
+    ]
+    chooser = random.Random(seed)
+    return " ".join(chooser.choice(vocabulary) for _ in range(words))
+
+
+def _kept_layout() -> tuple[int, int, bool, int]:
+    """Kept rows; the longest line's length, and whether its line and CSV row are both compressed;
+    rows in the TOAST table."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT (SELECT count(*) FROM reviewapp_exportline), octet_length(line), pg_column_compression(line)"
+            " IS NOT NULL AND pg_column_compression(columns) IS NOT NULL FROM reviewapp_exportline"
+            " ORDER BY octet_length(line) DESC LIMIT 1"
+        )
+        rows, longest, compressed = cursor.fetchone()
+        cursor.execute(
+            "SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'reviewapp_exportline'::regclass"
+        )
+        cursor.execute(f"SELECT count(*) FROM {cursor.fetchone()[0]}")  # noqa: S608 - the catalogue's own name
+        return rows, longest, compressed, cursor.fetchone()[0]
+
+
+def test_a_kept_row_of_a_few_kilobytes_stays_in_its_page_compressed_not_in_the_toast_table(corpus, media):
+    # A line of 2 KB and its CSV row as long: under the default target (2032 bytes) the two
+    # compressed values did not fit, and one went out to the TOAST table, read through a second
+    # index on every export. Migration 0021 keeps such a row whole, both values compressed.
+    awkward(corpus)
+    turns = Turn.objects.filter(conversation__dataset=corpus.dataset)
+    turns.update(text="D'accord.")
+    turns.filter(pk=turns.filter(gold_labels__judge=corpus.judge).order_by("pk")[0].pk).update(text=_prose(0, 60))
+    export_lines.refresh(corpus.judge)
+    rows, longest, compressed, toasted = _kept_layout()
+    assert rows == ExportLine.objects.count() == 3 and longest > 2000
+    assert compressed and toasted == 0
+    assert exported(corpus.judge) == row_path_lines(corpus.judge)
+
+    with connection.cursor() as cursor:  # the same rows under the default target
+        cursor.execute("ALTER TABLE reviewapp_exportline RESET (toast_tuple_target)")
+        try:
+            cursor.execute("TRUNCATE reviewapp_exportline, reviewapp_exportlinestate")
+            export_lines.refresh(corpus.judge)
+            rows, longest, _, toasted = _kept_layout()
+            assert rows == 3 and longest > 2000 and toasted > 0
+        finally:
+            cursor.execute("ALTER TABLE reviewapp_exportline SET (toast_tuple_target = 2712)")
