@@ -336,8 +336,10 @@ def flat_rows(
 COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
 COPY_HEADER = len(COPY_SIGNATURE) + 8  # the signature, flags, the header extension's length (0)
 COPY_END = b"\xff\xff"  # a field count of -1
-LINES_SETTINGS = STREAM_SETTINGS + "; SET extra_float_digits = 1; SET enable_hashagg = off"
-LINES_RESET = STREAM_RESET + "; RESET extra_float_digits; RESET enable_hashagg"
+# work_mem: the gold labels are sorted twice (the winner of each target, then the blocks of rows);
+# at 4 MB (the default) sorts of 100,000 labels or more spill to disk.
+LINES_SETTINGS = STREAM_SETTINGS + "; SET extra_float_digits = 1; SET enable_hashagg = off; SET work_mem = '32MB'"
+LINES_RESET = STREAM_RESET + "; RESET extra_float_digits; RESET enable_hashagg; RESET work_mem"
 MARK = b'"\\u0000'  # a marker of export_sql starts so: a JSON string, its kind (f, p, j or m), its text
 
 

@@ -106,7 +106,12 @@ def in_halves(
         raise second.error
 
 
-def append_file(source: Path, handle) -> None:
-    """The second half's JSONL after the first's."""
+def append_file(source: Path, handle, digest=None) -> None:
+    """The second half's JSONL after the first's, added to `digest` (a hashlib object) on the way."""
     with source.open("rb") as spooled:
-        shutil.copyfileobj(spooled, handle, 1 << 20)
+        if digest is None:
+            shutil.copyfileobj(spooled, handle, 1 << 20)
+            return
+        for block in iter(lambda: spooled.read(1 << 20), b""):
+            digest.update(block)
+            handle.write(block)

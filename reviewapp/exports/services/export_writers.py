@@ -110,6 +110,7 @@ class JsonlWriter:
     def __init__(self, handle: IO[bytes]):
         self.handle = handle
         self.finite = NonFinite()
+        self.sha256: str | None = None  # the file's, when it was hashed as it was written
 
     def write(self, row: dict[str, Any]) -> None:
         self.handle.write(flat_json_bytes(self.finite.flat(row)) + b"\n")

@@ -2,6 +2,7 @@
 are the lines the row path writes (export_flat.flat_rows through the JSONL writer), byte for byte,
 for the values either could spell differently, and the datasheet counts them the same."""
 
+import hashlib
 import io
 import json
 from pathlib import Path
@@ -210,6 +211,9 @@ def test_an_export_read_in_two_halves_is_the_same_file(corpus, media, monkeypatc
     assert len(read) == 2 and read[0] is None and read[1]  # one exported snapshot, imported by the second
     assert split.row_count == whole.row_count == 12
     assert snapshot_path(split).read_bytes() == snapshot_path(whole).read_bytes()
+    # hashed as written (the second half as it is appended), not read back: the file's own hash
+    assert split.sha256 == whole.sha256 == hashlib.sha256(snapshot_path(split).read_bytes()).hexdigest()
+    assert split.datasheet["sha256"] == split.sha256
     for key in ("rows", "counts", "judge_versions", "non_finite_values_written_as_null"):
         assert split.datasheet[key] == whole.datasheet[key], key
     assert sorted(path.name for path in (Path(media) / "exports").iterdir() if ".partial" in path.name) == []
