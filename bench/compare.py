@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import _workload as workload  # noqa: E402
+from bench import cpus  # noqa: E402
 from bench._http import Http, child, free_port, stop, wait_until_up  # noqa: E402
 
 OPERATIONS = [
@@ -310,7 +311,7 @@ def bench_tribunal(database: str, url: str, args, var: Path) -> dict[str, dict[s
 
 
 # --- the table ---------------------------------------------------------------------------------------
-def print_table(results: dict[str, dict[str, float]], size: int) -> None:
+def print_table(results: dict[str, dict[str, float]], size: int, machine: str = "") -> None:
     systems = [name for name in results if name != "load" and not name.startswith("queries")]
     queries = {k: v for name, counts in results.items() if name.startswith("queries") for k, v in counts.items()}
     ls = results.get("label-studio")
@@ -326,6 +327,8 @@ def print_table(results: dict[str, dict[str, float]], size: int) -> None:
     lines.append(
         f"load average (1 min) at start {load.get('start')}, at end {load.get('end')}, on {os.cpu_count()} CPUs"
     )
+    if machine:  # two real idle cores give a factor near 2.0 and memory at several GiB/s
+        lines.append(machine)
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key, label in OPERATIONS:
         row = [label] + [fmt(results[name].get(key)) for name in systems]
@@ -374,6 +377,7 @@ def main() -> None:
     var = Path(args.work_dir).resolve()
     var.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, float]] = {"load": {"start": round(os.getloadavg()[0], 1)}}
+    machine = cpus.summary()  # before any server starts: what this machine gives two busy processes
     for database in args.databases:
         url = f"sqlite:///{var / 'compare.sqlite3'}" if database == "sqlite" else args.postgres_url
         figures = bench_tribunal(database, url, args, var)
@@ -386,14 +390,14 @@ def main() -> None:
             results["label-studio"] = _label_studio.bench(Path(args.ls_venv), Path(folder), args)
     results["load"]["end"] = round(os.getloadavg()[0], 1)
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2))
+        Path(args.json).write_text(json.dumps({**results, "machine": machine}, indent=2))
     # The query counts of the first database are shown: they are the same on both when the code is.
     first = next((name for name in results if name.startswith("queries")), None)
     for name in [n for n in results if n.startswith("queries") and n != first]:
         if results[name] != results[first]:
             print(f"note: {name} differ: {results[name]}")
         results.pop(name)
-    print_table(results, args.size)
+    print_table(results, args.size, machine)
     shutil.rmtree(var / "media", ignore_errors=True)
 
 

@@ -46,20 +46,32 @@ def calibrate(seconds: float) -> int:
         loops *= 4
 
 
+def parallel_factor(seconds: float, processes: int) -> tuple[float, float, list[tuple[float, float]]]:
+    """The parallel factor, the wall seconds of the loop alone, and the wall and CPU seconds of each process together."""
+    loops = calibrate(seconds)
+    alone_wall, _ = spin(loops)
+    with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        started = time.perf_counter()
+        together = pool.map(spin, [loops] * processes)
+        wall = time.perf_counter() - started
+    return processes * alone_wall / wall, alone_wall, together
+
+
+def summary(*, seconds: float = 1.0, processes: int = 2, memory_mib: int = 256) -> str:
+    """One line on the machine for another bench's report: the parallel factor, the first use of memory."""
+    factor, _, _ = parallel_factor(seconds, processes)
+    rate = memory_mib / 1024 / first_touch(memory_mib << 20)
+    return f"bench/cpus.py: parallel factor {factor:.2f} of {processes}, first use of new memory {rate:.1f} GiB/s"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=2.0, help="length of the loop alone")
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--memory-mib", type=int, default=512, help="memory to use for the first time (0: none)")
     args = parser.parse_args()
-    loops = calibrate(args.seconds)
-    alone_wall, alone_cpu = spin(loops)
-    with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
-        started = time.perf_counter()
-        together = pool.map(spin, [loops] * args.processes)
-        wall = time.perf_counter() - started
-    factor = args.processes * alone_wall / wall
-    print(f"alone: {alone_wall:.2f} s wall, {alone_cpu:.2f} s CPU")
+    factor, alone_wall, together = parallel_factor(args.seconds, args.processes)
+    print(f"alone: {alone_wall:.2f} s wall")
     for number, (each_wall, each_cpu) in enumerate(together, start=1):
         print(f"process {number} of {args.processes}: {each_wall:.2f} s wall, {each_cpu:.2f} s CPU")
     print(f"parallel factor {factor:.2f} of {args.processes} (load average {os.getloadavg()[0]:.2f})")
