@@ -95,15 +95,20 @@ class ExportGeneration(models.Model):
 
 
 class ExportLineState(models.Model):
-    """What the kept lines of one judge were last brought current against (`export_lines.refresh`):
-    the code and schema, the epoch, the count and sum of every conversation's generation, and the
-    count, largest id and sum of ids of the judge's gold labels, read before that refresh built. Each
-    part only moves forward (or, for the counts and sums, changes) with a change a line draws on, so
-    while the state reads the same and the judge still has kept lines, a refresh has nothing to build
-    and returns after one statement instead of walking every gold label."""
+    """What the kept lines of one judge were last brought current against (`export_lines.refresh`),
+    read before that refresh built: the code and schema, the epoch, and the count, largest id and sum
+    of ids of the judge's gold labels (`state`); the count and sum of every conversation's generation
+    (`generations`); the same of the conversations the judge has gold labels in (`judge_generations`).
+    Each part only moves forward (or, for the counts and sums, changes) with a change a line draws on.
+    While `state` and `generations` read the same and the judge still has kept lines, a refresh has
+    nothing to build and returns after one statement instead of walking every gold label; when only
+    `generations` moved, the judge's own generations tell whether the change was one of its
+    conversations (one more statement, a join of its gold labels: still no walk)."""
 
     judge_id = models.BigIntegerField(primary_key=True)
     state = models.TextField()
+    generations = models.TextField(default="")
+    judge_generations = models.TextField(default="")
 
     def __str__(self) -> str:
         return f"export lines of judge {self.judge_id}: {self.state}"

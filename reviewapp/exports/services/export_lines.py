@@ -6,7 +6,8 @@ is current while its conversation's generation, the epoch, the schema and the co
 are all what they were when it was built; migration 0018's triggers move the generation and the
 epoch forward in the transaction of every change a line draws on. `refresh` builds the lines that are
 missing or no longer current, in three steps, unless nothing they draw on has changed since its last
-run (ExportLineState: one statement, 0.1 s at a million gold labels, instead of the walk of them all):
+run (ExportLineState: one statement, 0.1 s at a million gold labels, instead of the walk of them all;
+two when another judge's conversations changed):
 
 1. Each conversation with a gold label of the judge gets its generation row (committed on its own).
 2. It waits until every transaction of this database that was running then has ended, and every
@@ -67,29 +68,45 @@ SELECT EXISTS (
 """
 
 
-# What a judge's kept lines stand on, as one text (ExportLineState): the code and schema, the epoch, the
-# count and sum of every conversation's generation (generations only move forward; a deleted one moves
-# the epoch), and the count, largest id and sum of ids of the judge's gold labels (a gold label of a
-# conversation with no generation row yet moves no generation). Read after a refresh's generation rows
-# are committed and before it waits for older transactions: a change committed before the read is in
-# what it builds, one committed later changes what the next read gives. (Only constant SQL is formatted in.)
-_STATE = f"""
-SELECT concat_ws(':', %(fingerprint)s,
+# What a judge's kept lines stand on (ExportLineState), in three parts:
+# - `state`: the code and schema, the epoch, and the count, largest id, sum of ids and sum of id times
+#   conversation of the judge's gold labels (a gold label of a conversation with no generation row yet
+#   moves no generation; one moved to another conversation changes the set `judge_generations` reads);
+# - `generations`: the count and sum of every conversation's generation (generations only move forward;
+#   a deleted one moves the epoch): one read of a narrow table;
+# - `judge_generations`: the same of the conversations the judge has gold labels in, a join of them.
+# Read after a refresh's generation rows are committed and before it waits for older transactions: a
+# change committed before the read is in what it builds, one committed later changes what the next read
+# gives. (Only constant SQL is formatted in.)
+_OWN_STATE = f"""concat_ws(':', %(fingerprint)s,
     coalesce(({export_sql.MIGRATION})::text, '-'), coalesce(({export_sql.EPOCH})::text, '-'),
-    (SELECT count(*) || '/' || coalesce(sum(generation), 0) FROM reviewapp_exportgeneration),
     (SELECT count(*) || '/' || coalesce(max(id), 0) || '/' || coalesce(sum(id), 0)
-        FROM reviewapp_goldlabel WHERE judge_id = %(judge)s))
-"""  # noqa: S608
+        || '/' || coalesce(sum(id::numeric * conversation_id), 0)
+        FROM reviewapp_goldlabel WHERE judge_id = %(judge)s))"""  # noqa: S608
+_GENERATIONS = "(SELECT count(*) || '/' || coalesce(sum(generation), 0) FROM reviewapp_exportgeneration)"
+_JUDGE_GENERATIONS = """(SELECT count(*) || '/' || coalesce(sum(eg.generation), 0) FROM reviewapp_exportgeneration eg
+    WHERE eg.conversation_id IN (SELECT g.conversation_id FROM reviewapp_goldlabel g WHERE g.judge_id = %(judge)s))"""
+_STATE = f"SELECT {_OWN_STATE}, {_GENERATIONS}, {_JUDGE_GENERATIONS}"
 # Nothing to build: the state reads as the last refresh left it, and the judge still has kept lines
-# (a table emptied by hand, or by a crash, keeps no state worth trusting).
+# (a table emptied by hand, or by a crash, keeps no state worth trusting). First with every
+# conversation's generations (one narrow read); when only those moved, with the judge's own.
+_KEPT = "EXISTS (SELECT 1 FROM reviewapp_exportline x WHERE x.judge_id = %(judge)s)"
 _UNCHANGED = f"""
-SELECT s.state = ({_STATE}) AND EXISTS (SELECT 1 FROM reviewapp_exportline x WHERE x.judge_id = %(judge)s)
+SELECT s.state = {_OWN_STATE} AND {_KEPT}, s.generations = {_GENERATIONS}
+FROM reviewapp_exportlinestate s WHERE s.judge_id = %(judge)s
+"""  # noqa: S608
+_JUDGE_UNCHANGED = f"""
+SELECT s.state = {_OWN_STATE} AND {_KEPT} AND s.judge_generations = {_JUDGE_GENERATIONS}, {_GENERATIONS}
 FROM reviewapp_exportlinestate s WHERE s.judge_id = %(judge)s
 """  # noqa: S608
 _KEEP_STATE = """
-INSERT INTO reviewapp_exportlinestate (judge_id, state) VALUES (%(judge)s, %(state)s)
-ON CONFLICT (judge_id) DO UPDATE SET state = EXCLUDED.state
+INSERT INTO reviewapp_exportlinestate (judge_id, state, generations, judge_generations)
+VALUES (%(judge)s, %(state)s, %(generations)s, %(judge_generations)s)
+ON CONFLICT (judge_id) DO UPDATE SET state = EXCLUDED.state, generations = EXCLUDED.generations,
+    judge_generations = EXCLUDED.judge_generations
 """
+UNCHANGED = "nothing changed since the last refresh"
+OTHERS_CHANGED = "only other judges' conversations changed since the last refresh"
 
 
 @dataclass
@@ -146,9 +163,19 @@ def _refresh(
 ) -> Refreshed:
     state_params = {"fingerprint": export_sql.fingerprint(), "judge": judge.pk}
     cursor.execute(_UNCHANGED, state_params)
-    unchanged = cursor.fetchone()
-    if unchanged and unchanged[0]:
-        done.ran, done.reason = True, "nothing changed since the last refresh"
+    unchanged, reason = cursor.fetchone(), ""
+    if unchanged and unchanged[0] and unchanged[1]:
+        reason = UNCHANGED
+    elif unchanged and unchanged[0]:  # only generations moved: were any of them this judge's conversations?
+        cursor.execute(_JUDGE_UNCHANGED, state_params)
+        own = cursor.fetchone()
+        if own and own[0]:  # no: what moved is now part of what these lines stand on
+            cursor.execute(
+                "UPDATE reviewapp_exportlinestate SET generations = %s WHERE judge_id = %s", [own[1], judge.pk]
+            )
+            reason = OTHERS_CHANGED
+    if reason:
+        done.ran, done.reason = True, reason
         done.seconds = time.monotonic() - started
         return done
     # Without its one row (a flush of the tables) no line is current; the row comes back with
@@ -165,7 +192,7 @@ def _refresh(
         [judge.pk],
     )
     cursor.execute(_STATE, state_params)
-    state = cursor.fetchone()[0]
+    state, generations, judge_generations = cursor.fetchone()
     cursor.execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text")
     mark = int(cursor.fetchone()[0])
     while True:
@@ -202,7 +229,10 @@ def _refresh(
             " (SELECT 1 FROM reviewapp_goldlabel g WHERE g.id = x.gold_id AND g.judge_id = x.judge_id)",
             [judge.pk],
         )
-        cursor.execute(_KEEP_STATE, {"judge": judge.pk, "state": state})
+        cursor.execute(
+            _KEEP_STATE,
+            {"judge": judge.pk, "state": state, "generations": generations, "judge_generations": judge_generations},
+        )
     finally:
         cursor.execute(export_flat.LINES_RESET)
     done.ran, done.seconds = True, time.monotonic() - started

@@ -23,6 +23,7 @@ from reviewapp.models import (
     Comment,
     Conversation,
     Dataset,
+    ExportGeneration,
     ExportLine,
     ExportLineState,
     GoldLabel,
@@ -448,6 +449,53 @@ def test_a_refresh_with_nothing_changed_stops_at_one_statement_and_anything_that
     assert export_lines.refresh(corpus.judge).built == ExportLine.objects.filter(conversation_id=corpus.fr.pk).count()
     assert exported(corpus.judge) == row_path_lines(corpus.judge) and b'"held"' in exported(corpus.judge)
     assert export_lines.refresh(corpus.judge).built == 0
+
+
+def test_a_change_to_another_judges_conversations_costs_one_more_statement_not_a_walk(
+    corpus, media, django_assert_num_queries
+):
+    """Every conversation's generations moved, but none of this judge's: the refresh reads its own
+    conversations' generations (one join), builds nothing, and takes what moved as its new baseline;
+    a change to its own conversations, or a gold label moved to another conversation, is built."""
+    from tests.factories import GoldLabelFactory, JudgeFactory
+    from tests.scenarios import turn_pair
+
+    awkward(corpus)
+    other = JudgeFactory(slug="faithfulness")
+    theirs = Conversation.objects.create(dataset=corpus.dataset, external_id="other-1", language="fr")
+    their_turn = turn_pair(theirs, 0, "Votre colis arrive vendredi.")
+    GoldLabelFactory(judge=other, turn=their_turn, source="imported", rating=2)
+    rows = export_lines.refresh(corpus.judge).built
+    assert export_lines.refresh(other).built == 1  # and its conversation's generation row: a new one
+    assert export_lines.refresh(corpus.judge).reason == export_lines.OTHERS_CHANGED
+    with django_assert_num_queries(3):
+        assert export_lines.refresh(corpus.judge).reason == export_lines.UNCHANGED
+
+    Turn.objects.filter(pk=their_turn.pk).update(text="Votre colis arrive lundi.")  # the other judge's data
+    with django_assert_num_queries(5):  # the lock, the state, this judge's generations, the new baseline, unlock
+        done = export_lines.refresh(corpus.judge)
+    assert done.ran and done.built == 0 and done.reason == export_lines.OTHERS_CHANGED
+    with django_assert_num_queries(3):
+        assert export_lines.refresh(corpus.judge).reason == export_lines.UNCHANGED
+    assert export_lines.refresh(other).built == 1  # the other judge's refresh builds its changed row
+    assert b"lundi" in exported(other) and exported(corpus.judge) == row_path_lines(corpus.judge)
+
+    Turn.objects.filter(conversation=corpus.ja).update(text="ご確認ください。")  # this judge's own data
+    Turn.objects.filter(conversation=corpus.ja).update(intended_text="ご確認ください")  # (two generations)
+    assert export_lines.refresh(corpus.judge).built == ExportLine.objects.filter(conversation_id=corpus.ja.pk).count()
+
+    # One of this judge's gold labels moved to the other judge's conversation: its row is built. The
+    # other conversation's generation is set one short of this one's (forward, as a trigger moves it):
+    # the move moves both on by one, so this judge's conversations count and sum the same before and
+    # after. The gold labels' own part (each id times its conversation) tells the move.
+    label = GoldLabel.objects.filter(judge=corpus.judge, turn__conversation=corpus.ja).get()
+    own = ExportGeneration.objects.get(conversation_id=corpus.ja.pk).generation
+    assert ExportGeneration.objects.get(conversation_id=theirs.pk).generation < own - 1
+    ExportGeneration.objects.filter(conversation_id=theirs.pk).update(generation=own - 1)
+    GoldLabel.objects.filter(pk=label.pk).update(conversation=theirs, turn=their_turn)
+    assert export_lines.refresh(corpus.judge).built == 1
+    assert exported(corpus.judge) == row_path_lines(corpus.judge) and b"lundi" in exported(corpus.judge)
+    assert ExportLine.objects.filter(judge_id=corpus.judge.pk).count() == rows
 
 
 def _kept() -> list[tuple]:
