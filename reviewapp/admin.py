@@ -93,7 +93,10 @@ admin.site.register(
 )
 admin.site.register(models.ExportEpoch, ReadOnlyAdmin, list_display=("id", "epoch"), list_filter=("epoch",))
 admin.site.register(
-    models.ExportLineState, ReadOnlyAdmin, list_display=("judge_id", "state"), list_filter=("judge_id",)
+    models.ExportLineState,
+    ReadOnlyAdmin,
+    list_display=("judge_id", "state", "generations", "judge_generations"),
+    list_filter=("judge_id",),
 )
 
 
