@@ -97,8 +97,10 @@ _UNCHANGED = f"""
 SELECT s.state = {_OWN_STATE} AND {_KEPT}, s.generations = {_GENERATIONS}
 FROM reviewapp_exportlinestate s WHERE s.judge_id = %(judge)s
 """  # noqa: S608
+# The judge's own part is not read again here: the refresh that takes this path keeps `state` as it
+# was, so a change to it committed after `_UNCHANGED` read it is found by the next refresh.
 _JUDGE_UNCHANGED = f"""
-SELECT s.state = {_OWN_STATE} AND {_KEPT} AND s.judge_generations = {_JUDGE_GENERATIONS}, {_GENERATIONS}
+SELECT s.judge_generations = {_JUDGE_GENERATIONS}, {_GENERATIONS}
 FROM reviewapp_exportlinestate s WHERE s.judge_id = %(judge)s
 """  # noqa: S608
 _KEEP_STATE = """
