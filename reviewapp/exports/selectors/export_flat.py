@@ -430,6 +430,29 @@ def _chunk(parts: list, keys: list[bytes], marks: _Marks) -> tuple[bytes, list[b
     return marks.fill(b"".join(parts)), keys
 
 
+KEPT_SAMPLE = 512  # gold labels looked at to tell how much of an export is kept
+
+
+def postgres_kept_share(*, judge, filters: ExportFilters, total: int) -> float:
+    """About what share of the export's `total` rows have a current kept line (0 to 1), from every
+    k-th gold label by id (about KEPT_SAMPLE of them, across the whole table): one statement, a scan
+    of the judge's gold labels and a lookup by index per sampled label. The export reads its rows on
+    one connection or two by it (`services.exports`)."""
+    step = max(1, total // KEPT_SAMPLE)
+    labels = (
+        export_filters.gold_labels_for(judge=judge, filters=filters)
+        .order_by()
+        .annotate(sampled=F("id") % step)
+        .filter(sampled=0)
+        .values("conversation_id")[: KEPT_SAMPLE * 2]
+    )
+    labels_sql, labels_params = labels.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(export_sql.kept_share_statement(labels_sql), [int(judge.pk), *labels_params])
+        sampled, kept = cursor.fetchone()
+    return kept / sampled if sampled else 0.0
+
+
 def postgres_lines(
     *,
     judge,

@@ -585,6 +585,20 @@ def kept_line() -> str:
     )
 
 
+def kept_share_statement(labels_sql: str) -> str:
+    """How many sampled gold labels (`labels_sql`, one `conversation_id` column) there are, and how
+    many of them have a current kept line of the judge (the first parameter, before the labels') in
+    their conversation: `kept_line`'s test by conversation, since every line of a conversation goes
+    stale with its generation, and a target's label that is not its winner has no line of its own."""
+    return (
+        "SELECT count(*), count(*) FILTER (WHERE EXISTS (SELECT 1 FROM reviewapp_exportline x"
+        " JOIN reviewapp_exportgeneration eg ON eg.conversation_id = x.conversation_id AND eg.generation = x.generation"
+        f" WHERE x.judge_id = %s AND x.conversation_id = s.conversation_id AND x.fingerprint = '{fingerprint()}'"
+        f" AND x.migration = ({MIGRATION}) AND x.epoch = ({EPOCH})))"
+        f" FROM ({labels_sql}) s"
+    )
+
+
 @functools.cache
 def fingerprint() -> str:
     """What the code that builds a line writes, as 16 hex digits: the SQL of the lines and CSV rows

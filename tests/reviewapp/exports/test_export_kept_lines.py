@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from reviewapp.exports.selectors.export_filters import ExportFilters
-from reviewapp.exports.selectors.export_flat import flat_rows
+from reviewapp.exports.selectors.export_filters import ExportFilters, export_target_count
+from reviewapp.exports.selectors.export_flat import flat_rows, postgres_kept_share
 from reviewapp.exports.services import export_lines
 from reviewapp.exports.services.export_writers import ParquetWriter
 from reviewapp.exports.services.exports import snapshot_create, snapshot_path, snapshot_write
@@ -697,3 +697,65 @@ def test_a_kept_row_of_a_few_kilobytes_stays_in_its_page_compressed_not_in_the_t
             assert rows == 3 and longest > 2000 and toasted > 0
         finally:
             cursor.execute("ALTER TABLE reviewapp_exportline SET (toast_tuple_target = 2712)")
+
+
+def test_the_kept_share_is_the_share_of_gold_labels_whose_conversation_has_current_lines(corpus, media, monkeypatch):
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 9)
+    labels = GoldLabel.objects.filter(judge=corpus.judge, excluded=False)
+    total = export_target_count(judge=corpus.judge, filters=ExportFilters())
+
+    def share() -> float:
+        return postgres_kept_share(judge=corpus.judge, filters=ExportFilters(), total=total)
+
+    assert share() == 0.0
+    export_lines.refresh(corpus.judge)
+    assert share() == 1.0
+    _review_rating(corpus)  # the French conversation's lines go stale
+    stale = labels.filter(conversation=corpus.fr).count()
+    assert 0 < stale < labels.count()
+    assert share() == pytest.approx((labels.count() - stale) / labels.count())
+    # a large export samples every k-th label by id, about KEPT_SAMPLE of them
+    monkeypatch.setattr("reviewapp.exports.selectors.export_flat.KEPT_SAMPLE", 3)
+    step = total // 3
+    sampled = [conversation for pk, conversation in labels.values_list("pk", "conversation_id") if pk % step == 0]
+    assert 2 <= len(sampled) < labels.count()
+    assert share() == pytest.approx(sum(c != corpus.fr.pk for c in sampled) / len(sampled))
+    # only the judge's own lines count: another judge's lines of the same conversations do not
+    ExportLine.objects.update(judge_id=corpus.judge.pk + 1000)
+    assert share() == 0.0
+
+
+def test_a_jsonl_export_of_kept_rows_is_read_on_one_connection_and_of_built_rows_in_two_halves(
+    corpus, media, monkeypatch
+):
+    """Reading a kept line costs the database little, so one connection keeps up with the writing
+    and the second half's spool would only cost; built rows are read in two halves. Same file either way."""
+    from reviewapp.exports.services import export_parallel
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 9)
+    awkward(corpus)
+    monkeypatch.setattr(export_parallel, "SPLIT_FROM_ROWS", 2)
+    monkeypatch.setattr("reviewapp.exports.services.exports.PARQUET_ROW_GROUP", 2)
+    halves = []
+    original = export_parallel._snapshot_connection
+    monkeypatch.setattr(
+        export_parallel, "_snapshot_connection", lambda snapshot=None: halves.append(1) or original(snapshot)
+    )
+
+    def read_in_halves(fmt: str = "jsonl") -> tuple[bool, bytes]:
+        halves.clear()
+        data = exported(corpus.judge, fmt)
+        assert len(halves) in (0, 2)
+        return len(halves) == 2, data
+
+    assert read_in_halves() == (True, row_path_lines(corpus.judge))  # nothing kept: every row built
+    export_lines.refresh(corpus.judge)
+    assert read_in_halves() == (False, row_path_lines(corpus.judge))  # every row kept
+    _review_rating(corpus)  # one conversation of twelve stale: still mostly kept
+    assert read_in_halves() == (False, row_path_lines(corpus.judge))
+    assert read_in_halves("parquet")[0]  # Parquet parses its CSV in both threads: halves either way
+    ExportLine.objects.filter(conversation_id__in=list(Conversation.objects.values_list("pk", flat=True)[:8])).delete()
+    assert read_in_halves() == (True, row_path_lines(corpus.judge))  # mostly built again
