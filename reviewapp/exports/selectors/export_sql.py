@@ -528,10 +528,13 @@ def postgres_lines_statement(
     if columns:
         # `block_rows` rows (in their order) at a time, one COPY row each: their count, and their CSV
         # rows one after the other. A CSV row may hold a newline (in quotes): the count says how many.
+        # The gold labels are sorted by block here, before the lookups, as the lines' are: the planner
+        # cannot tell that a block numbered in row order is in that order, and without this sort it
+        # sorted the finished rows instead (all of them, on disk, before the first was sent).
         statement = (
             "WITH g AS NOT MATERIALIZED (SELECT g1.*,"
             f" (row_number() OVER (ORDER BY g1.conversation_id, g1.turn_id) - 1) / {int(block_rows)} AS block"
-            f" FROM ({gold_sql}) g1)"
+            f" FROM ({gold_sql}) g1 ORDER BY block, g1.conversation_id, g1.turn_id)"
             " SELECT count(*)::text, string_agg(b.row || E'\\n', '')"
             f" FROM (SELECT g.block, {row} AS row{joins}"
             " ORDER BY g.block, g.conversation_id, g.turn_id) b GROUP BY b.block ORDER BY b.block"
