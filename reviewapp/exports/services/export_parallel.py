@@ -10,6 +10,7 @@ A failure on either side stops the other before it is raised, and both connectio
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
@@ -103,6 +104,105 @@ def in_halves(
             second.join()
     if second.error is not None:
         raise second.error
+
+
+class _Prefetch(threading.Thread):
+    """Runs `read(wrapper)` in its own thread on this thread's connection (`wrapper`, shared for the
+    time), putting each chunk on a short queue; ends it with _DONE, or with the error it met."""
+
+    def __init__(self, read: Callable[[Any], Iterator], wrapper, depth: int) -> None:
+        super().__init__(name="export-prefetch", daemon=True)
+        self.read, self.wrapper = read, wrapper
+        self.chunks: queue.Queue = queue.Queue(maxsize=depth)
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        try:
+            with closing(self.read(self.wrapper)) as chunks:
+                for chunk in chunks:
+                    if not self._put(chunk):
+                        return
+            self._put(_DONE)
+        except BaseException as exc:
+            self._put(exc)
+
+    def _put(self, item) -> bool:
+        while not self.stop.is_set():
+            try:
+                self.chunks.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+
+_DONE = object()
+
+
+def prefetched(read: Callable[[Any], Iterator], depth: int = 1) -> Iterator:
+    """The chunks of `read(connection)`, read in a thread of their own while the caller works on the
+    ones before (at most `depth` waiting): a statement read with COPY stalls while its reader is
+    busy (the socket fills and the database waits), so the database's work and the caller's (parsing
+    and compressing a row group: pyarrow lets go of the GIL) run at once instead of in turn. The
+    reading thread uses this thread's connection, which this thread must leave alone until the
+    iterator is closed or exhausted; closing it early stops the reading and waits for it."""
+    wrapper = connections[DEFAULT_DB_ALIAS]
+    wrapper.inc_thread_sharing()
+    reader = _Prefetch(read, wrapper, depth)
+    reader.start()
+    try:
+        while True:
+            item = reader.chunks.get()
+            if item is _DONE:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        reader.stop.set()
+        reader.join()
+        wrapper.dec_thread_sharing()
+
+
+@contextmanager
+def behind(work: Callable[[Any], None]) -> Iterator[Callable[[Any], None]]:
+    """A `put(item)` that has `work(item)` done in a thread of its own, in the order put: a Parquet
+    row group is compressed and written there while the next is parsed. `put` returns once the
+    thread has taken the item, so at most one waits besides the one being worked on (a row group of
+    wide rows is tens of megabytes). What `work` raised is raised by the next `put`, or on leaving;
+    leaving waits for what was put."""
+    items: queue.Queue = queue.Queue(maxsize=1)
+    taken = threading.Semaphore(0)
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        while True:
+            item = items.get()
+            taken.release()
+            if item is _DONE:
+                return
+            if not failed:  # after a failure the rest is only taken off the queue
+                try:
+                    work(item)
+                except BaseException as exc:
+                    failed.append(exc)
+
+    worker = threading.Thread(target=run, name="export-behind", daemon=True)
+    worker.start()
+
+    def put(item) -> None:
+        if failed:
+            raise failed[0]
+        items.put(item)
+        taken.acquire()
+
+    try:
+        yield put
+    finally:
+        items.put(_DONE)
+        worker.join()
+    if failed:
+        raise failed[0]
 
 
 def append_file(source: Path, handle, digest) -> None:

@@ -391,6 +391,16 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
     return writer
 
 
+def _halves(judge: Judge, filters: ExportFilters, total: int, align: int) -> int | None:
+    """Where the second half of a JSONL or Parquet export on PostgreSQL starts (`export_parallel.split`),
+    or None to read it on one connection: small, or mostly kept (`ONE_READ_FROM_KEPT_SHARE`)."""
+    first_rows = export_parallel.split(total, align)
+    if first_rows is None:
+        return None
+    kept = export_flat_selectors.postgres_kept_share(judge=judge, filters=filters, total=total)
+    return None if kept >= ONE_READ_FROM_KEPT_SHARE else first_rows
+
+
 def _write_lines(judge: Judge, filters: ExportFilters, handle, partial: Path, tally, chunk_size: int, progress):
     """JSONL on PostgreSQL: the lines as the database writes them (`export_flat.postgres_lines`);
     a large export in two halves at once (`export_parallel`) unless its rows are mostly kept
@@ -412,12 +422,7 @@ def _write_lines(judge: Judge, filters: ExportFilters, handle, partial: Path, ta
         tally.add_keys(keys)
         return len(keys)
 
-    first_rows = export_parallel.split(progress.total, 1)
-    if first_rows is not None and (
-        export_flat_selectors.postgres_kept_share(judge=judge, filters=filters, total=progress.total)
-        >= ONE_READ_FROM_KEPT_SHARE
-    ):
-        first_rows = None  # mostly kept: the database sends the lines faster than two halves are written
+    first_rows = _halves(judge, filters, progress.total, 1)
     if first_rows is None:
         next_progress = PROGRESS_EVERY_ROWS
         with closing(read(writer.finite, (0, None))) as chunks:  # as in _write_rows: the stream ends first
@@ -469,11 +474,18 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
         tally.add_keys(keys)
         return len(keys)
 
-    first_rows = export_parallel.split(progress.total, PARQUET_ROW_GROUP)
+    first_rows = _halves(judge, filters, progress.total, PARQUET_ROW_GROUP)
     if first_rows is None:
-        with closing(read((0, None))) as chunks:  # as in _write_rows: the stream ends first
+        # Three stages at once, each in its own thread: the rows read (the database builds or reads
+        # the next ones meanwhile), a row group parsed here, the one before compressed and written.
+        with (
+            closing(export_parallel.prefetched(lambda using: read((0, None), using))) as chunks,
+            export_parallel.behind(writer.write_table) as write_table,
+        ):
             for blocks in chunks:
-                write(blocks)
+                table, keys = tables(blocks)
+                write_table(table)
+                tally.add_keys(keys)
                 progress(tally.rows)
     else:
         import pyarrow as pa

@@ -727,11 +727,10 @@ def test_the_kept_share_is_the_share_of_gold_labels_whose_conversation_has_curre
     assert share() == 0.0
 
 
-def test_a_jsonl_export_of_kept_rows_is_read_on_one_connection_and_of_built_rows_in_two_halves(
-    corpus, media, monkeypatch
-):
-    """Reading a kept line costs the database little, so one connection keeps up with the writing
-    and the second half's spool would only cost; built rows are read in two halves. Same file either way."""
+def test_an_export_of_kept_rows_is_read_on_one_connection_and_of_built_rows_in_two_halves(corpus, media, monkeypatch):
+    """Reading a kept row costs the database little, so one connection keeps up (Parquet's with its
+    reading, parsing and compressing in three threads) and the second half's spool would only cost;
+    built rows are read in two halves. The same file either way."""
     from reviewapp.exports.services import export_parallel
     from tests.scenarios import add_labelled
 
@@ -751,11 +750,72 @@ def test_a_jsonl_export_of_kept_rows_is_read_on_one_connection_and_of_built_rows
         assert len(halves) in (0, 2)
         return len(halves) == 2, data
 
-    assert read_in_halves() == (True, row_path_lines(corpus.judge))  # nothing kept: every row built
+    lines, parquet = row_path_lines(corpus.judge), row_path_parquet(corpus.judge)
+    assert read_in_halves() == (True, lines)  # nothing kept: every row built
+    in_halves, built_parquet = read_in_halves("parquet")
+    assert in_halves and parquet_rows(built_parquet) == parquet
     export_lines.refresh(corpus.judge)
-    assert read_in_halves() == (False, row_path_lines(corpus.judge))  # every row kept
+    assert read_in_halves() == (False, lines)  # every row kept
+    assert read_in_halves("parquet") == (False, built_parquet)  # the same file, row groups and all
     _review_rating(corpus)  # one conversation of twelve stale: still mostly kept
-    assert read_in_halves() == (False, row_path_lines(corpus.judge))
-    assert read_in_halves("parquet")[0]  # Parquet parses its CSV in both threads: halves either way
+    lines, parquet = row_path_lines(corpus.judge), row_path_parquet(corpus.judge)
+    assert read_in_halves() == (False, lines)
+    in_halves, mostly_kept_parquet = read_in_halves("parquet")
+    assert not in_halves and parquet_rows(mostly_kept_parquet) == parquet
     ExportLine.objects.filter(conversation_id__in=list(Conversation.objects.values_list("pk", flat=True)[:8])).delete()
-    assert read_in_halves() == (True, row_path_lines(corpus.judge))  # mostly built again
+    assert read_in_halves() == (True, lines)  # mostly built again
+    assert read_in_halves("parquet") == (True, mostly_kept_parquet)
+
+
+def test_the_parquet_statement_sorts_the_gold_labels_not_the_finished_rows(corpus, media):
+    """Its blocks are numbered in row order, which the planner cannot tell is that order: unless the
+    gold labels are sorted by block before the lookups, it sorted every finished CSV row (on disk at
+    100,000 rows) before sending the first."""
+    from reviewapp.exports.selectors.export_flat import _postgres_gold
+    from reviewapp.exports.selectors.export_sql import postgres_lines_statement
+
+    statement, params = postgres_lines_statement(
+        corpus.judge.pk, _postgres_gold(corpus.judge, ExportFilters()), corpus.judge.slug, columns=True, kept=True
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + statement, params)
+        plan = cursor.fetchone()[0][0]["Plan"]
+    assert plan["Node Type"] == "Aggregate" and plan["Strategy"] == "Sorted"
+    assert plan["Plans"][0]["Node Type"] != "Sort"  # the rows come in block order from below
+
+
+@pytest.mark.parametrize("where", ["reading", "writing"])
+def test_a_parquet_export_on_one_connection_that_fails_in_a_thread_is_failed_and_leaves_nothing(
+    corpus, media, monkeypatch, where
+):
+    import threading
+
+    from reviewapp.exports.selectors import export_flat
+    from reviewapp.exports.services.export_writers import ParquetWriter
+
+    export_lines.refresh(corpus.judge)
+    monkeypatch.setattr("reviewapp.exports.services.exports.PARQUET_ROW_GROUP", 2)
+    if where == "writing":
+
+        def fail(self, table):
+            raise OSError("disk full while writing")
+
+        monkeypatch.setattr(ParquetWriter, "write_table", fail)
+    else:
+        original = export_flat._copied
+
+        def fail_after_one(*args, **kwargs):
+            yield next(original(*args, **kwargs))
+            raise OSError("connection lost while reading")
+
+        monkeypatch.setattr(export_flat, "_copied", fail_after_one)
+    snapshot = snapshot_create(judge=corpus.judge, fmt="parquet", build=False)
+    with pytest.raises(OSError, match=f"while {where}"):
+        snapshot_write(snapshot_id=snapshot.pk)
+    snapshot.refresh_from_db()
+    assert snapshot.status == "failed" and f"while {where}" in snapshot.error
+    assert list((Path(media) / "exports").iterdir()) == []
+    assert not any(thread.name.startswith("export-") for thread in threading.enumerate())
+    # the connection is usable afterwards
+    monkeypatch.undo()
+    assert parquet_rows(exported(corpus.judge, "parquet")) == row_path_parquet(corpus.judge)
