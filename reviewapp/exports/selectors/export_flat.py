@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 from django.db import connection
-from django.db.models import F, QuerySet, Window
+from django.db.models import F, Func, IntegerField, QuerySet, Window
 from django.db.models.functions import RowNumber
 from orjson import Fragment
 
@@ -434,15 +434,16 @@ KEPT_SAMPLE = 512  # gold labels looked at to tell how much of an export is kept
 
 
 def postgres_kept_share(*, judge, filters: ExportFilters, total: int) -> float:
-    """About what share of the export's `total` rows have a current kept line (0 to 1), from every
-    k-th gold label by id (about KEPT_SAMPLE of them, across the whole table): one statement, a scan
-    of the judge's gold labels and a lookup by index per sampled label. The export reads its rows on
-    one connection or two by it (`services.exports`)."""
+    """About what share of the export's `total` rows have a current kept line (0 to 1), from about
+    KEPT_SAMPLE gold labels across the whole table, those whose id hashes to 0 modulo k
+    (PostgreSQL's `hashint8`: a sample by the id itself would follow any pattern the ids have, every
+    tenth conversation, say): one statement, a scan of the judge's gold labels and a lookup by index
+    per sampled label. The export reads its rows on one connection or two by it (`services.exports`)."""
     step = max(1, total // KEPT_SAMPLE)
     labels = (
         export_filters.gold_labels_for(judge=judge, filters=filters)
         .order_by()
-        .annotate(sampled=F("id") % step)
+        .annotate(sampled=Func(F("id"), function="hashint8", output_field=IntegerField()) % step)
         .filter(sampled=0)
         .values("conversation_id")[: KEPT_SAMPLE * 2]
     )

@@ -73,14 +73,15 @@ log = logging.getLogger(__name__)
 FORMATS = {"jsonl": "jsonl", "csv": "csv", "parquet": "parquet", "eva": "eva.jsonl"}
 PROGRESS_EVERY_ROWS = 2_000
 HASH_BLOCK = 1 << 20
-# A JSONL export whose rows are mostly kept is read on one connection, not in two halves: reading a
-# kept line costs the database a few microseconds, so one connection keeps up with the writing, and
-# the second half's spool (written, read back and appended: a third more bytes through the page cache)
-# and the two threads' contention for the GIL cost more than the second connection gains. Built rows
-# cost it ten times that, where the halves win. Measured on 200,000 rows of 2.2 KB: every row kept,
-# 1.8 s on one connection against 2.6-2.9 s in halves; every row built, 6.5-6.7 s against 5.1-5.4 s;
-# the two cross at about a third built.
-ONE_READ_FROM_KEPT_SHARE = 0.7
+# An export whose rows are nearly all kept is read on one connection, not in two halves: reading a
+# kept row costs the database a few microseconds, so one connection keeps up (Parquet's in three
+# threads: `_write_columns`), and the second half's spool (written, read back and appended) costs
+# more than the second connection gains. A built row costs the database ten times that, where the
+# halves win, so a few built rows tip it. Measured on 200,000 rows of 2.2 KB, one connection against
+# halves: every row kept, JSONL 1.53-1.73 s against 1.69-1.82, Parquet 2.2-2.3 against 2.6-2.7; 70%
+# kept, JSONL 3.3-3.45 against 2.8-2.9, Parquet 3.8 against 3.6; the two cross at about 93% (JSONL)
+# and 80% (Parquet).
+ONE_READ_FROM_KEPT_SHARE = {"jsonl": 0.95, "parquet": 0.8}
 
 
 class ExportError(TribunalError, ValueError):
@@ -391,19 +392,19 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
     return writer
 
 
-def _halves(judge: Judge, filters: ExportFilters, total: int, align: int) -> int | None:
+def _halves(judge: Judge, filters: ExportFilters, fmt: str, total: int, align: int) -> int | None:
     """Where the second half of a JSONL or Parquet export on PostgreSQL starts (`export_parallel.split`),
-    or None to read it on one connection: small, or mostly kept (`ONE_READ_FROM_KEPT_SHARE`)."""
+    or None to read it on one connection: small, or nearly all kept (`ONE_READ_FROM_KEPT_SHARE`)."""
     first_rows = export_parallel.split(total, align)
     if first_rows is None:
         return None
     kept = export_flat_selectors.postgres_kept_share(judge=judge, filters=filters, total=total)
-    return None if kept >= ONE_READ_FROM_KEPT_SHARE else first_rows
+    return None if kept >= ONE_READ_FROM_KEPT_SHARE[fmt] else first_rows
 
 
 def _write_lines(judge: Judge, filters: ExportFilters, handle, partial: Path, tally, chunk_size: int, progress):
     """JSONL on PostgreSQL: the lines as the database writes them (`export_flat.postgres_lines`);
-    a large export in two halves at once (`export_parallel`) unless its rows are mostly kept
+    a large export in two halves at once (`export_parallel`) unless its rows are nearly all kept
     (`ONE_READ_FROM_KEPT_SHARE`). The file is hashed as it is written
     (`writer.sha256`): the first half as its chunks go out, the second as it is appended, so the
     file is not read again to be hashed (0.3 s for 440 MB, after the rows)."""
@@ -422,7 +423,7 @@ def _write_lines(judge: Judge, filters: ExportFilters, handle, partial: Path, ta
         tally.add_keys(keys)
         return len(keys)
 
-    first_rows = _halves(judge, filters, progress.total, 1)
+    first_rows = _halves(judge, filters, "jsonl", progress.total, 1)
     if first_rows is None:
         next_progress = PROGRESS_EVERY_ROWS
         with closing(read(writer.finite, (0, None))) as chunks:  # as in _write_rows: the stream ends first
@@ -474,7 +475,7 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
         tally.add_keys(keys)
         return len(keys)
 
-    first_rows = _halves(judge, filters, progress.total, PARQUET_ROW_GROUP)
+    first_rows = _halves(judge, filters, "parquet", progress.total, PARQUET_ROW_GROUP)
     if first_rows is None:
         # Three stages at once, each in its own thread: the rows read (the database builds or reads
         # the next ones meanwhile), a row group parsed here, the one before compressed and written.
