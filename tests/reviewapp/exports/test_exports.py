@@ -335,3 +335,39 @@ def test_the_eva_datasheet_counts_what_the_flat_rows_hold(corpus, media):
     assert versions == {v: sum(1 for row in rows if v in row["verdicts"]) for v in versions}
     for key in ("rows", "counts", "judge_versions"):
         assert eva.datasheet[key] == flat.datasheet[key], key
+
+
+def _targets(judge) -> int:
+    """The targets an export of `judge` draws on, counted here from the labels themselves."""
+    labels = GoldLabel.objects.filter(judge=judge, excluded=False).values_list("conversation_id", "turn_id")
+    return len(set(labels))
+
+
+def test_the_target_count_of_labels_of_one_source_is_one_scan_and_of_several_is_the_targets(
+    corpus, django_assert_num_queries
+):
+    from reviewapp.exports.selectors.export_filters import ExportFilters, export_target_count
+    from tests.factories import GoldLabelFactory
+
+    judge, everything = corpus.judge, ExportFilters()
+    # The corpus mixes sources, one turn with two labels (imported and adjudicated): the targets
+    # are counted, not the labels.
+    labels, targets = GoldLabel.objects.filter(judge=judge, excluded=False), _targets(judge)
+    assert labels.count() > targets > 0
+    with django_assert_num_queries(2):
+        assert export_target_count(judge=judge, filters=everything) == targets
+    # Labels of one source only (the imported ones, by filter): one statement, each label a target.
+    imported = ExportFilters(gold_sources=("imported",))
+    expected = len(set(labels.filter(source="imported").values_list("conversation_id", "turn_id")))
+    with django_assert_num_queries(1):
+        assert export_target_count(judge=judge, filters=imported) == expected > 0
+    # A conversation-level label beside its conversation's turn labels is a target of its own.
+    conversation = corpus.ja
+    GoldLabelFactory(judge=judge, conversation=conversation, turn=None, source="imported", rating=1)
+    with django_assert_num_queries(1):
+        assert export_target_count(judge=judge, filters=imported) == expected + 1
+    assert export_target_count(judge=judge, filters=everything) == _targets(judge)
+    # No label at all: 0, in one statement.
+    GoldLabel.objects.filter(judge=judge).delete()
+    with django_assert_num_queries(1):
+        assert export_target_count(judge=judge, filters=everything) == 0

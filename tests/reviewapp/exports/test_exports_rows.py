@@ -196,10 +196,11 @@ def test_the_winning_gold_is_the_best_source_of_the_target(corpus, media):
     assert [(row["gold_source"], row["gold_rating"]) for row in ja] == [("unanimous", 1.0)]
 
 
-# Reads of one export: the snapshot, the row count, the rows, the turns of their context and their
+# Reads of one export: the snapshot, the row count (the labels' count and sources, then the targets
+# since the corpus's labels have several sources), the rows, the turns of their context and their
 # verdicts (three statements, whatever the size), the judge's versions for the datasheet, the final
 # refresh; writes: running, done.
-FLAT_EXPORT_QUERIES = 9
+FLAT_EXPORT_QUERIES = 10
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
