@@ -716,6 +716,10 @@ def test_the_kept_share_is_the_share_of_gold_labels_whose_conversation_has_curre
     stale = labels.filter(conversation=corpus.fr).count()
     assert 0 < stale < labels.count()
     assert share() == pytest.approx((labels.count() - stale) / labels.count())
+    # an export's filters choose the labels sampled: only the stale conversation's language, or none of it
+    french, japanese = ExportFilters(languages=("fr",)), ExportFilters(languages=("ja",))
+    assert postgres_kept_share(judge=corpus.judge, filters=french, total=total) == 0.0
+    assert postgres_kept_share(judge=corpus.judge, filters=japanese, total=total) == 1.0
     # a large export samples about KEPT_SAMPLE labels: those whose id hashes (hashint8) to 0 modulo k
     monkeypatch.setattr("reviewapp.exports.selectors.export_flat.KEPT_SAMPLE", total // 2)
     step = 2
