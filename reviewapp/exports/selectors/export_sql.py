@@ -580,11 +580,17 @@ def kept_line() -> str:
     counters moves forward in the transaction of any change a line draws on (migration 0018's
     triggers), so what one snapshot sees as current was built from the data that snapshot sees. The
     migration and the epoch are read once per statement."""
+    # LIMIT keeps it a lookup by the row's gold id, not a join of all lines
+    return f"SELECT x.key, x.line, x.columns {_current_lines('x.gold_id = g.id')} LIMIT 1"
+
+
+def _current_lines(where: str) -> str:
+    """FROM and WHERE of the kept lines `x` that match `where` and are current (`kept_line`)."""
     return (
-        "SELECT x.key, x.line, x.columns FROM reviewapp_exportline x JOIN reviewapp_exportgeneration eg"
+        "FROM reviewapp_exportline x JOIN reviewapp_exportgeneration eg"
         " ON eg.conversation_id = x.conversation_id AND eg.generation = x.generation"
-        f" WHERE x.gold_id = g.id AND x.fingerprint = '{fingerprint()}' AND x.migration = ({MIGRATION})"
-        f" AND x.epoch = ({EPOCH}) LIMIT 1"  # LIMIT keeps it a lookup by the row's gold id, not a join of all lines
+        f" WHERE {where} AND x.fingerprint = '{fingerprint()}' AND x.migration = ({MIGRATION})"
+        f" AND x.epoch = ({EPOCH})"
     )
 
 
@@ -593,13 +599,8 @@ def kept_share_statement(labels_sql: str) -> str:
     many of them have a current kept line of the judge (the first parameter, before the labels') in
     their conversation: `kept_line`'s test by conversation, since every line of a conversation goes
     stale with its generation, and a target's label that is not its winner has no line of its own."""
-    return (
-        "SELECT count(*), count(*) FILTER (WHERE EXISTS (SELECT 1 FROM reviewapp_exportline x"
-        " JOIN reviewapp_exportgeneration eg ON eg.conversation_id = x.conversation_id AND eg.generation = x.generation"
-        f" WHERE x.judge_id = %s AND x.conversation_id = s.conversation_id AND x.fingerprint = '{fingerprint()}'"
-        f" AND x.migration = ({MIGRATION}) AND x.epoch = ({EPOCH})))"
-        f" FROM ({labels_sql}) s"
-    )
+    current = _current_lines("x.judge_id = %s AND x.conversation_id = s.conversation_id")
+    return f"SELECT count(*), count(*) FILTER (WHERE EXISTS (SELECT 1 {current})) FROM ({labels_sql}) s"
 
 
 @functools.cache

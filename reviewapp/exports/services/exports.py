@@ -469,9 +469,9 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
             judge=judge, filters=filters, rows_per_table=PARQUET_ROW_GROUP, using=using, rows=rows
         )
 
-    def write(blocks) -> int:
+    def write(blocks, write_table=writer.write_table) -> int:
         table, keys = tables(blocks)
-        writer.write_table(table)
+        write_table(table)
         tally.add_keys(keys)
         return len(keys)
 
@@ -484,9 +484,7 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
             export_parallel.behind(writer.write_table) as write_table,
         ):
             for blocks in chunks:
-                table, keys = tables(blocks)
-                write_table(table)
-                tally.add_keys(keys)
+                write(blocks, write_table)
                 progress(tally.rows)
     else:
         import pyarrow as pa
