@@ -159,6 +159,45 @@ def test_chunks_hold_exactly_their_lines_whether_they_end_inside_a_block_or_at_i
     assert [key[0] for key in keys] == languages  # each key beside its own line
 
 
+@pytest.mark.parametrize(("chunk_bytes", "chunk_size"), [(1, 100), (1, 1), (2**40, 100)])
+def test_a_chunk_ends_with_the_block_that_brings_it_to_its_byte_budget(
+    corpus, media, monkeypatch, chunk_bytes, chunk_size
+):
+    """Besides `chunk_size` lines, a chunk holds about `chunk_bytes` of them: it ends with the whole
+    block that reaches the budget, never inside one. With one conversation a block and a budget of
+    one byte every block is a chunk of its own; `chunk_size` still splits where it falls; a budget
+    never reached changes nothing. The chunks are the file, each key beside its line."""
+    from reviewapp.exports.selectors.export_flat import postgres_lines
+    from reviewapp.exports.services.export_writers import NonFinite
+
+    awkward(corpus)
+    add_labelled(corpus, 9)
+    monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", 1)
+    lines = row_path_lines(corpus.judge).splitlines(keepends=True)
+    per_conversation: list[int] = []  # the lines of each conversation (a block), in the file's order
+    for before, line in zip([None, *lines], lines, strict=False):
+        same = before is not None and json.loads(before)["conversation_id"] == json.loads(line)["conversation_id"]
+        if same:
+            per_conversation[-1] += 1
+        else:
+            per_conversation.append(1)
+    assert per_conversation[:2] == [2, 1] and len(per_conversation) == 11  # fr-1's two turns, ja-1's one, nine
+
+    chunks = list(
+        postgres_lines(
+            judge=corpus.judge, filters=ExportFilters(), finite=NonFinite(), chunk_size=chunk_size,
+            chunk_bytes=chunk_bytes,
+        )
+    )  # fmt: skip
+
+    expected = {(1, 100): per_conversation, (1, 1): [1] * 12, (2**40, 100): [12]}[(chunk_bytes, chunk_size)]
+    assert [body.count(b"\n") for body, _ in chunks] == expected
+    assert [len(keys) for _, keys in chunks] == expected
+    assert b"".join(body for body, _ in chunks) == b"".join(lines)
+    keys = [json.loads(key) for _, chunk_keys in chunks for key in chunk_keys]
+    assert [key[0] for key in keys] == [json.loads(line)["language"] for line in lines]
+
+
 def test_the_database_writes_the_parquet_table_of_the_row_path(corpus, media, tmp_path):
     import pyarrow.parquet as pq
 
