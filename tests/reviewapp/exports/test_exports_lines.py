@@ -5,6 +5,7 @@ for the values either could spell differently, and the datasheet counts them the
 import hashlib
 import io
 import json
+from itertools import groupby
 from pathlib import Path
 
 import pytest
@@ -174,13 +175,10 @@ def test_a_chunk_ends_with_the_block_that_brings_it_to_its_byte_budget(
     add_labelled(corpus, 9)
     monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", 1)
     lines = row_path_lines(corpus.judge).splitlines(keepends=True)
-    per_conversation: list[int] = []  # the lines of each conversation (a block), in the file's order
-    for before, line in zip([None, *lines], lines, strict=False):
-        same = before is not None and json.loads(before)["conversation_id"] == json.loads(line)["conversation_id"]
-        if same:
-            per_conversation[-1] += 1
-        else:
-            per_conversation.append(1)
+    # the lines of each conversation (a block), in the file's order
+    per_conversation = [
+        len(list(run)) for _, run in groupby(lines, key=lambda line: json.loads(line)["conversation_id"])
+    ]
     assert per_conversation[:2] == [2, 1] and len(per_conversation) == 11  # fr-1's two turns, ja-1's one, nine
 
     chunks = list(
