@@ -194,7 +194,7 @@ from reviewapp.models import Judge
 from reviewapp.exports.services import exports
 if sys.argv[1] == "built" and connection.vendor == "postgresql":
     with connection.cursor() as cursor:
-        cursor.execute("TRUNCATE reviewapp_exportline")
+        cursor.execute("TRUNCATE reviewapp_exportline, reviewapp_exportblock")
 started = time.perf_counter()
 snapshot = exports.snapshot_create(judge=Judge.objects.get(slug="task_completion"), fmt="jsonl", name="bench", build=False)
 snapshot = exports.snapshot_write(snapshot_id=snapshot.pk)

@@ -126,13 +126,19 @@ if connection.vendor == "postgresql":
         export_lines = None
     if export_lines is not None:
         if lines == "built":
-            with connection.cursor() as cursor:
+            with connection.cursor() as cursor:  # the kept blocks too, where the code has them
                 cursor.execute("TRUNCATE reviewapp_exportline")
+                cursor.execute("SELECT to_regclass('reviewapp_exportblock') IS NOT NULL")
+                if cursor.fetchone()[0]:
+                    cursor.execute("TRUNCATE reviewapp_exportblock")
         else:  # what is not kept yet (all of it after a "built" run, nothing after a "kept" one)
             refreshed = export_lines.refresh(Judge.objects.get(slug="conciseness"))
             refresh_s = refreshed.seconds
             with connection.cursor() as cursor:  # what autovacuum does soon after: not during the export
                 cursor.execute("VACUUM ANALYZE reviewapp_exportline")
+                cursor.execute("SELECT to_regclass('reviewapp_exportblock') IS NOT NULL")
+                if cursor.fetchone()[0]:
+                    cursor.execute("VACUUM ANALYZE reviewapp_exportblock")
 
 
 def server_cpu():  # CPU seconds of this connection's PostgreSQL backend (same machine), else None

@@ -89,6 +89,13 @@ admin.site.register(
     fields=("gold_id", "judge_id", "conversation_id", "fingerprint", "migration", "epoch", "generation", "key", "line"),
 )
 admin.site.register(
+    models.ExportBlock,
+    ReadOnlyAdmin,
+    list_display=("judge_id", "block", "epoch", "migration"),
+    list_filter=("judge_id",),
+    fields=("judge_id", "block", "golds", "generations", "fingerprint", "migration", "epoch", "keys", "lines"),
+)
+admin.site.register(
     models.ExportGeneration, ReadOnlyAdmin, list_display=("conversation_id", "generation"), list_filter=("generation",)
 )
 admin.site.register(models.ExportEpoch, ReadOnlyAdmin, list_display=("id", "epoch"), list_filter=("epoch",))

@@ -6,23 +6,13 @@ before stay as they were written (each value records its own method) until they 
 
 from django.db import migrations
 
+from reviewapp.migrations import _lz4
+
 COLUMNS = ("key", "line", "columns")
 
 
-def _lz4_available(cursor) -> bool:
-    cursor.execute("SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'")
-    row = cursor.fetchone()
-    return bool(row and row[0])
-
-
 def _set(schema_editor, method: str) -> None:
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    with schema_editor.connection.cursor() as cursor:
-        if method == "lz4" and not _lz4_available(cursor):
-            return
-    columns = ", ".join(f"ALTER COLUMN {column} SET COMPRESSION {method}" for column in COLUMNS)
-    schema_editor.execute(f"ALTER TABLE reviewapp_exportline {columns}")
+    _lz4.set_compression(schema_editor, "reviewapp_exportline", COLUMNS, method)
 
 
 def forward(apps, schema_editor):

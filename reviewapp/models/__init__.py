@@ -2,6 +2,7 @@
 
 from reviewapp.models.audit import (
     AuditEvent,
+    ExportBlock,
     ExportEpoch,
     ExportGeneration,
     ExportLine,
@@ -38,6 +39,7 @@ __all__ = [
     "DatasetCount",
     "EdgeCase",
     "EdgeCaseTag",
+    "ExportBlock",
     "ExportEpoch",
     "ExportGeneration",
     "ExportLine",

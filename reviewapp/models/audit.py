@@ -82,6 +82,35 @@ class ExportLine(models.Model):
         return f"export line of gold label {self.gold_id}"
 
 
+class ExportBlock(models.Model):
+    """The kept lines of one block of conversations (CONVERSATIONS_PER_BLOCK of them by id, `block`
+    = conversation id // that) for one judge, joined as a JSONL export reads them, with their
+    datasheet keys: an export without filters reads one row here per block instead of looking up
+    each row's ExportLine and its conversation's generation.
+
+    PostgreSQL only. Composed from current ExportLines by `export_lines.refresh`, and read only while
+    it is what those lines would give: the same winning gold labels in the same order (`golds`, their
+    ids), every conversation with an id in the block at the generation it had (`generations`), the
+    same code (`fingerprint`, `export_sql.block_fingerprint`), schema (`migration`) and `epoch`.
+    Otherwise the export reads the block's rows one by one, as kept lines or built."""
+
+    judge_id = models.BigIntegerField()
+    block = models.BigIntegerField()
+    golds = models.TextField()
+    generations = models.TextField()
+    fingerprint = models.CharField(max_length=16)
+    migration = models.IntegerField()
+    epoch = models.BigIntegerField()
+    keys = models.TextField()
+    lines = models.TextField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["judge_id", "block"], name="exportblock_judge_block")]
+
+    def __str__(self) -> str:
+        return f"export block {self.block} of judge {self.judge_id}"
+
+
 class ExportGeneration(models.Model):
     """How many times a conversation's exported data has changed since its lines were first kept:
     moved forward by the triggers on every table a line draws on (turns, gold labels, verdicts, review

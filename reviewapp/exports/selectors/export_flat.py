@@ -467,6 +467,7 @@ def postgres_lines(
     using=connection,
     rows: tuple[int, int | None] = (0, None),
     chunk_bytes: int = LINES_CHUNK_BYTES,
+    blocks: bool = False,
 ):
     """The export's JSONL on PostgreSQL in chunks of `chunk_size` lines, as (the lines' bytes, their
     datasheet keys): the same bytes `flat_rows` and the JSONL writer give, written by the database
@@ -476,10 +477,17 @@ def postgres_lines(
     joined again (a kept line of the benchmark is 1-2 KB). A chunk also ends with the block that
     brings it to `chunk_bytes` (LINES_CHUNK_BYTES). `finite` counts the non-finite numbers
     written as null. `using`: the connection to read on; `rows`: a part of the rows (first, count or
-    None for the rest)."""
-    statement, params = postgres_lines_statement(
-        int(judge.pk), _postgres_gold(judge, filters), judge.slug, rows=rows, kept=True
-    )
+    None for the rest). With `blocks` (the whole export only), the kept blocks of conversations are
+    read where current (`export_sql.postgres_blocks_statement`): the same bytes, one lookup a block
+    instead of two a row."""
+    if blocks and rows == (0, None):
+        statement, params = export_sql.postgres_blocks_statement(
+            int(judge.pk), _postgres_gold(judge, filters), judge.slug
+        )
+    else:
+        statement, params = postgres_lines_statement(
+            int(judge.pk), _postgres_gold(judge, filters), judge.slug, rows=rows, kept=True
+        )
     marks, parts, keys, size = _Marks(finite), [], [], 0
     with closing(_copied(statement, params, using)) as messages:
         for message in messages:  # each row: the keys and the lines of a block of rows, one a line

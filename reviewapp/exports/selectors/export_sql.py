@@ -594,6 +594,108 @@ def _current_lines(where: str) -> str:
     )
 
 
+# --- kept blocks (ExportBlock) ------------------------------------------------------------------------
+#
+# The kept lines of one block of conversations (`block` = conversation id // CONVERSATIONS_PER_BLOCK),
+# joined as the JSONL statement's COPY row joins them. A block is current while it is what its lines
+# would give: the same winning gold labels in the same order (`golds`: their ids, in the order
+# `_BLOCK_GOLDS` joins them, which is the export's), every conversation with an id in the block at the
+# generation it was composed at (one range read of ExportGeneration's primary key), the same code,
+# schema and epoch. Each of those moves in the transaction of any change a line draws on, as for
+# `kept_line`; a filter that leaves a block's gold labels out changes `golds`, so the block is
+# simply not used.
+
+# The export's gold labels `g` with their block, in the export's order; then each block's gold ids.
+_BLOCK_G = (
+    "WITH g AS NOT MATERIALIZED (SELECT g1.id, g1.conversation_id / {per} AS block FROM ({gold}) g1"
+    " ORDER BY g1.conversation_id / {per}, g1.conversation_id, g1.turn_id)"
+)
+_BLOCK_GOLDS = "(SELECT g.block, string_agg(g.id::text, ',') AS golds FROM g GROUP BY g.block)"
+
+
+def _block_generations(block: str) -> str:
+    """The ids and generations of the conversations in `block` as text (at most its 16 ids, by the
+    primary key: the LIMIT keeps it an index scan, not a bitmap of the range)."""
+    per = CONVERSATIONS_PER_BLOCK
+    return (
+        "(SELECT string_agg(e.conversation_id || ':' || e.generation, ',') FROM (SELECT eg.conversation_id, eg.generation"
+        f" FROM reviewapp_exportgeneration eg WHERE eg.conversation_id >= {block} * {per}"
+        f" AND eg.conversation_id < ({block} + 1) * {per} ORDER BY eg.conversation_id LIMIT {per}) e)"
+    )
+
+
+def _block_gold(gold_sql: str) -> str:
+    """The gold labels of `gold_sql` in block `gb.block` alone (the range is pushed into the gold
+    labels' scan: a lookup by conversation, not a walk of them all)."""
+    per = CONVERSATIONS_PER_BLOCK
+    return (
+        f"SELECT * FROM ({gold_sql}) g0 WHERE g0.conversation_id >= gb.block * {per}"
+        f" AND g0.conversation_id < (gb.block + 1) * {per}"
+    )
+
+
+def _current_block(judge_id: int) -> str:
+    """FROM and WHERE of judge `judge_id`'s kept block `x` of `gb` (its block and gold ids), when current."""
+    return (
+        f"FROM reviewapp_exportblock x WHERE x.judge_id = {judge_id} AND x.block = gb.block AND x.golds = gb.golds"
+        f" AND x.fingerprint = '{block_fingerprint()}' AND x.migration = ({MIGRATION}) AND x.epoch = ({EPOCH})"
+        f" AND x.generations = {_block_generations('gb.block')}"
+    )
+
+
+def postgres_blocks_statement(judge_id: int, gold: tuple[str, tuple], slug: str) -> tuple[str, tuple]:
+    """What `postgres_lines_statement(kept=True)` gives (the keys and lines of each block of
+    conversations, one row each, in order), read from the kept blocks: a current block is one
+    lookup; any other block's rows are read by that statement, for its gold labels alone (kept lines
+    or built), so any mix of kept and stale blocks gives the same rows. The gold labels are sorted
+    once for the blocks and once more, by index, for each block that is not kept."""
+    gold_sql, gold_params = gold
+    rows, rows_params = postgres_lines_statement(judge_id, (_block_gold(gold_sql), gold_params), slug, kept=True)
+    statement = (
+        _BLOCK_G.format(per=CONVERSATIONS_PER_BLOCK, gold=gold_sql)
+        + " SELECT COALESCE(kb.keys, rb.keys), COALESCE(kb.lines, rb.lines)"
+        f" FROM {_BLOCK_GOLDS} gb"
+        f" LEFT JOIN LATERAL (SELECT x.keys, x.lines {_current_block(judge_id)} LIMIT 1) kb ON TRUE"
+        # evaluated only for a block with no current kept block: its one condition is on the outer row
+        f" LEFT JOIN LATERAL (SELECT * FROM ({rows}) r WHERE kb.lines IS NULL OFFSET 0) rb(keys, lines) ON TRUE"
+        " ORDER BY gb.block"
+    )
+    return statement, (*gold_params, *rows_params)
+
+
+def postgres_keep_blocks_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tuple]:
+    """The INSERT that keeps the block of every block of `gold` (the judge's gold labels, no
+    filters) that has none current and whose rows all have a current kept line (`kept_line`): their
+    keys and lines joined in the export's order, with what says whether the block is current. A
+    block with a row not kept (or gone stale since) is left for the next refresh."""
+    gold_sql, gold_params = gold
+    per = CONVERSATIONS_PER_BLOCK
+    statement = (
+        _BLOCK_G.format(per=per, gold=gold_sql) + " INSERT INTO reviewapp_exportblock"
+        " (judge_id, block, golds, generations, fingerprint, migration, epoch, keys, lines)"
+        f" SELECT {judge_id}, gb.block, gb.golds, {_block_generations('gb.block')}, '{block_fingerprint()}',"
+        f" ({MIGRATION}), ({EPOCH}), kb.keys, kb.lines FROM {_BLOCK_GOLDS} gb"
+        " CROSS JOIN LATERAL (SELECT count(*) AS n, count(kl.line) AS kept, string_agg(kl.key, E'\\n') AS keys,"
+        " string_agg(kl.line, E'\\n') AS lines FROM (SELECT g.id FROM"
+        f" ({_block_gold(gold_sql)}) g ORDER BY g.conversation_id, g.turn_id) g"
+        f" LEFT JOIN LATERAL ({kept_line()}) kl ON TRUE"
+        f" WHERE NOT EXISTS (SELECT 1 {_current_block(judge_id)}) OFFSET 0) kb"
+        " WHERE kb.n > 0 AND kb.kept = kb.n"
+        " ON CONFLICT (judge_id, block) DO UPDATE SET golds = EXCLUDED.golds, generations = EXCLUDED.generations,"
+        " fingerprint = EXCLUDED.fingerprint, migration = EXCLUDED.migration, epoch = EXCLUDED.epoch,"
+        " keys = EXCLUDED.keys, lines = EXCLUDED.lines"
+    )
+    return statement, (*gold_params, *gold_params)
+
+
+@functools.cache
+def block_fingerprint() -> str:
+    """`fingerprint` with how blocks are composed and tested: a block kept by other code is never
+    read as current."""
+    layout = f"{_BLOCK_G}\n{_BLOCK_GOLDS}\n{_block_generations('b')}\n{_block_gold('SELECT 0')}"
+    return hashlib.sha256(f"{fingerprint()}\n{layout}".encode()).hexdigest()[:16]
+
+
 def kept_share_statement(labels_sql: str) -> str:
     """How many sampled gold labels (`labels_sql`, one `conversation_id` column) there are, and how
     many of them have a current kept line of the judge (the first parameter, before the labels') in

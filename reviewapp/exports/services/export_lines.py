@@ -48,7 +48,8 @@ LOCK_CLASS = 0x54524C  # "TRL"
 LOCK_POLL_SECONDS = 0.2
 LOCK_WAIT_SECONDS = 1800.0
 
-# Conversations whose lines one INSERT builds: about 2 s of one core at the benchmark's 1 row each.
+# Conversations whose lines one INSERT builds: about 2 s of one core at the benchmark's 1 row each. A
+# multiple of export_sql.CONVERSATIONS_PER_BLOCK, so the blocks' batches hold whole blocks.
 CONVERSATIONS_PER_BATCH = 50_000
 # From this many gold labels a refresh builds in two parts at once, each on its own connection, as an
 # export reads its two halves: the database builds lines on two cores (below it, a second connection
@@ -92,7 +93,10 @@ _STATE = f"SELECT {_OWN_STATE}, {_GENERATIONS}, {_JUDGE_GENERATIONS}"
 # Nothing to build: the state reads as the last refresh left it, and the judge still has kept lines
 # (a table emptied by hand, or by a crash, keeps no state worth trusting). First with every
 # conversation's generations (one narrow read); when only those moved, with the judge's own.
-_KEPT = "EXISTS (SELECT 1 FROM reviewapp_exportline x WHERE x.judge_id = %(judge)s)"
+_KEPT = (
+    "EXISTS (SELECT 1 FROM reviewapp_exportline x WHERE x.judge_id = %(judge)s)"
+    " AND EXISTS (SELECT 1 FROM reviewapp_exportblock x WHERE x.judge_id = %(judge)s)"
+)
 _UNCHANGED = f"""
 SELECT s.state = {_OWN_STATE} AND {_KEPT}, s.generations = {_GENERATIONS}
 FROM reviewapp_exportlinestate s WHERE s.judge_id = %(judge)s
@@ -118,6 +122,7 @@ class Refreshed:
     """What one refresh did: lines built, seconds taken, and whether it could run at all."""
 
     built: int = 0
+    blocks: int = 0  # kept blocks composed (ExportBlock)
     seconds: float = 0.0
     ran: bool = False
     reason: str = ""
@@ -165,7 +170,8 @@ def refresh(
 def _refresh(
     cursor, judge: Judge, done: Refreshed, started: float, wait_seconds: float, poll_seconds: float
 ) -> Refreshed:
-    state_params = {"fingerprint": export_sql.fingerprint(), "judge": judge.pk}
+    # the blocks' fingerprint covers the lines': new code for either makes the next refresh run
+    state_params = {"fingerprint": export_sql.block_fingerprint(), "judge": judge.pk}
     cursor.execute(_UNCHANGED, state_params)
     unchanged, reason = cursor.fetchone(), ""
     if unchanged and unchanged[0] and unchanged[1]:
@@ -188,6 +194,7 @@ def _refresh(
         cursor.execute("INSERT INTO reviewapp_exportepoch (id, epoch) VALUES (1, 0) ON CONFLICT (id) DO NOTHING")
         if cursor.rowcount:
             cursor.execute("DELETE FROM reviewapp_exportline")
+            cursor.execute("DELETE FROM reviewapp_exportblock")
             cursor.execute("DELETE FROM reviewapp_exportlinestate")
     cursor.execute(
         "INSERT INTO reviewapp_exportgeneration (conversation_id, generation)"
@@ -233,6 +240,8 @@ def _refresh(
             " (SELECT 1 FROM reviewapp_goldlabel g WHERE g.id = x.gold_id AND g.judge_id = x.judge_id)",
             [judge.pk],
         )
+        if low is not None:
+            done.blocks = _build_blocks(cursor, judge, low, high + 1)
         cursor.execute(
             _KEEP_STATE,
             {"judge": judge.pk, "state": state, "generations": generations, "judge_generations": judge_generations},
@@ -240,7 +249,7 @@ def _refresh(
     finally:
         cursor.execute(export_flat.LINES_RESET)
     done.ran, done.seconds = True, time.monotonic() - started
-    log.info("export lines of %s: %d built in %.1f s", judge.slug, done.built, done.seconds)
+    log.info("export lines of %s: %d built, %d blocks in %.1f s", judge.slug, done.built, done.blocks, done.seconds)
     return done
 
 
@@ -284,6 +293,29 @@ def _build_between(cursor, judge: Judge, first: int, end: int, stop: threading.E
             cursor.execute(statement, params)
             built += cursor.rowcount
     return built
+
+
+def _build_blocks(cursor, judge: Judge, first: int, end: int) -> int:
+    """Compose the kept blocks (ExportBlock) of the conversations from `first` up to `end` that have
+    none current, from their current kept lines: a batch of conversations at a time (whole blocks:
+    the batches start on a block's first id), each one INSERT in its own transaction, after the
+    lines. Gives how many it composed. Blocks whose conversations have no gold label of the judge
+    any more are deleted."""
+    per, composed = export_sql.CONVERSATIONS_PER_BLOCK, 0
+    for start in range(first // per * per, end, CONVERSATIONS_PER_BATCH):
+        gold = export_flat.postgres_gold_between(judge, ExportFilters(), start, start + CONVERSATIONS_PER_BATCH)
+        statement, params = export_sql.postgres_keep_blocks_statement(int(judge.pk), gold)
+        with transaction.atomic():
+            cursor.execute("SET LOCAL enable_seqscan = off")  # as for the lines: lookups by index
+            cursor.execute(statement, params)
+            composed += cursor.rowcount
+    cursor.execute(  # an anti-join on the block, one walk of the judge's gold labels (a range per block was a scan each)
+        "DELETE FROM reviewapp_exportblock x WHERE x.judge_id = %s AND NOT EXISTS (SELECT 1 FROM"
+        " (SELECT DISTINCT g.conversation_id / %s AS block FROM reviewapp_goldlabel g WHERE g.judge_id = %s) b"
+        " WHERE b.block = x.block)",
+        [judge.pk, per, judge.pk],
+    )
+    return composed
 
 
 class _Part(threading.Thread):

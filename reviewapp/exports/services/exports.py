@@ -410,9 +410,9 @@ def _write_lines(judge: Judge, filters: ExportFilters, handle, partial: Path, ta
     file is not read again to be hashed (0.3 s for 440 MB, after the rows)."""
     writer, digest = JsonlWriter(handle), hashlib.sha256()
 
-    def read(finite, rows, using=connection):
+    def read(finite, rows, using=connection, blocks=False):
         return export_flat_selectors.postgres_lines(
-            judge=judge, filters=filters, finite=finite, chunk_size=chunk_size, using=using, rows=rows
+            judge=judge, filters=filters, finite=finite, chunk_size=chunk_size, using=using, rows=rows, blocks=blocks
         )
 
     def write(chunk, writer=writer, tally=tally, digest=digest) -> int:
@@ -426,9 +426,13 @@ def _write_lines(judge: Judge, filters: ExportFilters, handle, partial: Path, ta
     first_rows = _halves(judge, filters, "jsonl", progress.total, 1)
     if first_rows is None:
         next_progress = PROGRESS_EVERY_ROWS
-        with closing(read(writer.finite, (0, None))) as chunks:  # as in _write_rows: the stream ends first
+        # In one piece, kept blocks are read where current (`export_sql.postgres_blocks_statement`).
+        with (
+            closing(read(writer.finite, (0, None), blocks=True)) as chunks,  # as in _write_rows: the stream ends first
+            export_parallel.behind(write) as put,
+        ):
             for chunk in chunks:
-                write(chunk)
+                put(chunk)
                 if tally.rows >= next_progress:
                     progress(tally.rows)
                     next_progress = tally.rows + PROGRESS_EVERY_ROWS

@@ -23,6 +23,7 @@ from reviewapp.models import (
     Comment,
     Conversation,
     Dataset,
+    ExportBlock,
     ExportGeneration,
     ExportLine,
     ExportLineState,
@@ -82,7 +83,15 @@ def test_kept_lines_are_read_and_give_the_bytes_of_building_every_row(corpus, me
     assert parquet_rows(built_parquet) == row_path_parquet(corpus.judge)
     assert export_lines.refresh(corpus.judge).built == 0  # all current: nothing to build again
 
-    # The export reads what is kept: a line changed in the table (by nothing the triggers watch) is written.
+    # The export reads what is kept (changed in the tables by nothing the triggers watch): the JSONL
+    # export a block's joined lines, and a kept line where its block is not kept.
+    assert done.blocks == ExportBlock.objects.count() == 1  # the corpus's conversations share one block
+    block = ExportBlock.objects.get()
+    kept_lines = block.lines.split("\n")  # the kept lines in the export's order (markers not filled in)
+    assert len(kept_lines) == rows and sorted(kept_lines) == sorted(ExportLine.objects.values_list("line", flat=True))
+    ExportBlock.objects.filter(pk=block.pk).update(lines=block.lines.replace(kept_lines[0], '{"block":true}', 1))
+    assert exported(corpus.judge).startswith(b'{"block":true}\n')
+    ExportBlock.objects.all().delete()
     kept = ExportLine.objects.order_by("gold_id").first()
     ExportLine.objects.filter(pk=kept.pk).update(line='{"kept":true}')
     assert b'{"kept":true}\n' in exported(corpus.judge)
@@ -831,3 +840,104 @@ def test_a_parquet_export_on_one_connection_that_fails_in_a_thread_is_failed_and
     # the connection is usable afterwards
     monkeypatch.undo()
     assert parquet_rows(exported(corpus.judge, "parquet")) == row_path_parquet(corpus.judge)
+
+
+def _exported_with(judge, **filters) -> bytes:
+    snapshot = snapshot_write(snapshot_id=snapshot_create(judge=judge, fmt="jsonl", build=False, **filters).pk)
+    return snapshot_path(snapshot).read_bytes()
+
+
+def _row_path_with(judge, filters: ExportFilters) -> bytes:
+    from reviewapp.exports.services.export_writers import JsonlWriter
+
+    handle = io.BytesIO()
+    writer = JsonlWriter(handle)
+    for chunk in flat_rows(judge=judge, filters=filters):
+        for row in chunk:
+            writer.write(row)
+    return handle.getvalue()
+
+
+def _answer(number: int) -> bytes:
+    return f'"text":"Answer {number}"'.encode()
+
+
+def test_an_export_reads_the_current_kept_blocks_and_the_other_blocks_row_by_row(corpus, media):
+    """Kept blocks (ExportBlock) of sixteen conversations: a current one is read as it is kept, one
+    whose conversation changed after the keep is read row by row (its rows built), and the file is
+    the row path's either way; the next refresh composes that one block again, and no other."""
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 40)
+    awkward(corpus)
+    done = export_lines.refresh(corpus.judge)
+    blocks = list(ExportBlock.objects.filter(judge_id=corpus.judge.pk).order_by("block"))
+    conversations = sorted(GoldLabel.objects.filter(judge=corpus.judge).values_list("conversation_id", flat=True))
+    assert done.blocks == len(blocks) == len({pk // 16 for pk in conversations}) >= 3
+    assert [block.block for block in blocks] == sorted({pk // 16 for pk in conversations})
+    assert exported(corpus.judge) == row_path_lines(corpus.judge)
+
+    # One conversation changes (its block goes stale); another block's kept lines are marked.
+    changed = Conversation.objects.get(external_id="en-12")
+    Turn.objects.filter(conversation=changed, position=1).update(text="Changed after the keep.")
+    kept_one = Conversation.objects.get(external_id="en-35")
+    assert kept_one.pk // 16 != changed.pk // 16
+    marked = ExportBlock.objects.get(judge_id=corpus.judge.pk, block=kept_one.pk // 16)
+    assert _answer(35).decode() in marked.lines
+    ExportBlock.objects.filter(pk=marked.pk).update(lines=marked.lines.replace("Answer 35", "Kept 35"))
+
+    after = exported(corpus.judge)
+    assert b"Changed after the keep." in after  # the stale block: built
+    assert after == row_path_lines(corpus.judge).replace(_answer(35), b'"text":"Kept 35"')  # the kept one: read
+
+    ExportBlock.objects.filter(pk=marked.pk).update(lines=marked.lines)
+    again = export_lines.refresh(corpus.judge)
+    assert again.built == 1 and again.blocks == 1  # the changed conversation's line, and its block
+    assert ExportBlock.objects.get(judge_id=corpus.judge.pk, block=changed.pk // 16).lines.count("Changed after") == 1
+    assert exported(corpus.judge) == row_path_lines(corpus.judge)
+    assert export_lines.refresh(corpus.judge).blocks == 0
+
+
+def test_a_filter_uses_the_kept_blocks_it_takes_whole_and_reads_the_rest_row_by_row(corpus, media):
+    """A block is used only when the export's gold labels in it are the ones it was kept with: a
+    filter that leaves some of a block's rows out reads that block row by row."""
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 20, language="de")
+    add_labelled(corpus, 20, language="es")
+    export_lines.refresh(corpus.judge)
+    assert ExportBlock.objects.count() >= 3
+    for filters in ({"languages": ["de"]}, {"languages": ["es", "fr"]}, {"gold_sources": ["imported"]}):
+        data = _exported_with(corpus.judge, **filters)
+        assert data and data == _row_path_with(corpus.judge, ExportFilters(**{k: tuple(v) for k, v in filters.items()}))
+
+
+def test_blocks_are_deleted_with_the_last_gold_label_of_their_conversations(corpus, media):
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 40)
+    export_lines.refresh(corpus.judge)
+    last = Conversation.objects.get(external_id="en-41")
+    gone = [c.pk for c in Conversation.objects.all() if c.pk // 16 == last.pk // 16]
+    GoldLabel.objects.filter(conversation_id__in=gone).delete()
+    export_lines.refresh(corpus.judge)
+    assert not ExportBlock.objects.filter(block=last.pk // 16).exists()
+    assert ExportBlock.objects.exists()
+    assert exported(corpus.judge) == row_path_lines(corpus.judge)
+
+
+def test_a_block_with_a_row_whose_line_is_not_kept_is_not_composed(corpus, media):
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 20)
+    export_lines.refresh(corpus.judge)
+    blocks = list(ExportBlock.objects.order_by("block").values_list("block", flat=True))
+    assert len(blocks) >= 2
+    ExportBlock.objects.all().delete()
+    in_block = [c.pk for c in Conversation.objects.all() if c.pk // 16 == blocks[0]]
+    ExportLine.objects.filter(conversation_id=in_block[0]).delete()
+    with connection.cursor() as cursor:
+        composed = export_lines._build_blocks(cursor, corpus.judge, min(in_block), max(in_block) + 16 * len(blocks))
+    assert composed == len(blocks) - 1
+    assert list(ExportBlock.objects.order_by("block").values_list("block", flat=True)) == blocks[1:]
+    assert exported(corpus.judge) == row_path_lines(corpus.judge)
