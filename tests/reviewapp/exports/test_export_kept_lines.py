@@ -847,17 +847,6 @@ def _exported_with(judge, **filters) -> bytes:
     return snapshot_path(snapshot).read_bytes()
 
 
-def _row_path_with(judge, filters: ExportFilters) -> bytes:
-    from reviewapp.exports.services.export_writers import JsonlWriter
-
-    handle = io.BytesIO()
-    writer = JsonlWriter(handle)
-    for chunk in flat_rows(judge=judge, filters=filters):
-        for row in chunk:
-            writer.write(row)
-    return handle.getvalue()
-
-
 def _answer(number: int) -> bytes:
     return f'"text":"Answer {number}"'.encode()
 
@@ -909,7 +898,7 @@ def test_a_filter_uses_the_kept_blocks_it_takes_whole_and_reads_the_rest_row_by_
     assert ExportBlock.objects.count() >= 3
     for filters in ({"languages": ["de"]}, {"languages": ["es", "fr"]}, {"gold_sources": ["imported"]}):
         data = _exported_with(corpus.judge, **filters)
-        assert data and data == _row_path_with(corpus.judge, ExportFilters(**{k: tuple(v) for k, v in filters.items()}))
+        assert data and data == row_path_lines(corpus.judge, ExportFilters(**{k: tuple(v) for k, v in filters.items()}))
 
 
 def test_blocks_are_deleted_with_the_last_gold_label_of_their_conversations(corpus, media):

@@ -46,11 +46,11 @@ def awkward(corpus) -> None:
     Comment.objects.create(turn=turn, author=corpus.reviewers[1], judge=None, body="second", parent=None)
 
 
-def row_path_lines(judge) -> bytes:
+def row_path_lines(judge, filters: ExportFilters | None = None) -> bytes:
     """The same export as rows (the statement CSV and Parquet read) through the JSONL writer."""
     handle = io.BytesIO()
     writer = JsonlWriter(handle)
-    for chunk in flat_rows(judge=judge, filters=ExportFilters()):
+    for chunk in flat_rows(judge=judge, filters=filters or ExportFilters()):
         for row in chunk:
             writer.write(row)
     return handle.getvalue()
