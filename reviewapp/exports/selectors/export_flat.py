@@ -480,7 +480,9 @@ def postgres_lines(
     None for the rest). With `blocks` (the whole export only), the kept blocks of conversations are
     read where current (`export_sql.postgres_blocks_statement`): the same bytes, one lookup a block
     instead of two a row."""
-    if blocks and rows == (0, None):
+    if blocks and rows != (0, None):
+        raise ValueError("kept blocks are read for the whole export only")
+    if blocks:
         statement, params = export_sql.postgres_blocks_statement(
             int(judge.pk), _postgres_gold(judge, filters), judge.slug
         )

@@ -5,7 +5,7 @@ PostgreSQL only (the JSONL lines are built by PostgreSQL; SQLite exports build e
 is current while its conversation's generation, the epoch, the schema and the code that builds lines
 are all what they were when it was built; migration 0018's triggers move the generation and the
 epoch forward in the transaction of every change a line draws on. `refresh` builds the lines that are
-missing or no longer current, in three steps, unless nothing they draw on has changed since its last
+missing or no longer current, in four steps, unless nothing they draw on has changed since its last
 run (ExportLineState: one statement, 0.1 s at a million gold labels, instead of the walk of them all;
 two when another judge's conversations changed):
 
@@ -18,6 +18,9 @@ two when another judge's conversations changed):
    the data and the generations in one snapshot; from SPLIT_FROM_LABELS gold labels in two parts at
    once, the second on a connection of its own (each batch stands alone, so neither part needs the
    other's snapshot).
+4. The kept lines of each block of sixteen conversations are joined into one kept block
+   (ExportBlock) where none is current and every line of the block is, for an export without
+   filters to read a row per block (`export_sql.postgres_blocks_statement`).
 
 So a line is never read as current beside data it was not built from, whatever the isolation level
 of the writers. A refresh that cannot wait (a transaction left open for longer than `wait_seconds`)
@@ -240,6 +243,12 @@ def _refresh(
             " (SELECT 1 FROM reviewapp_goldlabel g WHERE g.id = x.gold_id AND g.judge_id = x.judge_id)",
             [judge.pk],
         )
+        cursor.execute(  # blocks of conversations with no gold label of the judge left: an anti-join on the block
+            "DELETE FROM reviewapp_exportblock x WHERE x.judge_id = %s AND NOT EXISTS (SELECT 1 FROM"
+            " (SELECT DISTINCT g.conversation_id / %s AS block FROM reviewapp_goldlabel g WHERE g.judge_id = %s) b"
+            " WHERE b.block = x.block)",
+            [judge.pk, export_sql.CONVERSATIONS_PER_BLOCK, judge.pk],
+        )
         if low is not None:
             done.blocks = _build_blocks(cursor, judge, low, high + 1)
         cursor.execute(
@@ -299,8 +308,7 @@ def _build_blocks(cursor, judge: Judge, first: int, end: int) -> int:
     """Compose the kept blocks (ExportBlock) of the conversations from `first` up to `end` that have
     none current, from their current kept lines: a batch of conversations at a time (whole blocks:
     the batches start on a block's first id), each one INSERT in its own transaction, after the
-    lines. Gives how many it composed. Blocks whose conversations have no gold label of the judge
-    any more are deleted."""
+    lines. Gives how many it composed."""
     per, composed = export_sql.CONVERSATIONS_PER_BLOCK, 0
     for start in range(first // per * per, end, CONVERSATIONS_PER_BATCH):
         gold = export_flat.postgres_gold_between(judge, ExportFilters(), start, start + CONVERSATIONS_PER_BATCH)
@@ -309,12 +317,6 @@ def _build_blocks(cursor, judge: Judge, first: int, end: int) -> int:
             cursor.execute("SET LOCAL enable_seqscan = off")  # as for the lines: lookups by index
             cursor.execute(statement, params)
             composed += cursor.rowcount
-    cursor.execute(  # an anti-join on the block, one walk of the judge's gold labels (a range per block was a scan each)
-        "DELETE FROM reviewapp_exportblock x WHERE x.judge_id = %s AND NOT EXISTS (SELECT 1 FROM"
-        " (SELECT DISTINCT g.conversation_id / %s AS block FROM reviewapp_goldlabel g WHERE g.judge_id = %s) b"
-        " WHERE b.block = x.block)",
-        [judge.pk, per, judge.pk],
-    )
     return composed
 
 

@@ -913,6 +913,8 @@ def test_blocks_are_deleted_with_the_last_gold_label_of_their_conversations(corp
     assert not ExportBlock.objects.filter(block=last.pk // 16).exists()
     assert ExportBlock.objects.exists()
     assert exported(corpus.judge) == row_path_lines(corpus.judge)
+    GoldLabel.objects.filter(judge=corpus.judge).delete()  # the judge's last gold label: none of its blocks stay
+    assert export_lines.refresh(corpus.judge).ran and not ExportBlock.objects.exists()
 
 
 def test_a_block_with_a_row_whose_line_is_not_kept_is_not_composed(corpus, media):
