@@ -85,8 +85,9 @@ class ExportLine(models.Model):
 class ExportBlock(models.Model):
     """The kept lines of one block of conversations (CONVERSATIONS_PER_BLOCK of them by id, `block`
     = conversation id // that) for one judge, joined as a JSONL export reads them, with their
-    datasheet keys: an export without filters reads one row here per block instead of looking up
-    each row's ExportLine and its conversation's generation.
+    datasheet keys, and their CSV rows (`columns`, `rows` of them) as a Parquet export reads them:
+    an export without filters reads one row here per block instead of looking up each row's
+    ExportLine and its conversation's generation.
 
     PostgreSQL only. Composed from current ExportLines by `export_lines.refresh`, and read only while
     it is what those lines would give: the same winning gold labels in the same order (`golds`, their
@@ -103,6 +104,10 @@ class ExportBlock(models.Model):
     epoch = models.BigIntegerField()
     keys = models.TextField()
     lines = models.TextField()
+    # Defaults in the database too: a process still running the code from before these columns
+    # composes blocks without them (read as stale: their fingerprint is not this code's).
+    rows = models.IntegerField(db_default=0)
+    columns = models.TextField(db_default="")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["judge_id", "block"], name="exportblock_judge_block")]

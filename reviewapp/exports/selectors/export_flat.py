@@ -18,7 +18,6 @@ The values written are the same on both, and the same as `export_rows` gives.
 from __future__ import annotations
 
 import json
-import math
 from abc import ABC, abstractmethod
 from array import array
 from bisect import bisect_left
@@ -561,22 +560,54 @@ def _csv_table(blocks: list, marks: _Marks, csv_options):
     return table
 
 
-def postgres_csv(*, judge, filters: ExportFilters, rows_per_table: int, using=connection, rows=(0, None)):
+def _csv_rows_end(data: bytes, rows: int) -> int:
+    """Where the first `rows` CSV rows of `data` end: after the newline that ends each, the first
+    with an even number of quotes before it (every field is quoted and its quotes doubled, so a
+    newline inside a value has an odd number before it)."""
+    end = quotes = 0
+    for _ in range(rows):
+        while True:
+            newline = data.index(b"\n", end)
+            quotes += data.count(b'"', end, newline)
+            end = newline + 1
+            if not quotes % 2:
+                break
+    return end
+
+
+def postgres_csv(
+    *, judge, filters: ExportFilters, rows_per_table: int, using=connection, rows=(0, None), blocks: bool = False
+):
     """The export's flat columns on PostgreSQL as CSV, `rows_per_table` rows at a time (a list of
-    blocks of whole rows): the datasheet key, then the columns, written by the database
-    (`export_sql.postgres_lines_statement(columns=True)`), a row kept with its line read from there
-    (ExportLine). `using` and `rows` as for `postgres_lines`."""
-    block_rows = math.gcd(rows_per_table, export_sql.ROWS_PER_BLOCK)  # so no block spans two tables
-    statement, params = postgres_lines_statement(
-        int(judge.pk), _postgres_gold(judge, filters), judge.slug, columns=True, rows=rows, kept=True,
-        block_rows=block_rows,
-    )  # fmt: skip
+    pieces of whole rows): the datasheet key, then the columns, written by the database
+    (`export_sql.postgres_lines_statement(columns=True)`) a block of conversations at a time, a row
+    kept with its line read from there (ExportLine). A block that a table ends inside is split at
+    that row (`_csv_rows_end`). `using` and `rows` as for `postgres_lines`; with `blocks` (the whole
+    export only), the kept blocks' CSV rows are read where current (`export_sql.postgres_blocks_statement`)."""
+    if blocks and rows != (0, None):
+        raise ValueError("kept blocks are read for the whole export only")
+    gold = _postgres_gold(judge, filters)
+    if blocks:
+        statement, params = export_sql.postgres_blocks_statement(int(judge.pk), gold, judge.slug, columns=True)
+    else:
+        statement, params = postgres_lines_statement(
+            int(judge.pk), gold, judge.slug, columns=True, rows=rows, kept=True
+        )
     table, counted = [], 0
     with closing(_copied(statement, params, using)) as messages:
         for message in messages:  # each row: a count of CSV rows, and those rows
             for count, block in message:
-                table.append(block)
-                counted += int(bytes(count))
+                count = int(bytes(count))
+                while counted + count > rows_per_table:  # the table ends inside this block
+                    take = rows_per_table - counted
+                    data = bytes(block)
+                    end = _csv_rows_end(data, take)
+                    table.append(data[:end])
+                    yield table
+                    table, counted, block, count = [], 0, data[end:], count - take
+                if count:
+                    table.append(block)
+                    counted += count
                 if counted == rows_per_table:
                     yield table
                     table, counted = [], 0

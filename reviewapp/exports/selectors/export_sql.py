@@ -376,8 +376,7 @@ _LINES_PIECE = (
 LINES_CONTEXT_SQL = _context(_LINES_PIECE)
 
 
-CONVERSATIONS_PER_BLOCK = 16  # conversations whose lines go in one COPY message
-ROWS_PER_BLOCK = 16  # rows whose CSV goes in one COPY message (Parquet)
+CONVERSATIONS_PER_BLOCK = 16  # conversations whose lines (or CSV rows) go in one COPY message
 
 
 def postgres_lines_statement(
@@ -389,7 +388,6 @@ def postgres_lines_statement(
     rows: tuple[int, int | None] = (0, None),
     kept: bool = False,
     keep: bool = False,
-    block_rows: int = ROWS_PER_BLOCK,
 ) -> tuple[str, tuple]:
     """Two text columns for COPY, in the order `postgres_statement` gives the rows: the datasheet's
     key of each row (a JSON list: language, dataset, gold source, gold rating as text, passed,
@@ -398,9 +396,10 @@ def postgres_lines_statement(
     The same lookups by index per row as `postgres_statement`; the reviews, comments and verdicts
     each give their JSON and what the datasheet counts of them from one lateral subquery.
 
-    With `columns`, the CSV rows instead (for Parquet), `block_rows` in one COPY row after their
-    count: each the key and then the flat columns (COLUMNS' order), the nested ones as the same JSON
-    text, the others as values, a non-finite gold rating as NULL (`_csv_row`).
+    With `columns`, the CSV rows instead (for Parquet), those of the same blocks of conversations in
+    one COPY row after their count: each the key and then the flat columns (COLUMNS' order), the
+    nested ones as the same JSON text, the others as values, a non-finite gold rating as NULL
+    (`_csv_row`).
 
     `rows` (first, count or None for the rest) gives a part of the rows in their order: the gold
     labels are skipped before anything is looked up for them.
@@ -525,33 +524,27 @@ def postgres_lines_statement(
             " generation = EXCLUDED.generation, key = EXCLUDED.key, line = EXCLUDED.line, columns = EXCLUDED.columns"
         )
         return statement, (*gold_params, orjson.dumps(slug).decode(), slug)
+    # The rows of CONVERSATIONS_PER_BLOCK conversations (by id) at a time, one COPY row (a message)
+    # each: the gold labels are sorted by block first (the same order), the lookups run row by row
+    # above that sort, and each block's aggregates take its rows in that order. A line or key holds
+    # no newline (JSON escapes it), so the keys are split where the lines are; a CSV row may hold one
+    # (in quotes), so the CSV rows come after their count.
+    blocks = (
+        f"WITH g AS NOT MATERIALIZED (SELECT g1.*, g1.conversation_id / {CONVERSATIONS_PER_BLOCK} AS block"
+        f" FROM ({gold_sql}) g1 ORDER BY g1.conversation_id / {CONVERSATIONS_PER_BLOCK}, g1.conversation_id, g1.turn_id)"
+    )
     if columns:
-        # `block_rows` rows (in their order) at a time, one COPY row each: their count, and their CSV
-        # rows one after the other. A CSV row may hold a newline (in quotes): the count says how many.
-        # The gold labels are sorted by block here, before the lookups, as the lines' are: the planner
-        # cannot tell that a block numbered in row order is in that order, and without this sort it
-        # sorted the finished rows instead (all of them, on disk, before the first was sent).
         statement = (
-            "WITH g AS NOT MATERIALIZED (SELECT g1.*,"
-            f" (row_number() OVER (ORDER BY g1.conversation_id, g1.turn_id) - 1) / {int(block_rows)} AS block"
-            f" FROM ({gold_sql}) g1 ORDER BY block, g1.conversation_id, g1.turn_id)"
-            " SELECT count(*)::text, string_agg(b.row || E'\\n', '')"
+            f"{blocks} SELECT count(*)::text, string_agg(b.row || E'\\n', '')"
             f" FROM (SELECT g.block, {row} AS row{joins}"
             " ORDER BY g.block, g.conversation_id, g.turn_id) b GROUP BY b.block ORDER BY b.block"
         )
         return statement, (*gold_params, slug)
-    else:
-        # The lines of CONVERSATIONS_PER_BLOCK conversations (by id) at a time, one COPY row (a
-        # message) each: the gold labels are sorted by block first (the same order), the lookups run
-        # row by row above that sort, and each block's aggregates take its rows in that order. A
-        # line or key holds no newline (JSON escapes it), so the keys are split where the lines are.
-        statement = (
-            f"WITH g AS NOT MATERIALIZED (SELECT g1.*, g1.conversation_id / {CONVERSATIONS_PER_BLOCK} AS block"
-            f" FROM ({gold_sql}) g1 ORDER BY g1.conversation_id / {CONVERSATIONS_PER_BLOCK}, g1.conversation_id, g1.turn_id)"
-            " SELECT string_agg(b.key, E'\\n'), string_agg(b.line, E'\\n')"
-            f" FROM (SELECT g.block, {key} AS key, {line} AS line{joins}"
-            " ORDER BY g.block, g.conversation_id, g.turn_id) b GROUP BY b.block ORDER BY b.block"
-        )
+    statement = (
+        f"{blocks} SELECT string_agg(b.key, E'\\n'), string_agg(b.line, E'\\n')"
+        f" FROM (SELECT g.block, {key} AS key, {line} AS line{joins}"
+        " ORDER BY g.block, g.conversation_id, g.turn_id) b GROUP BY b.block ORDER BY b.block"
+    )
     return statement, (*gold_params, orjson.dumps(slug).decode())
 
 
@@ -597,7 +590,7 @@ def _current_lines(where: str) -> str:
 # --- kept blocks (ExportBlock) ------------------------------------------------------------------------
 #
 # The kept lines of one block of conversations (`block` = conversation id // CONVERSATIONS_PER_BLOCK),
-# joined as the JSONL statement's COPY row joins them. A block is current while it is what its lines
+# joined as the JSONL statement's COPY row joins them, and their CSV rows as the Parquet one's does. A block is current while it is what its lines
 # would give: the same winning gold labels in the same order (`golds`: their ids, in the order
 # `_BLOCK_GOLDS` joins them, which is the export's), every conversation with an id in the block at the
 # generation it was composed at (one range read of ExportGeneration's primary key), the same code,
@@ -611,6 +604,14 @@ _BLOCK_G = (
     " ORDER BY g1.conversation_id / {per}, g1.conversation_id, g1.turn_id)"
 )
 _BLOCK_GOLDS = "(SELECT g.block, string_agg(g.id::text, ',') AS golds FROM g GROUP BY g.block)"
+
+
+# A block's kept rows (`kl`, in the export's order) joined as the export reads them: the keys and
+# the lines each between newlines, the CSV rows each ending in one (a CSV row may hold a newline).
+_BLOCK_COMPOSED = (
+    "count(*) AS n, count(kl.line) AS kept, string_agg(kl.key, E'\\n') AS keys, string_agg(kl.line, E'\\n') AS lines,"
+    " string_agg(kl.columns || E'\\n', '') AS columns"
+)
 
 
 def _block_generations(block: str) -> str:
@@ -643,21 +644,28 @@ def _current_block(judge_id: int) -> str:
     )
 
 
-def postgres_blocks_statement(judge_id: int, gold: tuple[str, tuple], slug: str) -> tuple[str, tuple]:
+def postgres_blocks_statement(
+    judge_id: int, gold: tuple[str, tuple], slug: str, *, columns: bool = False
+) -> tuple[str, tuple]:
     """What `postgres_lines_statement(kept=True)` gives (the keys and lines of each block of
-    conversations, one row each, in order), read from the kept blocks: a current block is one
-    lookup; any other block's rows are read by that statement, for its gold labels alone (kept lines
-    or built), so any mix of kept and stale blocks gives the same rows. The gold labels are sorted
-    once for the blocks and once more, by index, for each block that is not kept."""
+    conversations, one row each, in order; with `columns`, the count and CSV rows of each block),
+    read from the kept blocks: a current block is one lookup; any other block's rows are read by
+    that statement, for its gold labels alone (kept lines or built), so any mix of kept and stale
+    blocks gives the same rows. The gold labels are sorted once for the blocks and once more, by
+    index, for each block that is not kept."""
     gold_sql, gold_params = gold
-    rows, rows_params = postgres_lines_statement(judge_id, (_block_gold(gold_sql), gold_params), slug, kept=True)
+    rows, rows_params = postgres_lines_statement(
+        judge_id, (_block_gold(gold_sql), gold_params), slug, kept=True, columns=columns
+    )
+    kept = "x.rows::text, x.columns" if columns else "x.keys, x.lines"
     statement = (
         _BLOCK_G.format(per=CONVERSATIONS_PER_BLOCK, gold=gold_sql)
-        + " SELECT COALESCE(kb.keys, rb.keys), COALESCE(kb.lines, rb.lines)"
+        + " SELECT COALESCE(kb.first, rb.first), COALESCE(kb.second, rb.second)"
         f" FROM {_BLOCK_GOLDS} gb"
-        f" LEFT JOIN LATERAL (SELECT x.keys, x.lines {_current_block(judge_id)} LIMIT 1) kb ON TRUE"
+        f" LEFT JOIN LATERAL (SELECT TRUE AS found, {kept} {_current_block(judge_id)} LIMIT 1) kb(found, first, second)"
+        " ON TRUE"
         # evaluated only for a block with no current kept block: its one condition is on the outer row
-        f" LEFT JOIN LATERAL (SELECT * FROM ({rows}) r WHERE kb.lines IS NULL OFFSET 0) rb(keys, lines) ON TRUE"
+        f" LEFT JOIN LATERAL (SELECT * FROM ({rows}) r WHERE kb.found IS NULL OFFSET 0) rb(first, second) ON TRUE"
         " ORDER BY gb.block"
     )
     return statement, (*gold_params, *rows_params)
@@ -666,24 +674,24 @@ def postgres_blocks_statement(judge_id: int, gold: tuple[str, tuple], slug: str)
 def postgres_keep_blocks_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tuple]:
     """The INSERT that keeps the block of every block of `gold` (the judge's gold labels, no
     filters) that has none current and whose rows all have a current kept line (`kept_line`): their
-    keys and lines joined in the export's order, with what says whether the block is current. A
-    block with a row not kept (or gone stale since) is left for the next refresh."""
+    keys and lines joined in the export's order, and their CSV rows (each ending in a newline) with
+    their count, with what says whether the block is current. A block with a row not kept (or gone
+    stale since) is left for the next refresh."""
     gold_sql, gold_params = gold
     per = CONVERSATIONS_PER_BLOCK
     statement = (
         _BLOCK_G.format(per=per, gold=gold_sql) + " INSERT INTO reviewapp_exportblock"
-        " (judge_id, block, golds, generations, fingerprint, migration, epoch, keys, lines)"
+        " (judge_id, block, golds, generations, fingerprint, migration, epoch, keys, lines, rows, columns)"
         f" SELECT {judge_id}, gb.block, gb.golds, {_block_generations('gb.block')}, '{block_fingerprint()}',"
-        f" ({MIGRATION}), ({EPOCH}), kb.keys, kb.lines FROM {_BLOCK_GOLDS} gb"
-        " CROSS JOIN LATERAL (SELECT count(*) AS n, count(kl.line) AS kept, string_agg(kl.key, E'\\n') AS keys,"
-        " string_agg(kl.line, E'\\n') AS lines FROM (SELECT g.id FROM"
+        f" ({MIGRATION}), ({EPOCH}), kb.keys, kb.lines, kb.n, kb.columns FROM {_BLOCK_GOLDS} gb"
+        f" CROSS JOIN LATERAL (SELECT {_BLOCK_COMPOSED} FROM (SELECT g.id FROM"
         f" ({_block_gold(gold_sql)}) g ORDER BY g.conversation_id, g.turn_id) g"
         f" LEFT JOIN LATERAL ({kept_line()}) kl ON TRUE"
         f" WHERE NOT EXISTS (SELECT 1 {_current_block(judge_id)}) OFFSET 0) kb"
         " WHERE kb.n > 0 AND kb.kept = kb.n"
         " ON CONFLICT (judge_id, block) DO UPDATE SET golds = EXCLUDED.golds, generations = EXCLUDED.generations,"
         " fingerprint = EXCLUDED.fingerprint, migration = EXCLUDED.migration, epoch = EXCLUDED.epoch,"
-        " keys = EXCLUDED.keys, lines = EXCLUDED.lines"
+        " keys = EXCLUDED.keys, lines = EXCLUDED.lines, rows = EXCLUDED.rows, columns = EXCLUDED.columns"
     )
     return statement, (*gold_params, *gold_params)
 
@@ -692,7 +700,9 @@ def postgres_keep_blocks_statement(judge_id: int, gold: tuple[str, tuple]) -> tu
 def block_fingerprint() -> str:
     """`fingerprint` with how blocks are composed and tested: a block kept by other code is never
     read as current."""
-    layout = f"{_BLOCK_G}\n{_BLOCK_GOLDS}\n{_block_generations('b')}\n{_block_gold('SELECT 0')}"
+    layout = (  # how a block is found and tested, and how it is composed (its keys, lines and CSV rows)
+        f"{_BLOCK_G}\n{_BLOCK_GOLDS}\n{_block_generations('b')}\n{_block_gold('SELECT 0')}\n{_BLOCK_COMPOSED}"
+    )
     return hashlib.sha256(f"{fingerprint()}\n{layout}".encode()).hexdigest()[:16]
 
 

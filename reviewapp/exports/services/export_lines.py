@@ -18,9 +18,9 @@ two when another judge's conversations changed):
    the data and the generations in one snapshot; from SPLIT_FROM_LABELS gold labels in two parts at
    once, the second on a connection of its own (each batch stands alone, so neither part needs the
    other's snapshot).
-4. The kept lines of each block of sixteen conversations are joined into one kept block
-   (ExportBlock) where none is current and every line of the block is, for an export without
-   filters to read a row per block (`export_sql.postgres_blocks_statement`).
+4. The kept lines and CSV rows of each block of sixteen conversations are joined into one kept
+   block (ExportBlock) where none is current and every line of the block is, for a JSONL or Parquet
+   export without filters to read a row per block (`export_sql.postgres_blocks_statement`).
 
 So a line is never read as current beside data it was not built from, whatever the isolation level
 of the writers. A refresh that cannot wait (a transaction left open for longer than `wait_seconds`)

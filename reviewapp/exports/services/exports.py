@@ -468,9 +468,9 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
     writer = ParquetWriter(partial)
     tables = export_flat_selectors.CsvTables(finite=writer.finite, schema=writer.schema)
 
-    def read(rows, using=connection):
+    def read(rows, using=connection, blocks=False):
         return export_flat_selectors.postgres_csv(
-            judge=judge, filters=filters, rows_per_table=PARQUET_ROW_GROUP, using=using, rows=rows
+            judge=judge, filters=filters, rows_per_table=PARQUET_ROW_GROUP, using=using, rows=rows, blocks=blocks
         )
 
     def write(blocks, write_table=writer.write_table) -> int:
@@ -483,8 +483,9 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
     if first_rows is None:
         # Three stages at once, each in its own thread: the rows read (the database builds or reads
         # the next ones meanwhile), a row group parsed here, the one before compressed and written.
+        # In one piece, kept blocks are read where current (`export_sql.postgres_blocks_statement`).
         with (
-            closing(export_parallel.prefetched(lambda using: read((0, None), using))) as chunks,
+            closing(export_parallel.prefetched(lambda using: read((0, None), using, blocks=True))) as chunks,
             export_parallel.behind(writer.write_table) as write_table,
         ):
             for blocks in chunks:

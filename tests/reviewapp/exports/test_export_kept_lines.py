@@ -53,7 +53,7 @@ def parquet_rows(data: bytes) -> list[dict]:
     return pq.read_table(pa.BufferReader(data)).to_pylist()
 
 
-def row_path_parquet(judge) -> list[dict]:
+def row_path_parquet(judge, filters: ExportFilters | None = None) -> list[dict]:
     """The Parquet export's rows as the row path builds them (every row from the data, by Python)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -62,7 +62,7 @@ def row_path_parquet(judge) -> list[dict]:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "rows.parquet"
         writer = ParquetWriter(path)
-        for chunk in flat_rows(judge=judge, filters=ExportFilters()):
+        for chunk in flat_rows(judge=judge, filters=filters or ExportFilters()):
             for row in chunk:
                 writer.write(row)
         writer.close()
@@ -647,10 +647,17 @@ def test_kept_rows_are_compressed_with_lz4_where_the_server_has_it(corpus, media
             " AND attname IN ('key', 'line', 'columns') ORDER BY attname"
         )
         assert cursor.fetchall() == [("columns", "l"), ("key", "l"), ("line", "l")]
+        cursor.execute(
+            "SELECT attname, attcompression FROM pg_attribute WHERE attrelid = 'reviewapp_exportblock'::regclass"
+            " AND attname IN ('keys', 'lines', 'columns') ORDER BY attname"
+        )
+        assert cursor.fetchall() == [("columns", "l"), ("keys", "l"), ("lines", "l")]
         awkward(corpus)
         Turn.objects.filter(conversation__dataset=corpus.dataset).update(text="Une réponse assez longue. " * 200)
         export_lines.refresh(corpus.judge)
         cursor.execute("SELECT DISTINCT pg_column_compression(line) FROM reviewapp_exportline")
+        assert cursor.fetchall() == [("lz4",)]
+        cursor.execute("SELECT DISTINCT pg_column_compression(columns) FROM reviewapp_exportblock")
         assert cursor.fetchall() == [("lz4",)]
 
 
@@ -932,3 +939,119 @@ def test_a_block_with_a_row_whose_line_is_not_kept_is_not_composed(corpus, media
     assert composed == len(blocks) - 1
     assert list(ExportBlock.objects.order_by("block").values_list("block", flat=True)) == blocks[1:]
     assert exported(corpus.judge) == row_path_lines(corpus.judge)
+
+
+def test_the_csv_rows_of_a_block_are_split_where_a_row_ends_not_at_a_newline_in_a_quoted_value():
+    from reviewapp.exports.selectors.export_flat import _csv_rows_end
+
+    data = b'"k1","one\nline two"\n"k2","say ""hi""\n"\n"k3",,"x"\n'
+    assert _csv_rows_end(data, 0) == 0
+    assert data[: _csv_rows_end(data, 1)] == b'"k1","one\nline two"\n'
+    assert data[: _csv_rows_end(data, 2)] == b'"k1","one\nline two"\n"k2","say ""hi""\n"\n'
+    assert _csv_rows_end(data, 3) == len(data)
+    with pytest.raises(ValueError):
+        _csv_rows_end(data, 4)
+
+
+def _row_groups(data: bytes) -> list[int]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    metadata = pq.ParquetFile(pa.BufferReader(data)).metadata
+    return [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+
+
+def test_a_parquet_export_reads_the_current_kept_blocks_csv_rows_and_the_other_blocks_row_by_row(
+    corpus, media, monkeypatch
+):
+    """The Parquet export on one connection reads a current kept block's CSV rows as they are kept,
+    a stale block's rows one by one, and the file is the row path's either way; row groups end
+    inside blocks (here every 7 rows, blocks hold 16 conversations' rows), the block split where a
+    row ends, a text with a newline in it included."""
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 40)
+    awkward(corpus)  # a text with a newline, quotes and a tab, in the first block
+    monkeypatch.setattr("reviewapp.exports.services.exports.PARQUET_ROW_GROUP", 7)
+    built = exported(corpus.judge, "parquet")  # nothing kept: every row built (small: one connection)
+    assert parquet_rows(built) == row_path_parquet(corpus.judge)
+    total = len(row_path_parquet(corpus.judge))
+    assert total % 7 and _row_groups(built) == [7] * (total // 7) + [total % 7]
+
+    done = export_lines.refresh(corpus.judge)
+    blocks = list(ExportBlock.objects.filter(judge_id=corpus.judge.pk).order_by("block"))
+    assert done.blocks == len(blocks) >= 3
+    assert [block.rows for block in blocks] == [block.lines.count("\n") + 1 for block in blocks]
+    assert sum(block.rows for block in blocks) == total
+    assert all(block.columns.endswith("\n") for block in blocks)
+    assert exported(corpus.judge, "parquet") == built  # read from the kept blocks: the same bytes
+
+    # One conversation changes (its block goes stale); another block's kept CSV rows are marked.
+    changed = Conversation.objects.get(external_id="en-12")
+    Turn.objects.filter(conversation=changed, position=1).update(text="Changed after the keep.")
+    kept_one = Conversation.objects.get(external_id="en-35")
+    assert kept_one.pk // 16 != changed.pk // 16
+    marked = ExportBlock.objects.get(judge_id=corpus.judge.pk, block=kept_one.pk // 16)
+    assert marked.columns.count('"Answer 35"') == 1
+    ExportBlock.objects.filter(pk=marked.pk).update(columns=marked.columns.replace('"Answer 35"', '"Kept 35"'))
+
+    rows = parquet_rows(exported(corpus.judge, "parquet"))
+    expected = row_path_parquet(corpus.judge)
+    assert "Changed after the keep." in [row["text"] for row in expected]  # the stale block: built
+    for row in expected:
+        if row["text"] == "Answer 35":
+            row["text"] = "Kept 35"  # the kept one: read
+    assert rows == expected
+
+    ExportBlock.objects.filter(pk=marked.pk).update(columns=marked.columns)
+    again = export_lines.refresh(corpus.judge)
+    assert again.built == 1 and again.blocks == 1
+    assert exported(corpus.judge, "parquet") == exported(corpus.judge, "parquet")
+    assert parquet_rows(exported(corpus.judge, "parquet")) == row_path_parquet(corpus.judge)
+
+
+def test_a_parquet_export_with_a_filter_reads_the_blocks_it_takes_whole_and_the_rest_row_by_row(corpus, media):
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 20, language="de")
+    add_labelled(corpus, 20, language="es")
+    export_lines.refresh(corpus.judge)
+    assert ExportBlock.objects.count() >= 3
+    for filters in ({"languages": ["de"]}, {"languages": ["es", "fr"]}):
+        snapshot = snapshot_create(judge=corpus.judge, fmt="parquet", build=False, **filters)
+        data = snapshot_path(snapshot_write(snapshot_id=snapshot.pk)).read_bytes()
+        expected = row_path_parquet(corpus.judge, ExportFilters(languages=tuple(filters["languages"])))
+        assert expected and parquet_rows(data) == expected
+
+
+def test_kept_blocks_are_read_for_a_whole_export_only():
+    from reviewapp.exports.selectors.export_flat import postgres_csv, postgres_lines
+
+    part = {"judge": None, "filters": ExportFilters(), "rows": (10, None), "blocks": True}
+    with pytest.raises(ValueError, match="whole export only"):
+        next(postgres_lines(finite=None, **part))
+    with pytest.raises(ValueError, match="whole export only"):
+        next(postgres_csv(rows_per_table=10, **part))
+
+
+def test_a_block_composed_by_the_code_from_before_csv_rows_were_kept_is_stored_and_never_read(corpus, media):
+    """While migration 0024 is deployed, a process still running the code from before composes blocks
+    without their CSV rows: the database fills the new columns in, and the block, kept under that
+    code's fingerprint, is read as stale."""
+    export_lines.refresh(corpus.judge)
+    block = ExportBlock.objects.get()
+    ExportBlock.objects.all().delete()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO reviewapp_exportblock (judge_id, block, golds, generations, fingerprint, migration, epoch,"
+            " keys, lines) VALUES (%s, %s, %s, %s, 'an-older-code', %s, %s, %s, %s)",
+            [block.judge_id, block.block, block.golds, block.generations, block.migration, block.epoch,
+             block.keys, block.lines.replace("Bonjour", "Old code")],
+        )  # fmt: skip
+    old = ExportBlock.objects.get()
+    assert (old.rows, old.columns) == (0, "")
+    assert exported(corpus.judge) == row_path_lines(corpus.judge)
+    assert parquet_rows(exported(corpus.judge, "parquet")) == row_path_parquet(corpus.judge)
+    ExportLineState.objects.all().delete()  # that process's refresh left its own state: not this code's
+    assert export_lines.refresh(corpus.judge).blocks == 1
+    assert ExportBlock.objects.get().rows == block.rows > 0
