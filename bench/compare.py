@@ -394,8 +394,8 @@ def targets(results: dict[str, dict[str, float]], against: list[str], ls: dict |
         [verdict(value, under_10) for value in slowest])  # fmt: skip
     if ls:
 
-        def lowest_ratio(name: str) -> float:
-            return min(ls[k] / results[name][k] for k in PAGES if results[name].get(k) and ls.get(k))
+        def lowest_ratio(name: str) -> float | None:
+            return min((ls[k] / results[name][k] for k in PAGES if results[name].get(k) and ls.get(k)), default=None)
 
         def five_times(value) -> bool:
             return value >= 5
