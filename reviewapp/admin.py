@@ -86,14 +86,37 @@ admin.site.register(
     ReadOnlyAdmin,
     list_display=("gold_id", "judge_id", "conversation_id", "generation", "epoch"),
     list_filter=("judge_id",),
-    fields=("gold_id", "judge_id", "conversation_id", "fingerprint", "migration", "epoch", "generation", "key", "line"),
+    fields=(
+        "gold_id",
+        "judge_id",
+        "conversation_id",
+        "fingerprint",
+        "migration",
+        "epoch",
+        "generation",
+        "key",
+        "line",
+        "columns",
+    ),
 )
 admin.site.register(
     models.ExportBlock,
     ReadOnlyAdmin,
     list_display=("judge_id", "block", "epoch", "migration"),
     list_filter=("judge_id",),
-    fields=("judge_id", "block", "golds", "generations", "fingerprint", "migration", "epoch", "keys", "lines"),
+    fields=(
+        "judge_id",
+        "block",
+        "golds",
+        "generations",
+        "fingerprint",
+        "migration",
+        "epoch",
+        "keys",
+        "lines",
+        "rows",
+        "columns",
+    ),
 )
 admin.site.register(
     models.ExportGeneration, ReadOnlyAdmin, list_display=("conversation_id", "generation"), list_filter=("generation",)

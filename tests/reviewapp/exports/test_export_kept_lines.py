@@ -1055,3 +1055,18 @@ def test_a_block_composed_by_the_code_from_before_csv_rows_were_kept_is_stored_a
     ExportLineState.objects.all().delete()  # that process's refresh left its own state: not this code's
     assert export_lines.refresh(corpus.judge).blocks == 1
     assert ExportBlock.objects.get().rows == block.rows > 0
+
+
+def test_the_admin_shows_a_kept_block_with_its_csv_rows_and_a_kept_line_with_its_columns(corpus, media, client):
+    from django.contrib.auth import get_user_model
+    from django.urls import reverse
+
+    export_lines.refresh(corpus.judge)
+    block, line = ExportBlock.objects.get(), ExportLine.objects.order_by("gold_id").first()
+    admin = get_user_model().objects.create_superuser("block-admin", "block-admin@example.com", "pw-block-admin-1")
+    client.force_login(admin)
+    page = client.get(reverse("admin:reviewapp_exportblock_change", args=[block.pk])).content.decode()
+    assert "Rows:" in page and f">{block.rows}<" in page and block.rows == 3
+    assert "Columns:" in page and "conciseness" in block.columns and block.columns.count("\n") == 3
+    page = client.get(reverse("admin:reviewapp_exportline_change", args=[line.pk])).content.decode()
+    assert "Columns:" in page
