@@ -457,6 +457,17 @@ def postgres_kept_share(*, judge, filters: ExportFilters, total: int) -> float:
     return kept / sampled if sampled else 0.0
 
 
+def _kept_statement(judge, filters: ExportFilters, *, rows, blocks: bool, columns: bool) -> tuple[str, tuple]:
+    """The statement of `postgres_lines` (or, with `columns`, `postgres_csv`): rows kept or built, or
+    with `blocks` (the whole export only) the kept blocks where current."""
+    if blocks and rows != (0, None):
+        raise ValueError("kept blocks are read for the whole export only")
+    gold = _postgres_gold(judge, filters)
+    if blocks:
+        return export_sql.postgres_blocks_statement(int(judge.pk), gold, judge.slug, columns=columns)
+    return postgres_lines_statement(int(judge.pk), gold, judge.slug, columns=columns, rows=rows, kept=True)
+
+
 def postgres_lines(
     *,
     judge,
@@ -479,16 +490,7 @@ def postgres_lines(
     None for the rest). With `blocks` (the whole export only), the kept blocks of conversations are
     read where current (`export_sql.postgres_blocks_statement`): the same bytes, one lookup a block
     instead of two a row."""
-    if blocks and rows != (0, None):
-        raise ValueError("kept blocks are read for the whole export only")
-    if blocks:
-        statement, params = export_sql.postgres_blocks_statement(
-            int(judge.pk), _postgres_gold(judge, filters), judge.slug
-        )
-    else:
-        statement, params = postgres_lines_statement(
-            int(judge.pk), _postgres_gold(judge, filters), judge.slug, rows=rows, kept=True
-        )
+    statement, params = _kept_statement(judge, filters, rows=rows, blocks=blocks, columns=False)
     marks, parts, keys, size = _Marks(finite), [], [], 0
     with closing(_copied(statement, params, using)) as messages:
         for message in messages:  # each row: the keys and the lines of a block of rows, one a line
@@ -584,15 +586,7 @@ def postgres_csv(
     kept with its line read from there (ExportLine). A block that a table ends inside is split at
     that row (`_csv_rows_end`). `using` and `rows` as for `postgres_lines`; with `blocks` (the whole
     export only), the kept blocks' CSV rows are read where current (`export_sql.postgres_blocks_statement`)."""
-    if blocks and rows != (0, None):
-        raise ValueError("kept blocks are read for the whole export only")
-    gold = _postgres_gold(judge, filters)
-    if blocks:
-        statement, params = export_sql.postgres_blocks_statement(int(judge.pk), gold, judge.slug, columns=True)
-    else:
-        statement, params = postgres_lines_statement(
-            int(judge.pk), gold, judge.slug, columns=True, rows=rows, kept=True
-        )
+    statement, params = _kept_statement(judge, filters, rows=rows, blocks=blocks, columns=True)
     table, counted = [], 0
     with closing(_copied(statement, params, using)) as messages:
         for message in messages:  # each row: a count of CSV rows, and those rows
