@@ -1,7 +1,7 @@
 from django.conf import settings
-from django.urls import reverse
 
 from reviewapp import access
+from reviewapp.remembered_urls import remembered_reverse
 
 # (label, url name, url names that mark it current, who sees it)
 _NAV = (
@@ -35,10 +35,10 @@ def nav_items(request) -> list[dict]:
             continue
         if audience == "reviewer" and lead:
             continue
-        url = reverse(name, args=[user.pk]) if name == "reviewer_detail" else reverse(name)
+        url = remembered_reverse(name, [user.pk] if name == "reviewer_detail" else ())
         items.append({"label": label, "url": url, "current": current in names})
     if user.is_staff:
-        items.append({"label": "Admin", "url": reverse("admin:index"), "current": False})
+        items.append({"label": "Admin", "url": remembered_reverse("admin:index"), "current": False})
     return items
 
 

@@ -15,7 +15,7 @@ SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "reviewapp.static_storage.RememberedManifestStaticFilesStorage"},
 }
 # Behind the HTTPS proxy every request comes from the proxy's address: login throttling reads the
 # client's address from X-Forwarded-For, trusting TRIBUNAL_PROXY_COUNT proxies in front of gunicorn.

@@ -71,8 +71,13 @@ TEMPLATES = [
                 "reviewapp.context_lead_tools.lead_tools",
             ],
             # `|bidi` on every transcript: bidirectional controls shown, never obeyed. The page skeleton's
-            # tags (page head, filter bar, results, form card) are on every page.
-            "builtins": ["reviewapp.templatetags.text_safety", "reviewapp.templatetags.skeleton"],
+            # tags (page head, filter bar, results, form card) are on every page. `{% url %}` remembers
+            # the URLs it reverses (remembered_urls).
+            "builtins": [
+                "reviewapp.templatetags.text_safety",
+                "reviewapp.templatetags.skeleton",
+                "reviewapp.templatetags.remembered_urls",
+            ],
         },
     },
 ]
