@@ -83,7 +83,12 @@ def test_a_queued_import_is_written_to_postgresql_by_the_worker(celery_worker_pr
     kept = ExportLine.objects.filter(gold_id__in=labels.values("pk"))
     wait_until(lambda: kept.count() == CONVERSATIONS, timeout=60, message="the worker to keep the export lines")
     assert kept.count() == CONVERSATIONS
-    assert "export lines of conciseness: 120 built" in celery_worker_process.log()
+    # The refresh logs once it has also composed the blocks, after the lines are committed and visible.
+    wait_until(
+        lambda: "export lines of conciseness: 120 built" in celery_worker_process.log(),
+        timeout=60,
+        message="the worker to log the refresh",
+    )
 
 
 def test_the_same_import_delivered_twice_at_once_writes_each_row_once(celery_worker_process, wait_until, tmp_path):
