@@ -108,10 +108,10 @@ def test_an_argument_that_is_not_a_plain_string_or_integer_is_reversed_each_time
 
 
 @pytest.mark.django_db
-def test_the_navigation_links_are_djangos(client, django_user_model):
-    user = django_user_model.objects.create_user(username="nav-lead", password="x" * 12, is_staff=True)
-    client.force_login(user)
+def test_the_navigation_links_are_djangos(django_user_model):
     from reviewapp.context_processors import nav_items
+
+    user = django_user_model.objects.create_user(username="nav-lead", password="x" * 12, is_staff=True)
 
     class Request:
         resolver_match = None
