@@ -38,6 +38,10 @@ def test_lead_applies_the_label_plan_to_the_queue(page, login, lead):
     page.get_by_label("Review budget (labels)").fill("40")
     page.get_by_role("button", name="Plan", exact=True).click()
     expect(page.locator("#plan-cells")).to_be_visible()
+    # The plan comes back through htmx (the budget's change and the submit): wait until the plan for 40
+    # labels is in and no request is still in flight, or the swap can replace the form being submitted.
+    expect(page.locator("#plan input[name=budget]")).to_have_value("40")
+    expect(page.locator(".htmx-request")).to_have_count(0)
     with page.expect_navigation():
         page.get_by_role("button", name="Make the queue follow this plan").click()
     expect(page.get_by_text("The queue now follows this allocation")).to_be_visible()
