@@ -36,9 +36,10 @@ _NOBODY = ' <span class="small takers">sent back: <span class="pill pill--warn">
 _SAMPLE_ID = 987654321
 
 
-def _number(value) -> str:
-    """An integer as the template engine prints it (localized, grouped only when the settings say so)."""
-    return formats.localize(value) if settings.USE_THOUSAND_SEPARATOR else str(value)
+def _numbers():
+    """How the template engine prints an integer (localized, grouped only when the settings say so), as a
+    function, the settings read once per table rather than once per number."""
+    return formats.localize if settings.USE_THOUSAND_SEPARATOR else str
 
 
 def _review_url():
@@ -95,10 +96,10 @@ def _status_name(item, names: dict[str, str]) -> str:
     return name
 
 
-def queue_row(item, *, can_bulk: bool, url, truncated, statuses: dict[str, str]) -> str:
+def queue_row(item, *, can_bulk: bool, url, truncated, statuses: dict[str, str], number) -> str:
     """One item's `<tr>` as HTML text: every value from the data is escaped here (`escape`, the template
     engine's own escaping; transcript text through `visible_bidi`, which escapes)."""
-    pk = _number(item.pk)
+    pk = number(item.pk)
     turn = item.turn
     bulk = (
         f'<td><input type="checkbox" name="items" value="{pk}" id="bulk-item-{pk}" aria-label="Choose item {pk}"></td>'
@@ -106,7 +107,7 @@ def queue_row(item, *, can_bulk: bool, url, truncated, statuses: dict[str, str])
         else ""
     )
     if turn is not None:
-        where = f" · turn {_number(turn.position)}"
+        where = f" · turn {number(turn.position)}"
         text = (
             f'<div class="small clamp queue-table__text" lang="{escape(item.language)}">'
             f"{shown_text(truncated(turn.text))}</div>"
@@ -121,7 +122,7 @@ def queue_row(item, *, can_bulk: bool, url, truncated, statuses: dict[str, str])
     )
     return (
         f"\n      <tr>\n        {bulk}\n"
-        f'        <td class="num">{_number(item.priority)}</td>\n'
+        f'        <td class="num">{number(item.priority)}</td>\n'
         "        <td>\n"
         f'          <a class="strong" href="{escape(url(item.pk))}">#{pk}</a>\n'
         f'          <span class="muted small mono">{escape(item.conversation.external_id)}{where}</span>\n'
@@ -131,7 +132,7 @@ def queue_row(item, *, can_bulk: bool, url, truncated, statuses: dict[str, str])
         f'        <td><span class="modes">{reasons}</span></td>\n'
         f'        <td><span class="lang">{escape(item.language)}</span></td>\n'
         f'        <td class="small">{escape(item.dataset.name)}</td>\n'
-        f'        <td class="num">{_number(item.review_count)}/{_number(item.reviews_required)}'
+        f'        <td class="num">{number(item.review_count)}/{number(item.reviews_required)}'
         f"{_MINE if item.reviewed_by_me else ''}</td>\n"
         f'        <td><span class="pill pill--status-{escape(item.status)}">{_status_name(item, statuses)}</span>'
         f"{holder}{_takers(item)}</td>\n"
@@ -142,12 +143,33 @@ def queue_row(item, *, can_bulk: bool, url, truncated, statuses: dict[str, str])
 @register.simple_tag
 def queue_rows(items, can_bulk) -> SafeString:
     """The `<tr>` of each item on the queue page, with the whitespace the template loop gave them."""
-    url, truncated, statuses = _review_url(), _Truncation(), {}
+    url, truncated, statuses, number = _review_url(), _Truncation(), {}, _numbers()
     # Why mark_safe is right here: queue_row writes only its own fixed markup, numbers it formats, and
     # values passed through escape() (html.escape, the template engine's own escaping) or shown_text
     # (visible_bidi, which escapes); transcripts, names and reasons are never written unescaped.
     # tests/reviewapp/triage/test_queue_rows.py puts markup in every field and compares with the template.
     rows = "".join(
-        queue_row(item, can_bulk=bool(can_bulk), url=url, truncated=truncated, statuses=statuses) for item in items
+        queue_row(item, can_bulk=bool(can_bulk), url=url, truncated=truncated, statuses=statuses, number=number)
+        for item in items
     )
     return mark_safe(rows)  # noqa: S308  # every value escaped by queue_row
+
+
+@register.simple_tag
+def reason_counts(reasons, current, reason_query, queue_url) -> SafeString:
+    """The queue's count per reason, each a link to the queue filtered by it (`reason_query` is the page's
+    query with `reason=` at its end; `queue_url` the queue's path for htmx), the one `current` marked and
+    the empty ones dimmed: the `<li>` of each with the whitespace the template loop gave them."""
+    number, query, url = _numbers(), escape(reason_query), escape(queue_url)
+    links = []
+    for reason in reasons:
+        code = escape(reason.code)
+        state = (" is-current" if reason.code == current else "") + ("" if reason.count else " is-zero")
+        links.append(
+            f'\n    <li><a class="reason-count{state}" href="?{query}{code}" hx-get="{url}?{query}{code}"'
+            ' hx-target="#queue-results" hx-swap="outerHTML" hx-push-url="true">'
+            f'<span class="reason-count__label">{escape(reason.label)}</span>'
+            f' <span class="reason-count__n">{escape(number(reason.count))}</span></a></li>\n    '
+        )
+    # Why mark_safe is right here: the markup is fixed and every value in it went through escape().
+    return mark_safe("".join(links))  # noqa: S308  # every value escaped above

@@ -3,11 +3,18 @@ table, empty state, status pill, form card and form errors. A page states its he
 fields; the markup lives here once. The tags are template builtins (settings.TEMPLATES): no page loads them.
 
 Each list piece carries a `data-skeleton` marker so a test can walk every list page and find the same parts.
+
+The pieces on every list page (the page head, the filter bar and its selects) write their markup here in
+Python; the rest render an include under templates/includes/. An include costs more to render than the
+few lines of markup it holds, and these are on every request of the queue and the review screen.
+tests/reviewapp/site/test_skeleton_tags.py keeps the includes they replaced and compares the two.
 """
 
 from django import template
+from django.template.base import render_value_in_context
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
 
@@ -31,7 +38,42 @@ class _WrapNode(template.Node):
         # all, so it neither runs its queries nor meets the values the invalid filters left.
         values["body"] = "" if values.get("errors") else self.nodelist.render(context)
         values["csrf_token"] = context.get("csrf_token")
-        return render_to_string(self.template_name, values | _shape(self.template_name, values))
+        values |= _shape(self.template_name, values)
+        written = WRITTEN.get(self.template_name)
+        if written is not None:
+            return written(values)
+        return render_to_string(self.template_name, values)
+
+
+# What the included templates' `{{ value }}` escapes with: render_to_string's own context (escaping on).
+_INCLUDED = template.Context()
+
+
+def _shown(value) -> str:
+    """`{{ value }}` in an included template: localized, then escaped unless already safe."""
+    return render_value_in_context(value, _INCLUDED)
+
+
+def _filter_bar(values: dict) -> SafeString:
+    """The filter bar's form, as templates/includes/filter_bar.html wrote it before it was written here:
+    every list page has one, and rendering an include costs more than the bar's markup. Each value is
+    shown as `{{ value }}` shows it (`_shown`); tests/reviewapp/site/test_skeleton_tags.py compares the
+    two."""
+    url, target = _shown(values["url"]), _shown(values.get("target", ""))
+    indicator = f' hx-indicator="{target}"' if values.get("indicator") else ""
+    # Why mark_safe is right here: the markup is fixed and every value in it went through _shown.
+    return mark_safe(  # noqa: S308  # every value escaped by _shown
+        f'<form class="filters" method="get" action="{url}" role="search" data-skeleton="filter-bar"\n'
+        f'      hx-get="{url}" hx-target="{target}" hx-swap="outerHTML"\n'
+        f'      hx-trigger="{_shown(values.get("trigger") or "change, submit")}" hx-push-url="true"{indicator}>\n'
+        f"  {_shown(values['body'])}\n"
+        f'  <button type="submit" class="button">{_shown(values.get("button") or "Filter")}</button>\n'
+        "</form>\n"
+    )
+
+
+# Includes written in Python instead, by template name (the other wraps render their include).
+WRITTEN = {"includes/filter_bar.html": _filter_bar}
 
 
 def _shape(template_name: str, values: dict) -> dict:
@@ -106,7 +148,14 @@ class _PageHeadNode(template.Node):
 
     def render(self, context):
         parts = {name: nodelist.render(context) for name, nodelist in self.sections.items()}
-        return render_to_string("includes/page_head.html", parts)
+        # The markup templates/includes/page_head.html gave (test_skeleton_tags compares the two); each
+        # section is its rendered nodelist, already escaped (safe), shown as `{{ section }}` shows it.
+        lede = parts.get("lede", "")
+        lede = f'<p class="muted">{_shown(lede)}</p>' if lede else ""
+        return mark_safe(  # noqa: S308  # every part escaped by _shown
+            f'<div class="pagehead">\n  <div>\n    <h1>{_shown(parts["heading"])}</h1>\n    {lede}\n  </div>\n'
+            f"  {_shown(parts.get('actions', ''))}\n</div>\n"
+        )
 
 
 @register.tag
@@ -123,8 +172,9 @@ def pagehead(parser, token):
     return _PageHeadNode(sections)
 
 
-@register.inclusion_tag("includes/filter_select.html")
+@register.simple_tag(takes_context=True)
 def filter_select(
+    context,
     name: str,
     label: str,
     choices,
@@ -140,7 +190,13 @@ def filter_select(
     """A labelled select of a filter. Choices are plain values, (value, label) pairs, or objects whose
     `value` and `text` attributes give each option (`value="slug" text="name"`). `blank` is the text of
     the empty option (none without it); with `multiple`, `selected` is a list of values; `hotkey` is the
-    key that focuses the select."""
+    key that focuses the select.
+
+    Written here rather than by an included template: every list page has a bar of these, a page's
+    options number in the dozens, and the template engine's lookups for each cost more than the rest of
+    the bar. Each value goes through `render_value_in_context`, as `{{ value }}` in a template does
+    (localized, then escaped unless already safe); tests/reviewapp/site/test_skeleton_tags.py compares
+    the markup with the template this replaced."""
     chosen = {str(one) for one in (selected or () if multiple else [selected]) if one not in (None, "")}
     options = []
     for choice in choices:
@@ -150,16 +206,27 @@ def filter_select(
             option_value, option_text = choice
         else:
             option_value = option_text = choice
-        options.append({"value": option_value, "label": option_text, "selected": str(option_value) in chosen})
-    return {
-        "name": name,
-        "label": label,
-        "options": options,
-        "blank": blank,
-        "id": id,
-        "multiple": multiple,
-        "hotkey": hotkey,
-    }
+        options.append(
+            f'<option value="{render_value_in_context(option_value, context)}"'
+            f"{' selected' if str(option_value) in chosen else ''}>{render_value_in_context(option_text, context)}</option>"
+        )
+    shown_id = render_value_in_context(id, context)
+    several = ' multiple size="3"' if multiple else ""
+    if hotkey:
+        key = render_value_in_context(hotkey, context)
+        several += f' data-hotkey="{key}" aria-keyshortcuts="{key}"'
+    empty = f'<option value="">{render_value_in_context(blank, context)}</option>' if blank else ""
+    # Why mark_safe is right here: the markup is fixed, and every value in it went through
+    # render_value_in_context, the template engine's own escaping of `{{ value }}`.
+    return mark_safe(  # noqa: S308  # every value escaped above
+        '<div class="field field--inline">\n'
+        f'  <label for="{shown_id}">{render_value_in_context(label, context)}</label>\n'
+        f'  <select id="{shown_id}" name="{render_value_in_context(name, context)}"{several}>\n'
+        f"    {empty}\n"
+        f"    {''.join(options)}\n"
+        "  </select>\n"
+        "</div>\n"
+    )
 
 
 @register.inclusion_tag("includes/filter_input.html")

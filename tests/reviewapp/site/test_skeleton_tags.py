@@ -8,6 +8,8 @@ import re
 import pytest
 from django import forms
 from django.template import Context, Template, TemplateSyntaxError
+from django.urls import reverse
+from django.utils.safestring import mark_safe
 
 
 def _render(source: str, **context) -> str:
@@ -95,3 +97,194 @@ def test_the_form_card_posts_to_itself_with_its_token_title_and_errors():
     assert html.index("Not now.") < html.index("<button>Add</button>")
     untitled = _render('{% formcard "f" "people_list" form=form %}{% endformcard %}', form=_Note())
     assert "aria-labelledby" not in untitled and "<h2" not in untitled and "alert" not in untitled
+
+
+# The include `filter_select` rendered before it was written in Python (templates/includes/filter_select.html).
+FORMER_FILTER_SELECT = """<div class="field field--inline">
+  <label for="{{ id }}">{{ label }}</label>
+  <select id="{{ id }}" name="{{ name }}"{% if multiple %} multiple size="3"{% endif %}{% if hotkey %} data-hotkey="{{ hotkey }}" aria-keyshortcuts="{{ hotkey }}"{% endif %}>
+    {% if blank %}<option value="">{{ blank }}</option>{% endif %}
+    {% for option in options %}<option value="{{ option.value }}"{% if option.selected %} selected{% endif %}>{{ option.label }}</option>{% endfor %}
+  </select>
+</div>
+"""
+
+
+class _Judge:
+    def __init__(self, slug, name):
+        self.slug, self.name = slug, name
+
+
+def _former(choices, selected, *, id, name, label, blank="", value="", text="", multiple=False, hotkey="", **context):
+    chosen = {str(one) for one in (selected or () if multiple else [selected]) if one not in (None, "")}
+    options = []
+    for choice in choices:
+        if value:
+            option_value, option_text = getattr(choice, value), getattr(choice, text or value)
+        elif isinstance(choice, (tuple, list)):
+            option_value, option_text = choice
+        else:
+            option_value = option_text = choice
+        options.append({"value": option_value, "label": option_text, "selected": str(option_value) in chosen})
+    values = {"name": name, "label": label, "options": options, "blank": blank, "id": id}
+    return Template(FORMER_FILTER_SELECT).render(Context(values | {"multiple": multiple, "hotkey": hotkey}))
+
+
+HOSTILE = "<script>\"x\" & 'y'</script>"
+
+
+@pytest.mark.parametrize(
+    ("tag", "context", "former"),
+    [
+        (
+            '{% filter_select "kind" "Kind" kinds "b" blank="Any" id="k" %}',
+            {"kinds": ["a", "b", HOSTILE, 3]},
+            {
+                "choices": ["a", "b", HOSTILE, 3],
+                "selected": "b",
+                "id": "k",
+                "name": "kind",
+                "label": "Kind",
+                "blank": "Any",
+            },
+        ),
+        (
+            '{% filter_select "judge" label judges picked blank=blank id=ident value="slug" text="name" hotkey="/" %}',
+            {
+                "label": HOSTILE,
+                "ident": "j<1>",
+                "blank": "Every <judge>",
+                "judges": [_Judge("brevity", "Brevity & co"), _Judge('a"b', HOSTILE)],
+                "picked": 'a"b',
+            },
+            {
+                "choices": [_Judge("brevity", "Brevity & co"), _Judge('a"b', HOSTILE)],
+                "selected": 'a"b',
+                "id": "j<1>",
+                "name": "judge",
+                "label": HOSTILE,
+                "blank": "Every <judge>",
+                "value": "slug",
+                "text": "name",
+                "hotkey": "/",
+            },
+        ),
+        (
+            '{% filter_select "dataset" "Datasets" choices picked id="d" multiple=True %}',
+            {"choices": [(1, "calls"), (1234567, mark_safe("<b>kept</b>")), (3, HOSTILE)], "picked": ["1", 3]},
+            {
+                "choices": [(1, "calls"), (1234567, mark_safe("<b>kept</b>")), (3, HOSTILE)],
+                "selected": ["1", 3],
+                "id": "d",
+                "name": "dataset",
+                "label": "Datasets",
+                "multiple": True,
+            },
+        ),
+        (
+            '{% filter_select "status" "Status" choices picked id="s" blank="" %}',
+            {"choices": [], "picked": None},
+            {"choices": [], "selected": None, "id": "s", "name": "status", "label": "Status"},
+        ),
+        (
+            '{% filter_select "n" "N" choices picked id="n" %}',
+            {"choices": [0, 1, ""], "picked": 0},
+            {"choices": [0, 1, ""], "selected": 0, "id": "n", "name": "n", "label": "N"},
+        ),
+    ],
+)
+@pytest.mark.parametrize("grouped", [False, True])
+def test_filter_select_writes_the_former_includes_markup(settings, tag, context, former, grouped):
+    settings.USE_THOUSAND_SEPARATOR = grouped
+    written = _render(tag, **context)
+    assert written == _former(**former)
+    assert "<script>" not in written and "<judge>" not in written
+
+
+def test_filter_select_escapes_nothing_twice_and_keeps_safe_text():
+    html = _render(
+        '{% filter_select "d" "D" choices "1" id="d" %}', choices=[(1, mark_safe("<b>kept</b>")), (2, "a & b")]
+    )
+    assert '<option value="1" selected><b>kept</b></option>' in html
+    assert '<option value="2">a &amp; b</option>' in html
+
+
+# The includes the filter bar and the page head rendered before they were written in Python
+# (templates/includes/filter_bar.html and page_head.html).
+FORMER_FILTER_BAR = """<form class="filters" method="get" action="{{ url }}" role="search" data-skeleton="filter-bar"
+      hx-get="{{ url }}" hx-target="{{ target }}" hx-swap="outerHTML"
+      hx-trigger="{{ trigger|default:'change, submit' }}" hx-push-url="true"{% if indicator %} hx-indicator="{{ target }}"{% endif %}>
+  {{ body }}
+  <button type="submit" class="button">{{ button|default:"Filter" }}</button>
+</form>
+"""
+FORMER_PAGE_HEAD = """<div class="pagehead">
+  <div>
+    <h1>{{ heading }}</h1>
+    {% if lede %}<p class="muted">{{ lede }}</p>{% endif %}
+  </div>
+  {{ actions }}
+</div>
+"""
+
+
+@pytest.mark.parametrize(
+    ("arguments", "context", "former"),
+    [
+        ("target=target", {"target": "#results"}, {"target": "#results"}),
+        ("target=target indicator=True", {"target": '#a"<b>'}, {"target": '#a"<b>', "indicator": True}),
+        (
+            'target="#r" trigger=trigger button=button indicator=on',
+            {"trigger": "", "button": HOSTILE, "on": 1},
+            {"target": mark_safe("#r"), "trigger": "", "button": HOSTILE, "indicator": 1},
+        ),
+        (
+            'target="#r" trigger="keyup changed delay:300ms" button="Go <now>"',
+            {},
+            # a literal in a template is safe text
+            {
+                "target": mark_safe("#r"),
+                "trigger": mark_safe("keyup changed delay:300ms"),
+                "button": mark_safe("Go <now>"),
+            },
+        ),
+        ("", {}, {}),
+    ],
+)
+def test_the_filter_bar_writes_the_former_includes_markup(arguments, context, former):
+    body = '<input name="{{ field }}">{% if flag %} & more{% endif %}'
+    written = _render(
+        f'{{% filterbar "queue_index" {arguments} %}}{body}{{% endfilterbar %}}', field=HOSTILE, **context
+    )
+
+    values = former | {"url": reverse("queue_index"), "body": _render(body, field=HOSTILE)}
+    assert written == Template(FORMER_FILTER_BAR).render(Context(values))
+    assert "<script>" not in written and written.count("<form") == 1
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{% pagehead %}{{ name }} against gold{% lede %}Ordinal & {{ name }}{% actions %}<a href='/x'>{{ name }}</a>{% endpagehead %}",
+        "{% pagehead %}People{% endpagehead %}",
+        "{% pagehead %}People{% lede %}{% endpagehead %}",
+        "{% pagehead %}People{% actions %}<a href='/y'>Add</a>{% endpagehead %}",
+        "{% pagehead %}{{ name }}{% lede %} {% actions %}{% endpagehead %}",
+    ],
+)
+def test_the_page_head_writes_the_former_includes_markup(source):
+    written = _render(source, name=HOSTILE)
+    heading, _, rest = source.removeprefix("{% pagehead %}").removesuffix("{% endpagehead %}").partition("{% lede %}")
+    if "{% lede %}" not in source:
+        heading, _, rest = heading.partition("{% actions %}")
+        lede, actions = None, rest if "{% actions %}" in source else None
+    else:
+        lede, _, actions = rest.partition("{% actions %}")
+        actions = actions if "{% actions %}" in source else None
+    parts = {"heading": _render(heading, name=HOSTILE)}
+    if lede is not None:
+        parts["lede"] = _render(lede, name=HOSTILE)
+    if actions is not None:
+        parts["actions"] = _render(actions, name=HOSTILE)
+    assert written == Template(FORMER_PAGE_HEAD).render(Context(parts))
+    assert "<script>" not in written

@@ -9,6 +9,7 @@ from django.template import Context, Template
 
 from reviewapp.models import Conversation, Dataset, Judge, ReviewItem, Turn
 from reviewapp.triage.selectors.progress import Takers
+from reviewapp.triage.selectors.queue import ReasonCount
 
 # The loop as templates/queue/index.html had it (inside <tbody>).
 LOOP = """{% for item in items %}
@@ -80,3 +81,46 @@ def test_the_rows_are_the_former_loops_markup(can_bulk):
 
 def test_no_items_no_rows():
     assert Template("{% load queue_rows %}{% queue_rows items True %}").render(Context({"items": []})) == ""
+
+
+def test_grouped_numbers_are_the_former_loops_when_the_settings_group_them(settings):
+    settings.USE_THOUSAND_SEPARATOR = True
+    shown = items()
+    context = Context({"items": shown, "can_bulk": True})
+    written = Template("{% load queue_rows %}{% queue_rows items can_bulk %}").render(context)
+
+    assert written == Template(LOOP).render(context)
+    assert '<td class="num">1,234,567</td>' in written and "#1,000</a>" in written
+
+
+# The reason counts as templates/queue/index.html had them (inside <ul class="reason-counts">).
+REASON_LOOP = """{% for reason in queue.reasons %}
+    <li><a class="reason-count{% if reason.code == filters.reason %} is-current{% endif %}{% if not reason.count %} is-zero{% endif %}" href="?{{ reason_query }}{{ reason.code }}" hx-get="{{ queue_url }}?{{ reason_query }}{{ reason.code }}" hx-target="#queue-results" hx-swap="outerHTML" hx-push-url="true"><span class="reason-count__label">{{ reason.label }}</span> <span class="reason-count__n">{{ reason.count }}</span></a></li>
+    {% endfor %}"""
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+@pytest.mark.parametrize("current", ["", "gold_disagrees", "<x>"])
+@pytest.mark.parametrize("reason_query", ["reason=", 'language=fr&judge=a"b&reason='])
+def test_the_reason_counts_are_the_former_loops_markup(settings, grouped, current, reason_query):
+    settings.USE_THOUSAND_SEPARATOR = grouped
+    reasons = [
+        ReasonCount("gold_disagrees", "Gold disagrees", 1234567),
+        ReasonCount("unresolved", "Judges <unresolved> & 'split'", 0),
+        ReasonCount("<x>", '"odd"', 3),
+    ]
+    context = Context(
+        {
+            "queue": {"reasons": reasons},
+            "filters": {"reason": current},
+            "reason_query": reason_query,
+            "queue_url": "/queue/?<q>",
+        }
+    )
+    written = Template(
+        "{% load queue_rows %}{% reason_counts queue.reasons filters.reason reason_query queue_url %}"
+    ).render(context)
+
+    assert written == Template(REASON_LOOP).render(context)
+    assert written.count("<li>") == 3 and "<unresolved>" not in written and "<x>" not in written
+    assert written.count("is-current") == (current != "") and written.count("is-zero") == 1
