@@ -9,7 +9,8 @@ figures move less than compare.py's; instruction counts (below) do not move at a
 
 Each of --requests reviewers claims the next item (POST /queue/next/), opens it (GET /review/<id>/) and
 submits a label (rating, agreement with each verdict shown, a comment); the medians of this process's
-CPU time per request are printed, with the statements each ran, and when PostgreSQL runs on this
+CPU time per request are printed (and the lowest, which other work on a shared machine moves least),
+with the statements each ran, and when PostgreSQL runs on this
 machine (its backend's /proc/<pid>/schedstat readable) the CPU its backend spent on the request: parsing,
 planning and running the statements, and the commit. --gets then opens one more claimed
 item that many times. The database is reset first (bench._workload.reset_tribunal).
@@ -140,7 +141,10 @@ def main() -> None:
     for key, values in cpu.items():
         if values:
             ms = statistics.median(values[2:] or values) * 1000
-            line = f"{key}: {ms:.2f} ms CPU (median of {len(values)}), {statements[key]} statements"
+            lowest = min(values[2:] or values) * 1000
+            line = (
+                f"{key}: {ms:.2f} ms CPU (median of {len(values)}, lowest {lowest:.2f}), {statements[key]} statements"
+            )
             if server.get(key):
                 line += f"; PostgreSQL backend {statistics.median(server[key][2:] or server[key]) * 1000:.2f} ms CPU"
             print(line)
