@@ -6,7 +6,7 @@ Each list piece carries a `data-skeleton` marker so a test can walk every list p
 
 The pieces on every list page (the page head, the filter bar and its selects) write their markup here in
 Python; the rest render an include under templates/includes/. An include costs more to render than the
-few lines of markup it holds, and these are on every request of the queue and the review screen.
+few lines of markup it holds, and these are on every request of the queue and of every list page.
 tests/reviewapp/site/test_skeleton_tags.py keeps the includes they replaced and compares the two.
 """
 
