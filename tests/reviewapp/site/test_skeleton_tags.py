@@ -115,19 +115,10 @@ class _Judge:
         self.slug, self.name = slug, name
 
 
-def _former(choices, selected, *, id, name, label, blank="", value="", text="", multiple=False, hotkey="", **context):
-    chosen = {str(one) for one in (selected or () if multiple else [selected]) if one not in (None, "")}
-    options = []
-    for choice in choices:
-        if value:
-            option_value, option_text = getattr(choice, value), getattr(choice, text or value)
-        elif isinstance(choice, (tuple, list)):
-            option_value, option_text = choice
-        else:
-            option_value = option_text = choice
-        options.append({"value": option_value, "label": option_text, "selected": str(option_value) in chosen})
-    values = {"name": name, "label": label, "options": options, "blank": blank, "id": id}
-    return Template(FORMER_FILTER_SELECT).render(Context(values | {"multiple": multiple, "hotkey": hotkey}))
+def _former(*, options=(), **values) -> str:
+    """The former include rendered with `values`; `options` as (value, label, selected) triples."""
+    shown = [{"value": value, "label": label, "selected": selected} for value, label, selected in options]
+    return Template(FORMER_FILTER_SELECT).render(Context({**values, "options": shown}))
 
 
 HOSTILE = "<script>\"x\" & 'y'</script>"
@@ -140,12 +131,11 @@ HOSTILE = "<script>\"x\" & 'y'</script>"
             '{% filter_select "kind" "Kind" kinds "b" blank="Any" id="k" %}',
             {"kinds": ["a", "b", HOSTILE, 3]},
             {
-                "choices": ["a", "b", HOSTILE, 3],
-                "selected": "b",
                 "id": "k",
                 "name": "kind",
                 "label": "Kind",
                 "blank": "Any",
+                "options": [("a", "a", False), ("b", "b", True), (HOSTILE, HOSTILE, False), (3, 3, False)],
             },
         ),
         (
@@ -158,38 +148,39 @@ HOSTILE = "<script>\"x\" & 'y'</script>"
                 "picked": 'a"b',
             },
             {
-                "choices": [_Judge("brevity", "Brevity & co"), _Judge('a"b', HOSTILE)],
-                "selected": 'a"b',
                 "id": "j<1>",
                 "name": "judge",
                 "label": HOSTILE,
                 "blank": "Every <judge>",
-                "value": "slug",
-                "text": "name",
                 "hotkey": "/",
+                "options": [("brevity", "Brevity & co", False), ('a"b', HOSTILE, True)],
             },
         ),
         (
             '{% filter_select "dataset" "Datasets" choices picked id="d" multiple=True %}',
             {"choices": [(1, "calls"), (1234567, mark_safe("<b>kept</b>")), (3, HOSTILE)], "picked": ["1", 3]},
             {
-                "choices": [(1, "calls"), (1234567, mark_safe("<b>kept</b>")), (3, HOSTILE)],
-                "selected": ["1", 3],
                 "id": "d",
                 "name": "dataset",
                 "label": "Datasets",
                 "multiple": True,
+                "options": [(1, "calls", True), (1234567, mark_safe("<b>kept</b>"), False), (3, HOSTILE, True)],
             },
         ),
         (
             '{% filter_select "status" "Status" choices picked id="s" blank="" %}',
             {"choices": [], "picked": None},
-            {"choices": [], "selected": None, "id": "s", "name": "status", "label": "Status"},
+            {"id": "s", "name": "status", "label": "Status"},
+        ),
+        (
+            '{% filter_select "status" "Status" choices picked id="s" %}',
+            {"choices": ["", "open"], "picked": ""},  # nothing chosen: the empty value is not selected
+            {"id": "s", "name": "status", "label": "Status", "options": [("", "", False), ("open", "open", False)]},
         ),
         (
             '{% filter_select "n" "N" choices picked id="n" %}',
             {"choices": [0, 1, ""], "picked": 0},
-            {"choices": [0, 1, ""], "selected": 0, "id": "n", "name": "n", "label": "N"},
+            {"id": "n", "name": "n", "label": "N", "options": [(0, 0, True), (1, 1, False), ("", "", False)]},
         ),
     ],
 )
