@@ -13,8 +13,9 @@ tests/reviewapp/site/test_skeleton_tags.py keeps the includes they replaced and 
 from django import template
 from django.template.base import render_value_in_context
 from django.template.loader import render_to_string
-from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
+
+from reviewapp.remembered_urls import remembered_reverse
 
 register = template.Library()
 
@@ -23,10 +24,12 @@ STATUS_TONES = {"failed": "error", "error": "error", "running": "warn", "pending
 
 
 class _WrapNode(template.Node):
-    """A block tag that renders its body and hands it, with resolved arguments, to an include."""
+    """A block tag that renders its body and hands it, with resolved arguments, to what writes the
+    piece (`write`: an include rendered, or markup written in Python)."""
 
-    def __init__(self, template_name: str, nodelist, args, kwargs):
-        self.template_name = template_name
+    def __init__(self, name: str, write, nodelist, args, kwargs):
+        self.name = name
+        self.write = write
         self.nodelist = nodelist
         self.args = args
         self.kwargs = kwargs
@@ -38,11 +41,7 @@ class _WrapNode(template.Node):
         # all, so it neither runs its queries nor meets the values the invalid filters left.
         values["body"] = "" if values.get("errors") else self.nodelist.render(context)
         values["csrf_token"] = context.get("csrf_token")
-        values |= _shape(self.template_name, values)
-        written = WRITTEN.get(self.template_name)
-        if written is not None:
-            return written(values)
-        return render_to_string(self.template_name, values)
+        return self.write(values | _shape(self.name, values))
 
 
 # What the included templates' `{{ value }}` escapes with: render_to_string's own context (escaping on).
@@ -72,30 +71,26 @@ def _filter_bar(values: dict) -> SafeString:
     )
 
 
-# Includes written in Python instead, by template name (the other wraps render their include).
-WRITTEN = {"includes/filter_bar.html": _filter_bar}
-
-
-def _shape(template_name: str, values: dict) -> dict:
+def _shape(name: str, values: dict) -> dict:
     """Derived values an include needs: the filter bar's and clear link's urls, the table's header
     cells, the count's noun in the right number."""
     args = values["args"]
-    if template_name == "includes/filter_bar.html":
+    if name == "filterbar":
         return {"url": _url(args[0], values.get("pk"))}
-    if template_name == "includes/form_card.html":
+    if name == "formcard":
         return {"url": _url(args[1], values.get("pk"))}
-    if template_name == "includes/empty_state.html" and values.get("clear"):
+    if name == "emptystate" and values.get("clear"):
         return {"clear": _url(values["clear"], values.get("pk"))}
-    if template_name == "includes/table.html":
+    if name == "table":
         return {"columns": [_column(spec) for spec in args]}
-    if template_name == "includes/count.html":
+    if name == "count":
         n, noun = args[0], args[1]
         return {"n": n, "noun": noun if n == 1 else values.get("plural") or f"{noun}s"}
     return {}
 
 
 def _url(name: str, pk) -> str:
-    return reverse(name, args=[pk] if pk is not None else None)
+    return remembered_reverse(name, [pk] if pk is not None else ())
 
 
 def _column(spec: str) -> dict:
@@ -104,7 +99,12 @@ def _column(spec: str) -> dict:
     return {"label": label, "numeric": kind == "num"}
 
 
-def _wrap_tag(name: str, template_name: str):
+def _included(template_name: str):
+    """The writer of a piece that renders its include."""
+    return lambda values: render_to_string(template_name, values)
+
+
+def _wrap_tag(name: str, write):
     def compile_tag(parser, token):
         bits = token.split_contents()[1:]
         args, kwargs = [], {}
@@ -116,25 +116,25 @@ def _wrap_tag(name: str, template_name: str):
                 args.append(parser.compile_filter(bit))
         nodelist = parser.parse((f"end{name}",))
         parser.delete_first_token()
-        return _WrapNode(template_name, nodelist, args, kwargs)
+        return _WrapNode(name, write, nodelist, args, kwargs)
 
     register.tag(name, compile_tag)
 
 
 # {% filterbar "url_name" target="#results" [pk=obj.pk] [trigger="change, submit"] [button="Filter"] %}fields{% endfilterbar %}
-_wrap_tag("filterbar", "includes/filter_bar.html")
+_wrap_tag("filterbar", _filter_bar)
 # {% results "results-id" [live=False] [errors=form.errors] %}count, table or empty state{% endresults %}
 # (with errors, the filters' errors stand in place of the body)
-_wrap_tag("results", "includes/results.html")
+_wrap_tag("results", _included("includes/results.html"))
 # {% count n "noun" [plural="people"] %} suffix{% endcount %}
-_wrap_tag("count", "includes/count.html")
+_wrap_tag("count", _included("includes/count.html"))
 # {% table "Judge" "Evidence:num" ... %}<tr>…</tr>{% endtable %}
-_wrap_tag("table", "includes/table.html")
+_wrap_tag("table", _included("includes/table.html"))
 # {% formcard "form-id" "url_name" [pk=obj.pk] form=form [title="Add a person"] %}fields, buttons{% endformcard %}
 # (a form that posts itself and swaps in its own answer, its errors in place)
-_wrap_tag("formcard", "includes/form_card.html")
+_wrap_tag("formcard", _included("includes/form_card.html"))
 # {% emptystate "No x to show." filtered=cond clear="url_name" [filtered_text=… clear_text=…] %}the unfiltered hint{% endemptystate %}
-_wrap_tag("emptystate", "includes/empty_state.html")
+_wrap_tag("emptystate", _included("includes/empty_state.html"))
 
 
 PAGEHEAD_SECTIONS = ("lede", "actions")
