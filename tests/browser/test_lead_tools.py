@@ -2,6 +2,7 @@
 errors in place) and an archived call replayed beside the original."""
 
 import json
+import re
 
 import pytest
 from django.core.files.base import ContentFile
@@ -73,8 +74,10 @@ def test_lead_replays_an_archived_call_and_sees_both_answers(page, login, lead, 
 
         login(page, "lea", PASSWORD)
         page.goto(reverse("conversation_detail", args=[conversation.pk]))
-        with page.expect_navigation():
-            page.locator("[data-call-link]").first.click()
+        # The call's page, known by its URL and heading rather than by its load event: with the other
+        # suites running beside this one, waiting for the load event outlasted the timeout once.
+        page.locator("[data-call-link]").first.click()
+        expect(page).to_have_url(re.compile(re.escape(reverse("call_detail", args=[call.pk])) + "$"), timeout=15_000)
         expect(page.locator("h1")).to_contain_text(f"Archived call #{call.pk}")
         page.locator("[data-action=replay]").click()
         replay = page.locator("section.replay")
