@@ -20,6 +20,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from reviewapp import copy_writes
 from reviewapp.judging.services.judge_audio import clip_for_call
 from reviewapp.models import JudgeCall, JudgeVersion, PromptText, Sweep
 from scoring.llm import LLMClient, LLMReply
@@ -47,6 +48,16 @@ def prompt_texts_store(*, texts: Iterable[str]) -> dict[str, PromptText]:
     by_hash = {prompt_sha256(text): text for text in texts}
     if not by_hash:
         return {}
+    if copy_writes.copy_supported():
+        # PostgreSQL: the rows already there (ids only: a prompt is kilobytes), the others written by
+        # COPY with fresh ids; when another worker wrote one of them meanwhile, the path below.
+        rows = {row.sha256: row for row in PromptText.objects.filter(sha256__in=list(by_hash)).only("id", "sha256")}
+        new = [PromptText(sha256=digest, text=text) for digest, text in by_hash.items() if digest not in rows]
+        for row, pk in zip(new, copy_writes.take_ids(PromptText, len(new)), strict=True):
+            row.pk = pk
+        if copy_writes.copy_instances(PromptText, new, with_ids=True):
+            rows.update((row.sha256, row) for row in new)
+            return {by_hash[digest]: row for digest, row in rows.items()}
     PromptText.objects.bulk_create(
         [PromptText(sha256=digest, text=text) for digest, text in by_hash.items()], ignore_conflicts=True
     )

@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from reviewapp import idle_threads
+from reviewapp import copy_writes, idle_threads
 from reviewapp.judging.services import calls as calls_service
 from reviewapp.judging.services import judge_audio, judge_inputs
 from reviewapp.judging.services.sweeps.recovery import sweep_heartbeat
@@ -287,7 +287,14 @@ class _Archive:
                         else {},
                     )
                 )
-            JudgeCall.objects.bulk_create([c for c in calls if c is not None])
+            archived = [c for c in calls if c is not None]
+            if copy_writes.copy_supported():
+                # Fresh ids, and no other unique column: no row can conflict.
+                for judge_call, pk in zip(archived, copy_writes.take_ids(JudgeCall, len(archived)), strict=True):
+                    judge_call.pk = pk
+                copy_writes.copy_instances(JudgeCall, archived, with_ids=True, conflicts=False)
+            else:
+                JudgeCall.objects.bulk_create(archived)
             verdicts = [
                 verdict
                 for (target, run, _, reply), judge_call in zip(answered, calls, strict=True)

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from reviewapp import copy_writes
 from reviewapp.judging.services import calls as calls_service
 from reviewapp.models import Conversation, Judge, JudgeVersion, Sweep, Turn, Verdict
 from scoring import eva, eva_answers
@@ -99,9 +100,12 @@ def new_verdict(sweep: Sweep, jv: JudgeVersion, target: Target, run_index: int, 
 
 
 def write_verdicts(verdicts: list[Verdict]) -> int:
+    """Write the verdicts, skipping any a run of the same chunk wrote meanwhile (a redelivered chunk
+    beside the original): by COPY on PostgreSQL, the ORM's ignore_conflicts when one is already there."""
     if not verdicts:
         return 0
-    Verdict.objects.bulk_create(verdicts, ignore_conflicts=True)
+    if not (copy_writes.copy_supported() and copy_writes.copy_instances(Verdict, verdicts)):
+        Verdict.objects.bulk_create(verdicts, ignore_conflicts=True)
     count = len(verdicts)
     verdicts.clear()
     return count
