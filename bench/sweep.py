@@ -17,6 +17,7 @@ The LLM server runs in this process, so its CPU is not counted against the worke
 
     .venv/bin/python bench/sweep.py --turns 3000 --latency 0.3
     .venv/bin/python bench/sweep.py --pool threads --concurrency 8
+    .venv/bin/python bench/sweep.py --runs latency,zero --repeat 5   (the lowest CPU of five sweeps each)
     (PostgreSQL and Redis from BENCH_DATABASE_URL / BENCH_REDIS_URL; the database is recreated.)
 
 Measured on the 2-core development machine, shared with seven other engineers' test runs (load
@@ -152,6 +153,16 @@ def run_sweep(dataset, judge_version, *, label: str, worker_pid: int) -> dict[st
     }
 
 
+def repeated(times: int, run) -> dict[str, object]:
+    """The run of lowest worker CPU per verdict of `times` (each a fresh sweep over the same turns),
+    with every run's rate and CPU: on a shared machine the same sweep's CPU moves by a fifth."""
+    results = [run() for _ in range(times)]
+    best = dict(min(results, key=lambda r: r["worker_cpu_ms_per_verdict"]))
+    if times > 1:
+        best["repeats"] = [[r["verdicts_per_second"], r["worker_cpu_ms_per_verdict"]] for r in results]
+    return best
+
+
 def turn_dataset(name: str, turns: int):
     """`turns` two-turn conversations: a user question and the agent answer the judge rates."""
     from reviewapp.models import Dataset
@@ -207,6 +218,12 @@ def main() -> None:
     parser.add_argument("--limit-turns", type=int, default=1500)
     parser.add_argument("--eva-copies", type=int, default=6, help="copies of EVA's validation set (0: skip)")
     parser.add_argument("--runs", default="latency,zero,limit,eva", help="which runs, comma-separated")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="sweeps per latency and zero run; the one of lowest worker CPU per verdict is reported, with every one's figures",
+    )
     parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DATABASE_URL))
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS_URL))
     args = parser.parse_args()
@@ -227,6 +244,8 @@ def main() -> None:
         "TRIBUNAL_SWEEP_LLM_THREADS": str(args.threads),
         "TRIBUNAL_SWEEP_CHUNK_SIZE": str(args.chunk_size),
         "LOG_LEVEL": "WARNING",
+        # DEBUG keeps every query's SQL in the worker: measure what production runs.
+        "DJANGO_DEBUG": os.environ.get("DJANGO_DEBUG", "false"),
         # Judges without a rate of their own (EVA's) are not held to the 20/s default either.
         "LLM_RATE_LIMIT_PER_SECOND": str(args.rate),
     }
@@ -272,12 +291,15 @@ def main() -> None:
         try:
             wait_ready(args.redis_url)
             if "latency" in runs:
-                results["latency"] = run_sweep(
-                    dataset, unlimited, label=f"latency {args.latency}s", worker_pid=worker.pid
+                results["latency"] = repeated(
+                    args.repeat,
+                    lambda: run_sweep(dataset, unlimited, label=f"latency {args.latency}s", worker_pid=worker.pid),
                 )
             if "zero" in runs:
                 server.set_latency(0.0)
-                results["zero_latency"] = run_sweep(dataset, unlimited, label="latency 0s", worker_pid=worker.pid)
+                results["zero_latency"] = repeated(
+                    args.repeat, lambda: run_sweep(dataset, unlimited, label="latency 0s", worker_pid=worker.pid)
+                )
                 server.set_latency(args.latency)
             if limit_dataset is not None:
                 first = len(server.request_times)
