@@ -95,3 +95,23 @@ def test_chunks_share_one_thread_pool_per_process():
     assert threading.get_ident() not in client.threads
     assert sweeps_service.llm_pool(2) is sweeps_service.llm_pool(2)
     assert sweeps_service.llm_pool(3) is not sweeps_service.llm_pool(2)
+
+
+def test_the_chunk_is_woken_when_a_batch_of_answers_is_due_not_at_every_answer():
+    from concurrent.futures import Future
+
+    from reviewapp.judging.services.sweeps.llm_tier import _Answers
+
+    futures = [Future() for _ in range(VERDICT_FLUSH_EVERY + 1)]
+    answers = _Answers(len(futures))
+    for future in futures[: VERDICT_FLUSH_EVERY - 1]:
+        answers.add(future)
+    assert answers.wait(0) is False
+    answers.add(futures[VERDICT_FLUSH_EVERY - 1])
+    assert answers.wait(0) is True
+    assert answers.take() == futures[:VERDICT_FLUSH_EVERY]
+    assert answers.wait(0) is False  # taken: nothing is due until the last answer comes
+    answers.add(futures[-1])
+    assert answers.wait(0) is True
+    assert answers.take() == futures[-1:]
+    assert _Answers(0).wait(0) is True  # a chunk with no calls waits for nothing

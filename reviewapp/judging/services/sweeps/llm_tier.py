@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import threading
 import time
 from collections import defaultdict
@@ -118,42 +117,39 @@ def llm_tier_run(
 
     archive = _Archive(sweep=sweep, jv=jv, spec=spec, model=model, sent_params=sent_params, clips=clips)
     answered: list[tuple[Target, int, Any, Any]] = []
-    done: queue.SimpleQueue[Future] = queue.SimpleQueue()
+    answers = _Answers(len(jobs))
     pool = llm_pool(max(1, threads))
     futures: dict[Future, tuple[Target, int, Any]] = {}
     for job in jobs:
         future = pool.submit(idle_threads.running, call, job[2], clips.get(job[0].id))
         futures[future] = job
-        future.add_done_callback(done.put)
+        future.add_done_callback(answers.add)
     remaining = len(futures)
     last_flush = last_beat = time.monotonic()
+
+    def take_answers() -> None:
+        nonlocal remaining
+        for future in answers.take():
+            target, run, prompt = futures.pop(future)
+            answered.append((target, run, prompt, _reply_of(future, sweep, target)))
+            outcome.llm_calls += 1
+            remaining -= 1
+
     try:
         while remaining:
             if time.monotonic() - last_beat >= HEARTBEAT_SECONDS:
                 sweep_heartbeat(sweep_id=sweep.pk)
                 last_beat = time.monotonic()
-            # Each answer is handed over as it comes (no re-scan of every pending call per answer);
-            # the batch is written every VERDICT_FLUSH_EVERY answers or every second.
-            try:
-                finished = [done.get(timeout=max(0.05, 1.0 - (time.monotonic() - last_flush)))]
-            except queue.Empty:
-                finished = []
-            while True:
-                try:
-                    finished.append(done.get_nowait())
-                except queue.Empty:
-                    break
-            for future in finished:
-                target, run, prompt = futures.pop(future)
-                answered.append((target, run, prompt, _reply_of(future, sweep, target)))
-                outcome.llm_calls += 1
-                remaining -= 1
+            # The batch is written every VERDICT_FLUSH_EVERY answers (or at the last) or every second.
+            answers.wait(timeout=max(0.05, 1.0 - (time.monotonic() - last_flush)))
+            take_answers()
             if len(answered) >= VERDICT_FLUSH_EVERY or (answered and time.monotonic() - last_flush > 1.0):
                 outcome.llm_verdicts += archive.write(answered)
                 last_flush = time.monotonic()
     finally:
         # On a time limit, keep what is answered; the redelivered chunk does only the rest. Calls
         # not started yet are dropped; those in flight finish in the pool and are not written.
+        take_answers()
         outcome.llm_verdicts += archive.write(answered)
         for future in futures:
             future.cancel()
@@ -238,6 +234,42 @@ def _reply_of(future: Future, sweep: Sweep, target: Target):
     except Exception as exc:
         log.exception("LLM call raised for sweep %s target %s", sweep.pk, target.id)
         return exc
+
+
+class _Answers:
+    """A chunk's calls as they are answered, handed to the chunk's thread a batch at a time.
+
+    Each call's done-callback (on the pool thread that made it) adds its future; the chunk's thread
+    is woken only when a batch is due, at VERDICT_FLUSH_EVERY answers or the last one (or by its own
+    timeout, for the every-second write). Waking it at every answer cost a thread switch and a pass
+    of its loop per call."""
+
+    def __init__(self, expected: int) -> None:
+        self._lock = threading.Lock()
+        self._futures: list[Future] = []
+        self._left = expected
+        self._due = threading.Event()
+        if expected == 0:
+            self._due.set()
+
+    def add(self, future: Future) -> None:
+        with self._lock:
+            self._futures.append(future)
+            self._left -= 1
+            if len(self._futures) >= VERDICT_FLUSH_EVERY or self._left <= 0:
+                self._due.set()
+
+    def wait(self, timeout: float) -> bool:
+        """Wait until a batch is due, at most `timeout` seconds; whether one is."""
+        return self._due.wait(timeout)
+
+    def take(self) -> list[Future]:
+        """The answers added since the last take; cleared together, so an answer added after it
+        wakes the next wait again when a batch is due."""
+        with self._lock:
+            self._due.clear()
+            taken, self._futures = self._futures, []
+        return taken
 
 
 @dataclass
