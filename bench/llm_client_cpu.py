@@ -55,10 +55,12 @@ def _calls(base_url: str, path: str, calls: int, threads: int, results) -> None:
             return bool(client._openai.post(CHAT_COMPLETIONS_PATH, body=body(n), cast_to=bytes))
 
     else:
-        http, url = client._openai._client, base_url.rstrip("/") + CHAT_COMPLETIONS_PATH
+        url = base_url.rstrip("/") + CHAT_COMPLETIONS_PATH
         headers = {"Authorization": "Bearer bench", "Content-Type": "application/json"}
 
         def one(n: int) -> bool:
+            # The httpx client under this thread's openai client (LLMClient spreads threads over a few).
+            http = client._openai._client
             return http.post(url, content=json.dumps(body(n)), headers=headers).status_code == 200
 
     with ThreadPoolExecutor(threads) as pool:

@@ -13,8 +13,10 @@ complete() never raises for the endpoint's behaviour: a failed call comes back a
 from __future__ import annotations
 
 import email.utils
+import itertools
 import json
 import math
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -44,6 +46,11 @@ CHAT_PARAMS = frozenset(
 )
 MAX_RETRY_AFTER_S = 60.0
 CHAT_COMPLETIONS_PATH = "/chat/completions"
+# The openai clients one LLMClient spreads its threads over, each with its own connection pool. httpx's
+# pool looks at every one of its connections, under one lock, at each request and each answer: with a
+# sweep's 128 threads on one pool, that was a fifth of a call's CPU (bench/llm_client_cpu.py at 300 ms,
+# 128 threads: 2.08 ms a call on one pool, 1.71 on eight; one client per thread cost more again).
+CLIENT_SHARDS = 8
 
 
 def _sdk() -> Any:
@@ -158,15 +165,36 @@ class LLMClient:
         self._backoff = wait_exponential_jitter(
             multiplier=backoff_initial_s, max=backoff_max_s, jitter=backoff_initial_s
         )
-        self._openai = _sdk().OpenAI(
-            base_url=base_url or None,
-            api_key=api_key,
-            timeout=_sdk().Timeout(timeout_s, connect=min(10.0, timeout_s)),
-            max_retries=0,
-        )
+        self._api_key = api_key
+        # Made on first use, one per shard: a client used from one thread makes one.
+        self._shards: list[Any] = [None] * CLIENT_SHARDS
+        self._shards_lock = threading.Lock()
+        self._next_shard = itertools.count()
+        self._local = threading.local()
+
+    @property
+    def _openai(self) -> Any:
+        """This thread's openai client: one of CLIENT_SHARDS, given to threads in turn and kept."""
+        client = getattr(self._local, "client", None)
+        if client is None:
+            shard = next(self._next_shard) % CLIENT_SHARDS
+            with self._shards_lock:
+                client = self._shards[shard]
+                if client is None:
+                    client = self._shards[shard] = _sdk().OpenAI(
+                        base_url=self.base_url or None,
+                        api_key=self._api_key,
+                        timeout=_sdk().Timeout(self.timeout_s, connect=min(10.0, self.timeout_s)),
+                        max_retries=0,
+                    )
+            self._local.client = client
+        return client
 
     def close(self) -> None:
-        self._openai.close()
+        with self._shards_lock:
+            for client in self._shards:
+                if client is not None:
+                    client.close()
 
     def _wait(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None

@@ -315,3 +315,36 @@ def test_a_body_that_is_not_a_usable_completion_is_an_error_not_an_answer(conten
     assert reply.error == error
     assert (reply.prompt_tokens, reply.completion_tokens) == tokens
     assert not reply.ok
+
+
+def test_threads_spread_over_a_few_clients_and_each_keeps_its_own(server):
+    """Many threads share CLIENT_SHARDS openai clients (each its own connection pool); a thread keeps
+    the one it was given, every call is answered, and close() closes every client made."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from scoring.llm import CLIENT_SHARDS
+
+    llm = LLMClient(base_url=server.base_url, api_key="test-key", timeout_s=5)
+    first = llm._openai
+    assert llm._openai is first  # the same thread: the same client, nothing new made
+    assert sum(client is not None for client in llm._shards) == 1
+
+    seen: dict[int, set[int]] = {}
+    lock = threading.Lock()
+
+    def call(n: int) -> str:
+        reply = llm.complete(model="m", system="", user=f'Rate turn {n}. Answer {{"rating": 2 | 2}}.')
+        with lock:
+            seen.setdefault(threading.get_ident(), set()).add(id(llm._openai))
+        return reply.text
+
+    with ThreadPoolExecutor(3 * CLIENT_SHARDS) as pool:
+        answers = list(pool.map(call, range(12 * CLIENT_SHARDS)))
+    assert all(json.loads(text)["rating"] == 2 for text in answers)
+    assert all(len(ids) == 1 for ids in seen.values())  # each thread kept one client
+    made = [client for client in llm._shards if client is not None]
+    assert len(made) == CLIENT_SHARDS and len({id(c) for c in made}) == CLIENT_SHARDS
+    assert {i for ids in seen.values() for i in ids} <= {id(c) for c in made}
+    llm.close()
+    assert all(client._client.is_closed for client in made)
