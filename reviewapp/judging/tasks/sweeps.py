@@ -53,10 +53,11 @@ def _send(task, *args) -> None:
         task.delay(*args)
 
 
-def _finalize(sweep_id: int):
+def _finalize(sweep_id: int, *, recount: bool = True):
     """Close the sweep if it is complete; the call that closes it queues the keeping of the export
-    rows its verdicts made stale (every judge with gold labels in its dataset, or its own judges)."""
-    sweep = sweeps_service.sweep_finalize(sweep_id=sweep_id)
+    rows its verdicts made stale (every judge with gold labels in its dataset, or its own judges).
+    A chunk's end passes `recount=False`: the counters kept on write say when to count."""
+    sweep = sweeps_service.sweep_finalize(sweep_id=sweep_id, recount=recount)
     if sweep.closed:
         from reviewapp.exports.tasks.exports import export_lines_keep_queue
 
@@ -148,7 +149,7 @@ def sweep_chunk(self, sweep_id: int, judge_version_id: int, target_ids: list[int
             sweeps_service.sweep_fail(sweep_id=sweep_id, error=f"chunk failed: {type(exc).__name__}: {exc}")
             raise
         raise self.retry(exc=exc, countdown=min(60, 2**self.request.retries)) from exc
-    _finalize(sweep_id)
+    _finalize(sweep_id, recount=False)
     return {
         "signature_verdicts": outcome.signature_verdicts,
         "llm_verdicts": outcome.llm_verdicts,

@@ -73,6 +73,8 @@ def test_verdicts_are_written_with_every_value_as_given():
         ("llm", "unresolved", None, "", None, ["filler", AWKWARD], {"a": 1, "nested": {"b": [1, None, "x"]}}, "",
          {"eva_turn_id": 3}, None),
     ]  # fmt: skip
+    sweep.refresh_from_db()  # its counters moved with the write: run 0, tier LLM, one unresolved
+    assert (sweep.verdicts_written, sweep.escalated, sweep.unresolved, sweep.tier1_resolved) == (3, 3, 1, 0)
     stamps = Verdict.objects.filter(sweep=sweep).values_list("created_at", flat=True)
     assert all(before <= stamp <= timezone.now() for stamp in stamps)
 
@@ -93,6 +95,8 @@ def test_a_verdict_already_written_is_kept_and_the_others_still_go_in():
         (turns[1].pk, 1, "second run"),
         (turns[2].pk, 0, "turn 2"),
     ]
+    sweep.refresh_from_db()  # counted from the table: the verdict written first is in, once
+    assert (sweep.verdicts_written, sweep.escalated, sweep.unresolved) == (4, 2, 0)
 
 
 def test_archived_calls_with_ids_taken_first_are_the_rows_verdicts_point_at():

@@ -115,3 +115,69 @@ def test_the_chunk_is_woken_when_a_batch_of_answers_is_due_not_at_every_answer()
     assert answers.wait(0) is True
     assert answers.take() == futures[-1:]
     assert _Answers(0).wait(0) is True  # a chunk with no calls waits for nothing
+
+
+def _counters(sweep) -> tuple[int, ...]:
+    sweep.refresh_from_db()
+    return (sweep.verdicts_written, sweep.tier1_resolved, sweep.escalated, sweep.unresolved, sweep.failed)
+
+
+def _recounted(sweep) -> tuple[int, ...]:
+    counts = sweeps_service.sweep_counts(sweep=sweep)
+    return (counts.verdicts_written, counts.tier1_resolved, counts.escalated, counts.unresolved, counts.failed)
+
+
+def test_counters_move_with_each_write_and_a_chunks_end_counts_only_once_run_0_is_complete(monkeypatch):
+    from reviewapp.judging.services.sweeps import finish
+
+    sweep, _ = _planned("counters", 10)
+    sweep.params = {**sweep.params, "chunk_size": 3}
+    sweep.save(update_fields=["params"])
+    chunks = sweep_chunks(sweep=sweep)
+    assert len(chunks) == 4
+    client = ScriptedLLM()
+    counted = []
+    real_counts = finish.sweep_counts
+
+    def finalize_counting():
+        monkeypatch.setattr(finish, "sweep_counts", lambda **kw: counted.append(1) or real_counts(**kw))
+        try:
+            return sweeps_service.sweep_finalize(sweep_id=sweep.pk, recount=False)
+        finally:
+            monkeypatch.setattr(finish, "sweep_counts", real_counts)
+
+    for judge_version_id, target_ids in chunks[:3]:
+        sweep_chunk_run(sweep_id=sweep.pk, judge_version_id=judge_version_id, target_ids=target_ids, client=client)
+        assert _counters(sweep) == _recounted(sweep)  # kept exact on write, nothing recounted them
+        closed = finalize_counting()
+        assert (closed.closed, closed.status, counted) == (False, "pending", [])  # planned, not closed
+    assert _counters(sweep) == (9, 0, 9, 0, 0)
+
+    judge_version_id, target_ids = chunks[3]
+    sweep_chunk_run(sweep_id=sweep.pk, judge_version_id=judge_version_id, target_ids=target_ids, client=client)
+    closed = finalize_counting()
+    assert (closed.closed, closed.status, len(counted)) == (True, "done", 1)
+    assert _counters(sweep) == (10, 0, 10, 0, 0)
+
+
+def test_drifted_counters_never_close_a_sweep_early_and_short_ones_leave_the_close_to_a_recount():
+    sweep, _ = _planned("drift", 6)
+    sweep.params = {**sweep.params, "chunk_size": 3}
+    sweep.save(update_fields=["params"])
+    (jv_id, first), (_, second) = sweep_chunks(sweep=sweep)
+    client = ScriptedLLM()
+    sweep_chunk_run(sweep_id=sweep.pk, judge_version_id=jv_id, target_ids=first, client=client)
+
+    # Counters saying "complete" on a half-done sweep: the close recounts, stays open, and fixes them.
+    type(sweep).objects.filter(pk=sweep.pk).update(escalated=6, verdicts_written=6)
+    finalized = sweeps_service.sweep_finalize(sweep_id=sweep.pk, recount=False)
+    assert (finalized.closed, finalized.status) == (False, "pending")
+    assert _counters(sweep) == (3, 0, 3, 0, 0)
+
+    # Counters short of the truth on a complete sweep: a chunk's end leaves it; a recount closes it.
+    sweep_chunk_run(sweep_id=sweep.pk, judge_version_id=jv_id, target_ids=second, client=client)
+    type(sweep).objects.filter(pk=sweep.pk).update(escalated=2)
+    assert sweeps_service.sweep_finalize(sweep_id=sweep.pk, recount=False).closed is False
+    finalized = sweeps_service.sweep_finalize(sweep_id=sweep.pk)
+    assert (finalized.closed, finalized.status) == (True, "done")
+    assert _counters(sweep) == (6, 0, 6, 0, 0)

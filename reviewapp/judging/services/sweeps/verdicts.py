@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.db import transaction
+from django.db.models import F
 
 from reviewapp import copy_writes
 from reviewapp.judging.services import calls as calls_service
@@ -101,14 +104,59 @@ def new_verdict(sweep: Sweep, jv: JudgeVersion, target: Target, run_index: int, 
 
 def write_verdicts(verdicts: list[Verdict]) -> int:
     """Write the verdicts, skipping any a run of the same chunk wrote meanwhile (a redelivered chunk
-    beside the original): by COPY on PostgreSQL, the ORM's ignore_conflicts when one is already there."""
+    beside the original): by COPY on PostgreSQL, the ORM's ignore_conflicts when one is already there.
+
+    The sweep's counters move in the same transaction: by what was written when every row went in
+    (COPY), recounted from the Verdict table when some may not have (a conflict, or SQLite's ORM path,
+    which does not say). A chunk's end then reads the counters instead of counting the whole sweep.
+    """
     if not verdicts:
         return 0
-    if not (copy_writes.copy_supported() and copy_writes.copy_instances(Verdict, verdicts)):
-        Verdict.objects.bulk_create(verdicts, ignore_conflicts=True)
+    with transaction.atomic():
+        if copy_writes.copy_supported() and copy_writes.copy_instances(Verdict, verdicts):
+            _count_written(verdicts)
+        else:
+            Verdict.objects.bulk_create(verdicts, ignore_conflicts=True)
+            for sweep_id in {verdict.sweep_id for verdict in verdicts}:
+                sweep_counters_recount(sweep_id=sweep_id)
     count = len(verdicts)
     verdicts.clear()
     return count
+
+
+def _count_written(verdicts: list[Verdict]) -> None:
+    """Add verdicts known to be written to their sweep's counters (finish.sweep_counts' definitions)."""
+    added: dict[int, Counter] = defaultdict(Counter)
+    for verdict in verdicts:
+        counts = added[verdict.sweep_id]
+        counts["verdicts_written"] += 1
+        if verdict.run_index == 0:
+            counts["tier1_resolved"] += verdict.tier == Verdict.Tier.SIGNATURE
+            counts["escalated"] += verdict.tier == Verdict.Tier.LLM
+            counts["unresolved"] += verdict.status == Verdict.Status.UNRESOLVED
+            counts["failed"] += verdict.status == Verdict.Status.ERROR
+    for sweep_id, counts in added.items():
+        Sweep.objects.filter(pk=sweep_id).update(**{name: F(name) + value for name, value in counts.items() if value})
+
+
+def sweep_counters_recount(*, sweep_id: int) -> Sweep:
+    """Set the sweep's counters from the Verdict table, its row locked first: a writer that has not
+    committed yet adds its own rows when it does, and one that has is in the count."""
+    from reviewapp.judging.services.sweeps.finish import sweep_counts
+
+    with transaction.atomic():
+        sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
+        counts = sweep_counts(sweep=sweep)
+        sweep.verdicts_written = counts.verdicts_written
+        sweep.tier1_resolved = counts.tier1_resolved
+        sweep.escalated = counts.escalated
+        sweep.unresolved = counts.unresolved
+        sweep.failed = counts.failed
+        sweep.save(update_fields=list(COUNTERS))
+    return sweep
+
+
+COUNTERS = ("verdicts_written", "tier1_resolved", "escalated", "unresolved", "failed")
 
 
 def verdict_fields_from_result(result: JudgeResult, raw_text: str) -> dict[str, Any]:
