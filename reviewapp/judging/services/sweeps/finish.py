@@ -71,6 +71,25 @@ def sweep_counts(*, sweep: Sweep) -> SweepCounts:
     )
 
 
+COUNTERS = ("verdicts_written", "tier1_resolved", "escalated", "unresolved", "failed")
+
+
+def _counters_set(sweep: Sweep, counts: SweepCounts) -> SweepCounts:
+    for name in COUNTERS:
+        setattr(sweep, name, getattr(counts, name))
+    return counts
+
+
+def sweep_counters_recount(*, sweep_id: int) -> Sweep:
+    """Set the sweep's counters from the Verdict table, its row locked first: a writer that has not
+    committed yet adds its own rows when it does, and one that has is in the count."""
+    with transaction.atomic():
+        sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
+        _counters_set(sweep, sweep_counts(sweep=sweep))
+        sweep.save(update_fields=list(COUNTERS))
+    return sweep
+
+
 def sweep_finalize(*, sweep_id: int, triage: bool = True, recount: bool = True) -> Sweep:
     """Recompute the counters; when every expected (target, run) has a verdict, close the sweep and triage it.
 
@@ -91,14 +110,9 @@ def sweep_finalize(*, sweep_id: int, triage: bool = True, recount: bool = True) 
         ):
             sweep.closed = False
             return sweep
-        counts = sweep_counts(sweep=sweep)
-        sweep.verdicts_written = counts.verdicts_written
-        sweep.tier1_resolved = counts.tier1_resolved
-        sweep.escalated = counts.escalated
-        sweep.unresolved = counts.unresolved
-        sweep.failed = counts.failed
+        counts = _counters_set(sweep, sweep_counts(sweep=sweep))
         sweep.params = {**sweep.params, "expected_verdicts": counts.expected_verdicts}
-        fields = ["verdicts_written", "tier1_resolved", "escalated", "unresolved", "failed", "params"]
+        fields = [*COUNTERS, "params"]
         if counts.complete and sweep.status in (Sweep.Status.PENDING, Sweep.Status.RUNNING):
             if triage:
                 from reviewapp.triage.services.triage import triage_run

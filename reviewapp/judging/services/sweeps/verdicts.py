@@ -117,6 +117,8 @@ def write_verdicts(verdicts: list[Verdict]) -> int:
             _count_written(verdicts)
         else:
             Verdict.objects.bulk_create(verdicts, ignore_conflicts=True)
+            from reviewapp.judging.services.sweeps.finish import sweep_counters_recount  # finish imports this
+
             for sweep_id in {verdict.sweep_id for verdict in verdicts}:
                 sweep_counters_recount(sweep_id=sweep_id)
     count = len(verdicts)
@@ -137,26 +139,6 @@ def _count_written(verdicts: list[Verdict]) -> None:
             counts["failed"] += verdict.status == Verdict.Status.ERROR
     for sweep_id, counts in added.items():
         Sweep.objects.filter(pk=sweep_id).update(**{name: F(name) + value for name, value in counts.items() if value})
-
-
-def sweep_counters_recount(*, sweep_id: int) -> Sweep:
-    """Set the sweep's counters from the Verdict table, its row locked first: a writer that has not
-    committed yet adds its own rows when it does, and one that has is in the count."""
-    from reviewapp.judging.services.sweeps.finish import sweep_counts
-
-    with transaction.atomic():
-        sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
-        counts = sweep_counts(sweep=sweep)
-        sweep.verdicts_written = counts.verdicts_written
-        sweep.tier1_resolved = counts.tier1_resolved
-        sweep.escalated = counts.escalated
-        sweep.unresolved = counts.unresolved
-        sweep.failed = counts.failed
-        sweep.save(update_fields=list(COUNTERS))
-    return sweep
-
-
-COUNTERS = ("verdicts_written", "tier1_resolved", "escalated", "unresolved", "failed")
 
 
 def verdict_fields_from_result(result: JudgeResult, raw_text: str) -> dict[str, Any]:
