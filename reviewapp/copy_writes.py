@@ -22,7 +22,7 @@ from typing import Any
 
 from django.db import IntegrityError, connection, models, transaction
 
-from reviewapp.corpus.importers.tables import Table, json_text
+from reviewapp.corpus.importers.tables import Table, json_text, sequence_ids, serial_sequence
 
 _sequences: dict[str, str] = {}  # table -> its id sequence (the same in every connection)
 
@@ -38,12 +38,8 @@ def take_ids(model: type[models.Model], count: int) -> list[int]:
     table = model._meta.db_table
     with connection.cursor() as cursor:
         if table not in _sequences:
-            cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [table])
-            _sequences[table] = cursor.fetchone()[0]
-        cursor.execute(
-            "SELECT array_agg(nextval(%s::regclass)) FROM generate_series(1, %s)", [_sequences[table], count]
-        )
-        return cursor.fetchone()[0]
+            _sequences[table] = serial_sequence(cursor, table)
+        return sequence_ids(cursor, _sequences[table], count)
 
 
 def _written_fields(model: type[models.Model], with_ids: bool) -> list[models.Field]:
@@ -62,21 +58,27 @@ def _value(field: models.Field, value: Any) -> Any:
     if isinstance(field, models.JSONField):
         return json_text(value)
     if isinstance(value, enum.Enum):  # a TextChoices member: its value, as the ORM sends it
-        return value.value
+        value = value.value
+    if isinstance(value, str) and type(value) is not str:  # a SafeString, say: its text
+        return str.__str__(value)
     return value
 
 
 def copy_instances(
-    model: type[models.Model], instances: Sequence[models.Model], *, with_ids: bool = False, conflicts: bool = True
+    model: type[models.Model], instances: Sequence[models.Model], *, new_ids: bool = False, conflicts: bool = True
 ) -> bool:
     """Write these unsaved instances with COPY: True when written, False (nothing written) when a row
-    broke a unique constraint. With `with_ids` each instance carries its id already (`take_ids`);
-    without, the table's default gives one and the instances keep no pk. `conflicts=False` (rows
-    that cannot conflict, such as rows with fresh ids in a table with no other unique column) skips
-    the savepoint, and an IntegrityError is raised as it comes."""
+    broke a unique constraint. With `new_ids` each instance is given its id from the sequence first
+    (`take_ids`), for rows that others point at; without, the table's default gives one and the
+    instances keep no pk. `conflicts=False` (rows that cannot conflict, such as rows with new ids in
+    a table with no other unique column) skips the savepoint, and an IntegrityError is raised as it
+    comes."""
     if not instances:
         return True
-    fields = _written_fields(model, with_ids)
+    if new_ids:
+        for instance, pk in zip(instances, take_ids(model, len(instances)), strict=True):
+            instance.pk = pk
+    fields = _written_fields(model, new_ids)
     table = Table(model, [field.name for field in fields], "copy")
     attnames = [(field, field.attname) for field in fields]
     rows = [tuple(_value(field, getattr(instance, attname)) for field, attname in attnames) for instance in instances]

@@ -189,6 +189,20 @@ def _default(field: models.Field, now: Any) -> Any:
     return field.get_db_prep_save(value, connection)
 
 
+def serial_sequence(cursor: Any, table: str) -> str:
+    """PostgreSQL: the sequence that gives `table`'s ids."""
+    cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [table])
+    return cursor.fetchone()[0]
+
+
+def sequence_ids(cursor: Any, sequence: str, count: int) -> list[int]:
+    """PostgreSQL: `count` new values of `sequence`. nextval is safe beside other writers (a value is
+    never handed out twice, whatever commits); the ids of one call need not be consecutive. The
+    sequence is named once: looked up in every row, it cost seven times the nextval itself."""
+    cursor.execute("SELECT array_agg(nextval(%s::regclass)) FROM generate_series(1, %s)", [sequence, count])
+    return cursor.fetchone()[0]
+
+
 class IdBlock:
     """Ids for new rows of one table, taken before the rows are written: `start` on the importing
     thread before the writing thread runs, then `take` from the reading thread, `close` at the end."""
@@ -202,8 +216,7 @@ class IdBlock:
     def start(self) -> None:
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
-                cursor.execute("SELECT pg_get_serial_sequence(%s, 'id')", [self.table])
-                self.sequence = cursor.fetchone()[0]
+                self.sequence = serial_sequence(cursor, self.table)
                 return
             # SQLite: this transaction holds the write lock since it created the dataset, so no
             # other writer takes ids until it commits; AUTOINCREMENT never reuses a deleted id.
@@ -221,13 +234,8 @@ class IdBlock:
             if self.sequences is None:
                 self.sequences = connection.get_new_connection(connection.get_connection_params())
                 self.sequences.autocommit = True
-            # nextval is safe beside other writers; the ids of one call need not be consecutive. The
-            # sequence is named once: looked up in every row, it cost seven times the nextval itself.
             with self.sequences.cursor() as cursor:
-                cursor.execute(
-                    "SELECT array_agg(nextval(%s::regclass)) FROM generate_series(1, %s)", [self.sequence, count]
-                )
-                return cursor.fetchone()[0]
+                return sequence_ids(cursor, self.sequence, count)
         assert self.next_id is not None, "IdBlock.start comes first"
         first = self.next_id
         self.next_id += count

@@ -53,9 +53,7 @@ def prompt_texts_store(*, texts: Iterable[str]) -> dict[str, PromptText]:
         # COPY with fresh ids; when another worker wrote one of them meanwhile, the path below.
         rows = {row.sha256: row for row in PromptText.objects.filter(sha256__in=list(by_hash)).only("id", "sha256")}
         new = [PromptText(sha256=digest, text=text) for digest, text in by_hash.items() if digest not in rows]
-        for row, pk in zip(new, copy_writes.take_ids(PromptText, len(new)), strict=True):
-            row.pk = pk
-        if copy_writes.copy_instances(PromptText, new, with_ids=True):
+        if copy_writes.copy_instances(PromptText, new, new_ids=True):
             rows.update((row.sha256, row) for row in new)
             return {by_hash[digest]: row for digest, row in rows.items()}
     PromptText.objects.bulk_create(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 
 from reviewapp import copy_writes
 from reviewapp.judging.services import calls
@@ -62,7 +63,7 @@ def test_verdicts_are_written_with_every_value_as_given():
     given = [
         _verdict(sweep, jv, turns[0]),
         _verdict(sweep, jv, turns[1], rating=None, passed=True, label="ok", flags=[], sub_scores={}, metadata={}),
-        _verdict(sweep, jv, turns[2], status=Verdict.Status.UNRESOLVED, rating=None, explanation=""),
+        _verdict(sweep, jv, turns[2], status=Verdict.Status.UNRESOLVED, rating=None, explanation=mark_safe("")),
     ]
     assert write_verdicts(given) == 3
     assert given == []  # the buffer is emptied for the next batch
@@ -123,11 +124,9 @@ def test_archived_calls_with_ids_taken_first_are_the_rows_verdicts_point_at():
         )
         for _ in range(2)
     ]
-    ids = copy_writes.take_ids(JudgeCall, 2)
-    assert len(set(ids)) == 2
-    for judge_call, pk in zip(archived, ids, strict=True):
-        judge_call.pk = pk
-    assert copy_writes.copy_instances(JudgeCall, archived, with_ids=True, conflicts=False)
+    assert copy_writes.copy_instances(JudgeCall, archived, new_ids=True, conflicts=False)
+    ids = [judge_call.pk for judge_call in archived]
+    assert len(set(ids)) == 2 and None not in ids
     assert write_verdicts([_verdict(sweep, jv, turn, call=archived[1])]) == 1
     verdict = Verdict.objects.select_related("call__user_prompt").get(sweep=sweep)
     assert verdict.call_id == ids[1]

@@ -106,6 +106,7 @@ def sweep_finalize(*, sweep_id: int, triage: bool = True, recount: bool = True) 
         sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
         if not recount and (
             sweep.status not in (Sweep.Status.PENDING, Sweep.Status.RUNNING)
+            # A sweep's run-0 verdicts are signature or LLM ones (sweep_counts' run0_written).
             or sweep.tier1_resolved + sweep.escalated < sweep.total_targets
         ):
             sweep.closed = False

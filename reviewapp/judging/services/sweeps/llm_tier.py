@@ -321,10 +321,8 @@ class _Archive:
                 )
             archived = [c for c in calls if c is not None]
             if copy_writes.copy_supported():
-                # Fresh ids, and no other unique column: no row can conflict.
-                for judge_call, pk in zip(archived, copy_writes.take_ids(JudgeCall, len(archived)), strict=True):
-                    judge_call.pk = pk
-                copy_writes.copy_instances(JudgeCall, archived, with_ids=True, conflicts=False)
+                # New ids (the verdicts point at them), and no other unique column: no row can conflict.
+                copy_writes.copy_instances(JudgeCall, archived, new_ids=True, conflicts=False)
             else:
                 JudgeCall.objects.bulk_create(archived)
             verdicts = [
