@@ -7,6 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from reviewapp.judging.services import sweeps as sweeps_service
+from reviewapp.judging.services.sweeps.verdicts import write_verdicts
 from reviewapp.judging.tasks.sweeps import sweeps_reconcile
 from reviewapp.models import Sweep, Verdict
 from tests import factories
@@ -42,6 +43,33 @@ def test_a_sweep_with_recent_life_is_not_stalled(planned):
     assert sweeps_service.sweeps_stalled() == []
     age(sweep, settings.TRIBUNAL_SWEEP_STALL_SECONDS - 5)
     assert sweeps_service.sweeps_stalled() == []
+
+
+def test_writing_verdicts_is_a_sign_of_life(planned, django_assert_num_queries):
+    """A chunk that writes verdicts without a heartbeat keeps its sweep alive; the check reads only
+    the sweep rows (never a sort of the sweep's verdicts, a million of them in a large sweep)."""
+    sweep, chunks = planned
+    judge_version_id = chunks[1][0]
+    age(sweep, settings.TRIBUNAL_SWEEP_STALL_SECONDS + 1)
+    with django_assert_num_queries(1):
+        assert sweeps_service.sweeps_stalled() == [sweep.pk]
+    written = Verdict.objects.filter(sweep=sweep).first()
+    write_verdicts(
+        [
+            Verdict(
+                sweep=sweep,
+                judge_version_id=judge_version_id,
+                conversation_id=written.conversation_id,
+                turn_id=written.turn_id,
+                run_index=1,
+                tier=Verdict.Tier.LLM,
+                status=Verdict.Status.RESOLVED,
+            )
+        ]
+    )
+    assert sweeps_service.sweeps_stalled() == []
+    sweep.refresh_from_db()
+    assert timezone.now() - sweep.progress_at < timedelta(seconds=5)
 
 
 def test_a_silent_sweep_gets_only_its_unfinished_chunks_back_once(planned):

@@ -72,8 +72,8 @@ def chunk_lease_release(*, holder: str) -> None:
 
 
 def _last_sign_of_life(sweep: Sweep):
-    last_verdict = Verdict.objects.filter(sweep=sweep).order_by("-created_at").values_list("created_at", flat=True)
-    moments = [sweep.progress_at, sweep.started_at, sweep.created_at, last_verdict.first()]
+    """When `sweep` last showed life: a chunk's heartbeat and every verdict write set `progress_at`."""
+    moments = [sweep.progress_at, sweep.started_at, sweep.created_at]
     return max(m for m in moments if m is not None)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import F
+from django.utils import timezone
 
 from reviewapp import copy_writes
 from reviewapp.judging.services import calls as calls_service
@@ -109,6 +110,8 @@ def write_verdicts(verdicts: list[Verdict]) -> int:
     The sweep's counters move in the same transaction: by what was written when every row went in
     (COPY), recounted from the Verdict table when some may not have (a conflict, or SQLite's ORM path,
     which does not say). A chunk's end then reads the counters instead of counting the whole sweep.
+    Either way the sweep's `progress_at` says verdicts came in now: the reconcile task reads that,
+    not the sweep's newest verdict (a sort of a million rows).
     """
     if not verdicts:
         return 0
@@ -121,6 +124,7 @@ def write_verdicts(verdicts: list[Verdict]) -> int:
 
             for sweep_id in {verdict.sweep_id for verdict in verdicts}:
                 sweep_counters_recount(sweep_id=sweep_id)
+                Sweep.objects.filter(pk=sweep_id).update(progress_at=timezone.now())
     count = len(verdicts)
     verdicts.clear()
     return count
@@ -138,7 +142,8 @@ def _count_written(verdicts: list[Verdict]) -> None:
             counts["unresolved"] += verdict.status == Verdict.Status.UNRESOLVED
             counts["failed"] += verdict.status == Verdict.Status.ERROR
     for sweep_id, counts in added.items():
-        Sweep.objects.filter(pk=sweep_id).update(**{name: F(name) + value for name, value in counts.items() if value})
+        moved = {name: F(name) + value for name, value in counts.items() if value}
+        Sweep.objects.filter(pk=sweep_id).update(progress_at=timezone.now(), **moved)
 
 
 def verdict_fields_from_result(result: JudgeResult, raw_text: str) -> dict[str, Any]:
