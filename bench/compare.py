@@ -17,7 +17,8 @@ queues (timed) and the labels the HTTP run submits, the next export, reading kep
 the labelled ones.
 
 Label Studio (--label-studio) runs from its own virtualenv (--ls-venv, default /work/lsvenv:
-`python3 -m venv /work/lsvenv && /work/lsvenv/bin/pip install label-studio==1.23.2`), `label-studio
+`python3 -m venv /work/lsvenv && /work/lsvenv/bin/pip install label-studio==1.23.2 'sentry-sdk<3'`: Label
+Studio 1.23.2 does not start with sentry-sdk 3, which its own requirements let in), `label-studio
 start` on SQLite in a fresh data folder, on loopback, analytics and version checks off; its workload
 goes in through its API (a project with a labeling config, the tasks imported in chunks).
 """
