@@ -81,12 +81,14 @@ def _counters_set(sweep: Sweep, counts: SweepCounts) -> SweepCounts:
 
 
 def sweep_counters_recount(*, sweep_id: int) -> Sweep:
-    """Set the sweep's counters from the Verdict table, its row locked first: a writer that has not
-    committed yet adds its own rows when it does, and one that has is in the count."""
+    """After verdicts were written: the sweep's counters set from the Verdict table, its row locked
+    first (a writer that has not committed yet adds its own rows when it does, and one that has is in
+    the count), and its `progress_at` moved to now, as verdicts.write_verdicts does on its other path."""
     with transaction.atomic():
         sweep = Sweep.objects.select_for_update().get(pk=sweep_id)
         _counters_set(sweep, sweep_counts(sweep=sweep))
-        sweep.save(update_fields=list(COUNTERS))
+        sweep.progress_at = timezone.now()
+        sweep.save(update_fields=[*COUNTERS, "progress_at"])
     return sweep
 
 

@@ -124,7 +124,6 @@ def write_verdicts(verdicts: list[Verdict]) -> int:
 
             for sweep_id in {verdict.sweep_id for verdict in verdicts}:
                 sweep_counters_recount(sweep_id=sweep_id)
-                Sweep.objects.filter(pk=sweep_id).update(progress_at=timezone.now())
     count = len(verdicts)
     verdicts.clear()
     return count
