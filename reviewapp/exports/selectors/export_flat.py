@@ -550,11 +550,12 @@ def _csv_table(blocks: list, marks: _Marks, csv_options):
     table = csv.read_csv(BufferReader(data), *csv_options)
     del data
     for name in MARKED_COLUMNS:
-        column = table.column(name).combine_chunks()
+        column = table.column(name)
         found = pc.match_substring(column, MARK.decode())
         marked = pc.and_kleene(found, pc.is_valid(found))  # null (no value) as false, without a scalar
         if not pc.any(marked).as_py():
-            continue
+            continue  # the column as parsed, not copied into one chunk
+        column, marked = column.combine_chunks(), marked.combine_chunks()
         # Only the values with a marker go through Python (a third of the reviews in the bench's
         # workload); the others stay in Arrow as they are.
         filled = _strings([marks.fill(value.encode()) for value in column.filter(marked).to_pylist()])
@@ -578,16 +579,24 @@ def _csv_rows_end(data: bytes, rows: int) -> int:
 
 
 def postgres_csv(
-    *, judge, filters: ExportFilters, rows_per_table: int, using=connection, rows=(0, None), blocks: bool = False
+    *,
+    judge,
+    filters: ExportFilters,
+    rows_per_table: int,
+    bytes_per_table: int | None = None,
+    using=connection,
+    rows=(0, None),
+    blocks: bool = False,
 ):
-    """The export's flat columns on PostgreSQL as CSV, `rows_per_table` rows at a time (a list of
-    pieces of whole rows): the datasheet key, then the columns, written by the database
+    """The export's flat columns on PostgreSQL as CSV, `rows_per_table` rows at a time, or fewer once
+    `bytes_per_table` of CSV are in (at the end of a block): a list of pieces of whole rows, the
+    datasheet key, then the columns, written by the database
     (`export_sql.postgres_lines_statement(columns=True)`) a block of conversations at a time, a row
     kept with its line read from there (ExportLine). A block that a table ends inside is split at
     that row (`_csv_rows_end`). `using` and `rows` as for `postgres_lines`; with `blocks` (the whole
     export only), the kept blocks' CSV rows are read where current (`export_sql.postgres_blocks_statement`)."""
     statement, params = _kept_statement(judge, filters, rows=rows, blocks=blocks, columns=True)
-    table, counted = [], 0
+    table, counted, size = [], 0, 0
     with closing(_copied(statement, params, using)) as messages:
         for message in messages:  # each row: a count of CSV rows, and those rows
             for count, block in message:
@@ -598,13 +607,14 @@ def postgres_csv(
                     end = _csv_rows_end(data, take)
                     table.append(data[:end])
                     yield table
-                    table, counted, block, count = [], 0, data[end:], count - take
+                    table, counted, size, block, count = [], 0, 0, data[end:], count - take
                 if count:
                     table.append(block)
                     counted += count
-                if counted == rows_per_table:
+                    size += len(block)
+                if counted == rows_per_table or (bytes_per_table and size >= bytes_per_table):
                     yield table
-                    table, counted = [], 0
+                    table, counted, size = [], 0, 0
     if table:
         yield table
 

@@ -24,14 +24,13 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections
 SPLIT_FROM_ROWS = 20_000
 
 
-def split(total: int, align: int) -> int | None:
-    """Where the second half starts (a multiple of `align`, so Parquet's row groups fall as they do
-    in one pass), or None when the export is read in one piece: small, inside a transaction (the
-    other connection could not see its uncommitted rows), or not on PostgreSQL."""
+def split(total: int) -> int | None:
+    """Where the second half starts, or None when the export is read in one piece: small, inside a
+    transaction (the other connection could not see its uncommitted rows), or not on PostgreSQL.
+    (Parquet's row groups do not depend on it: `export_writers.RowGroups` cuts them the same way.)"""
     if connection.vendor != "postgresql" or connection.in_atomic_block or total < SPLIT_FROM_ROWS:
         return None
-    first = (total // 2) // align * align
-    return first or None
+    return total // 2 or None
 
 
 @contextmanager

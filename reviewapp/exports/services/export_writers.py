@@ -17,7 +17,11 @@ from typing import IO, Any
 
 import orjson
 
+# A Parquet row group holds at most this many rows, and at most PARQUET_GROUP_BYTES of values
+# (`RowGroups`): 10,000 rows of the side-by-side workload (2.2 KB each) held 22 MB of CSV and 20 MB
+# of Arrow at each of the export's stages at once, and the process peaked at 330 MiB.
 PARQUET_ROW_GROUP = 10_000
+PARQUET_GROUP_BYTES = 8 << 20
 
 # The flat formats' columns, in order, with their Parquet types (docs/exports.md documents each one).
 # Nested values (context, reviews, comments, verdicts, failure modes) are JSON text in CSV and Parquet;
@@ -165,11 +169,93 @@ def arrow_memory_pool() -> str:
     return pa.default_memory_pool().backend_name
 
 
-class ParquetWriter:
-    """Record batches of PARQUET_ROW_GROUP rows through pyarrow's ParquetWriter, one row group each:
-    only one batch is ever in memory. pyarrow is imported here, not when the module loads."""
+def row_bytes(table) -> Any:
+    """Each row's size as `RowGroups` counts it (a numpy array): its strings' bytes, 4 for each
+    string's offset, 8 for each number, 1 for each bool. It depends on the values alone. Summed
+    column by column in Arrow, and read from the sum's buffer: pyarrow's to_numpy, pa.scalar and
+    pa.array on Python values first import pandas (0.3 s of a worker's first export) to check for
+    its types."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
-    def __init__(self, path: Path):
+    total, fixed = None, 0
+    for field, column in zip(table.schema, table.columns, strict=True):
+        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+            lengths = pc.binary_length(column)
+            if lengths.null_count:
+                lengths = pc.fill_null(lengths, _zero(lengths.type))
+            total = pc.cast(lengths, pa.int64()) if total is None else pc.add(total, lengths)
+            fixed += 4
+        else:
+            fixed += 1 if pa.types.is_boolean(field.type) else 8
+    if total is None or not len(table):
+        return np.full(len(table), fixed, dtype=np.int64)
+    summed = total.combine_chunks()
+    values = np.frombuffer(summed.buffers()[1], dtype=np.int64)[summed.offset : summed.offset + len(summed)]
+    return values + fixed
+
+
+@functools.cache
+def _zero(kind) -> Any:
+    import pyarrow as pa
+
+    return pa.Array.from_buffers(kind, 1, [None, pa.py_buffer(bytes(kind.bit_width // 8))])[0]
+
+
+class RowGroups:
+    """Cuts a stream of Arrow tables into Parquet row groups of at most `rows` rows holding at most
+    `size` bytes (`row_bytes`; a row larger than that is a group of its own), whatever tables the
+    rows come in: a group ends at a place the rows alone decide, so a file read in two halves, or
+    parsed in other pieces, has the same row groups as one read in one piece. Each row group is given
+    as a table of one chunk."""
+
+    def __init__(self, rows: int, size: int) -> None:
+        self.rows, self.size = rows, size
+        self.pending: list = []
+        self.pending_rows = self.pending_bytes = 0
+
+    def add(self, table) -> list:
+        """The row groups `table` completes (the rest is held for the next)."""
+        import numpy as np
+
+        done: list = []
+        sizes = row_bytes(table)
+        start, count = 0, len(table)
+        while start < count:
+            room = self.rows - self.pending_rows
+            totals = np.cumsum(sizes[start : start + room])
+            take = int(np.searchsorted(totals, self.size - self.pending_bytes, side="right"))
+            if not take and not self.pending_rows:
+                take = 1  # a row larger than a group on its own
+            if take:
+                self.pending.append(table.slice(start, take))
+                self.pending_rows += take
+                self.pending_bytes += int(totals[take - 1])
+                start += take
+            if start < count or self.pending_rows == self.rows:  # full: by rows, or the next row is too big
+                done.append(self._take())
+        return done
+
+    def finish(self) -> list:
+        return [self._take()] if self.pending_rows else []
+
+    def _take(self):
+        import pyarrow as pa
+
+        # One chunk per column: ParquetWriter's pages follow the chunks it is given, so a group made
+        # of other pieces would be written in other bytes.
+        group = pa.concat_tables(self.pending).combine_chunks()
+        self.pending, self.pending_rows, self.pending_bytes = [], 0, 0
+        return group
+
+
+class ParquetWriter:
+    """Row groups through pyarrow's ParquetWriter, cut by `RowGroups` from the record batches and
+    tables it is given: at most one row group's rows are held. pyarrow is imported here, not when
+    the module loads."""
+
+    def __init__(self, path: Path, *, group_rows: int | None = None, group_bytes: int | None = None):
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -182,16 +268,19 @@ class ParquetWriter:
         self.json_columns = [name for name, kind in COLUMNS if kind == "json"]
         self.plain_columns = [name for name, kind in COLUMNS if kind != "json"]
         self.rows: list[dict[str, Any]] = []
+        self.groups = RowGroups(group_rows or PARQUET_ROW_GROUP, group_bytes or PARQUET_GROUP_BYTES)
         self.finite = NonFinite()
 
     def write(self, row: dict[str, Any]) -> None:
         self.rows.append(self.finite.flat(row))
-        if len(self.rows) >= PARQUET_ROW_GROUP:
+        if len(self.rows) >= self.groups.rows:
             self._flush()
 
     def write_table(self, table) -> None:
-        """Finished columns (the database's, on PostgreSQL: `export_flat.CsvTables`), one row group."""
-        self.writer.write_table(table, row_group_size=len(table))
+        """Finished columns (the database's, on PostgreSQL: `export_flat.CsvTables`), written as the
+        row groups they complete."""
+        for group in self.groups.add(table):
+            self.writer.write_table(group, row_group_size=len(group))
 
     def _flush(self) -> None:
         if not self.rows:
@@ -201,11 +290,13 @@ class ParquetWriter:
         for name in self.json_columns:
             columns[name] = [None if row[name] is None else dumps(row[name]) for row in rows]
         batch = self.pa.RecordBatch.from_pydict({name: columns[name] for name in COLUMN_NAMES}, schema=self.schema)
-        self.writer.write_batch(batch, row_group_size=len(rows))
         self.rows = []
+        self.write_table(self.pa.Table.from_batches([batch]))
 
     def close(self) -> None:
         self._flush()
+        for group in self.groups.finish():
+            self.writer.write_table(group, row_group_size=len(group))
         self.writer.close()
 
 

@@ -82,6 +82,13 @@ HASH_BLOCK = 1 << 20
 # kept, JSONL 3.3-3.45 against 2.8-2.9, Parquet 3.8 against 3.6; the two cross at about 93% (JSONL)
 # and 80% (Parquet).
 ONE_READ_FROM_KEPT_SHARE = {"jsonl": 0.95, "parquet": 0.8}
+# A Parquet export's CSV is parsed a piece at a time, at most PARQUET_ROW_GROUP rows and about this
+# many bytes (half as many for each of two halves read at once): the pieces, the tables parsed from
+# them and the row groups they make up are each held at one stage of the export at once (read,
+# parsed, written), so memory follows these bounds, not the rows' width. Smaller pieces cost more:
+# pyarrow's CSV reader takes about a millisecond more for each. The row groups do not depend on
+# them (`export_writers.RowGroups`).
+PARQUET_PIECE_BYTES = 8 << 20
 
 
 class ExportError(TribunalError, ValueError):
@@ -392,10 +399,10 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
     return writer
 
 
-def _halves(judge: Judge, filters: ExportFilters, fmt: str, total: int, align: int) -> int | None:
+def _halves(judge: Judge, filters: ExportFilters, fmt: str, total: int) -> int | None:
     """Where the second half of a JSONL or Parquet export on PostgreSQL starts (`export_parallel.split`),
     or None to read it on one connection: small, or nearly all kept (`ONE_READ_FROM_KEPT_SHARE`)."""
-    first_rows = export_parallel.split(total, align)
+    first_rows = export_parallel.split(total)
     if first_rows is None:
         return None
     kept = export_flat_selectors.postgres_kept_share(judge=judge, filters=filters, total=total)
@@ -423,7 +430,7 @@ def _write_lines(judge: Judge, filters: ExportFilters, handle, partial: Path, ta
         tally.add_keys(keys)
         return len(keys)
 
-    first_rows = _halves(judge, filters, "jsonl", progress.total, 1)
+    first_rows = _halves(judge, filters, "jsonl", progress.total)
     if first_rows is None:
         next_progress = PROGRESS_EVERY_ROWS
         # In one piece, kept blocks are read where current (`export_sql.postgres_blocks_statement`).
@@ -461,16 +468,23 @@ def _write_lines(judge: Judge, filters: ExportFilters, handle, partial: Path, ta
 
 def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, progress):
     """Parquet on PostgreSQL: the columns as the database writes them (`export_flat.postgres_csv`),
-    a row group of PARQUET_ROW_GROUP rows at a time, as the writer groups rows. A large export is
-    read in two halves at once (`export_parallel`): the second half's tables are parsed in its
-    thread and written beside the file as Arrow IPC as they come, then made into its row groups
-    after the first half's, one at a time."""
-    writer = ParquetWriter(partial)
+    parsed a piece of at most PARQUET_ROW_GROUP rows and PARQUET_PIECE_BYTES of CSV at a time, cut
+    into row groups by the writer (`export_writers.RowGroups`). A large export is read in two halves
+    at once (`export_parallel`): the second half's tables are parsed in its thread and written beside
+    the file as Arrow IPC as they come, then read back, a record batch at a time, into the row groups
+    after the first half's."""
+    writer = ParquetWriter(partial, group_rows=PARQUET_ROW_GROUP)
     tables = export_flat_selectors.CsvTables(finite=writer.finite, schema=writer.schema)
 
-    def read(rows, using=connection, blocks=False):
+    def read(rows, using=connection, blocks=False, readers=1):
         return export_flat_selectors.postgres_csv(
-            judge=judge, filters=filters, rows_per_table=PARQUET_ROW_GROUP, using=using, rows=rows, blocks=blocks
+            judge=judge,
+            filters=filters,
+            rows_per_table=PARQUET_ROW_GROUP,
+            bytes_per_table=PARQUET_PIECE_BYTES // readers,  # two halves at once share the bound
+            using=using,
+            rows=rows,
+            blocks=blocks,
         )
 
     def write(blocks, write_table=writer.write_table) -> int:
@@ -479,7 +493,7 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
         tally.add_keys(keys)
         return len(keys)
 
-    first_rows = _halves(judge, filters, "parquet", progress.total, PARQUET_ROW_GROUP)
+    first_rows = _halves(judge, filters, "parquet", progress.total)
     if first_rows is None:
         # Three stages at once, each in its own thread: the rows read (the database builds or reads
         # the next ones meanwhile), a row group parsed here, the one before compressed and written.
@@ -496,9 +510,9 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
 
         # The second half is parsed into its tables in its own thread (pyarrow's CSV reader lets go
         # of the GIL) and spooled beside the file as Arrow IPC, a table at a time; once the first
-        # half is written its tables are read back (no parsing) and written as the row groups they
+        # half is written its tables are read back (no parsing) and cut into the row groups they
         # would have been in one pass.
-        spool, sizes = partial.with_name(partial.name + ".second"), []
+        spool = partial.with_name(partial.name + ".second")
         second_tables = export_flat_selectors.CsvTables(finite=NonFinite(), schema=writer.schema)
         second_tally = _Tally(judge=judge)
         try:
@@ -507,13 +521,12 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
                 def write_second(blocks) -> int:
                     table, keys = second_tables(blocks)
                     spooled.write_table(table)
-                    sizes.append(len(table))
                     second_tally.add_keys(keys)
                     return len(keys)
 
                 export_parallel.in_halves(
-                    read_first=lambda using: read((0, first_rows), using),
-                    read_second=lambda using: read((first_rows, None), using),
+                    read_first=lambda using: read((0, first_rows), using, readers=2),
+                    read_second=lambda using: read((first_rows, None), using, readers=2),
                     write_first=write,
                     write_second=write_second,
                     progress=progress,
@@ -521,13 +534,8 @@ def _write_columns(judge: Judge, filters: ExportFilters, partial: Path, tally, p
             # Read, not memory-mapped: mapped pages would count in the process's memory until the
             # end, and the second half of a million rows is hundreds of megabytes of Arrow.
             with pa.OSFile(str(spool), "rb") as source, pa.ipc.open_stream(source) as batches:
-                for size in sizes:
-                    taken, rows = [], 0
-                    while rows < size:
-                        batch = batches.read_next_batch()
-                        taken.append(batch)
-                        rows += len(batch)
-                    writer.write_table(pa.Table.from_batches(taken, schema=writer.schema))
+                for batch in batches:
+                    writer.write_table(pa.Table.from_batches([batch], schema=writer.schema))
         finally:
             spool.unlink(missing_ok=True)
         tally.merge(second_tally)

@@ -7,6 +7,7 @@ import io
 import json
 import random
 import tempfile
+from itertools import groupby
 from pathlib import Path
 
 import pytest
@@ -1070,3 +1071,40 @@ def test_the_admin_shows_a_kept_block_with_its_csv_rows_and_a_kept_line_with_its
     assert "Columns:" in page and "conciseness" in block.columns and block.columns.count("\n") == 3
     page = client.get(reverse("admin:reviewapp_exportline_change", args=[line.pk])).content.decode()
     assert "Columns:" in page
+
+
+@pytest.mark.parametrize("kept", [False, True])
+def test_parquet_csv_pieces_end_at_their_rows_or_at_the_block_that_passes_their_bytes(corpus, media, monkeypatch, kept):
+    """`postgres_csv` hands out pieces of at most `rows_per_table` rows, ended early at the end of
+    the block (the rows of sixteen conversations by id, here two) that brings them to `bytes_per_table`: an
+    export's memory follows that bound, not the width of its rows."""
+    from reviewapp.exports.selectors.export_flat import postgres_csv
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 20)
+    monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", 2)
+    if kept:
+        export_lines.refresh(corpus.judge)
+    total = len(row_path_parquet(corpus.judge))
+
+    def pieces(**bounds) -> list[bytes]:
+        read = postgres_csv(judge=corpus.judge, filters=ExportFilters(), blocks=True, **bounds)
+        return [b"".join(bytes(block) for block in piece) for piece in read]
+
+    whole = pieces(rows_per_table=10_000)
+    assert len(whole) == 1 and whole[0].count(b'\n"') == total - 1  # every row, one piece
+    rows = [len(piece.splitlines()) for piece in pieces(rows_per_table=7)]
+    assert rows == [7] * (total // 7) + [total % 7]  # by rows: inside blocks
+    # A block holds the conversations with one id // 2; a piece ends once it holds 1 byte: at each block's end.
+    by_block = pieces(rows_per_table=10_000, bytes_per_table=1)
+    ids = dict(Conversation.objects.values_list("external_id", "pk"))
+    assert len(ids) == Conversation.objects.count()
+    blocks = [ids[row["conversation_id"]] // 2 for row in row_path_parquet(corpus.judge)]
+    per_block = [len(list(rows)) for _, rows in groupby(blocks)]
+    assert len(per_block) > 5 and sum(per_block) == total
+    assert [piece.count(b'\n"') + 1 for piece in by_block] == per_block
+    assert b"".join(by_block) == whole[0]
+    # A bound between: pieces of whole blocks, each the first to reach 3 KB.
+    sized = pieces(rows_per_table=10_000, bytes_per_table=3000)
+    assert b"".join(sized) == whole[0] and 1 < len(sized) < len(by_block)
+    assert all(len(piece) >= 3000 for piece in sized[:-1])

@@ -4,6 +4,7 @@ for the values either could spell differently, and the datasheet counts them the
 
 import hashlib
 import io
+import itertools
 import json
 from itertools import groupby
 from pathlib import Path
@@ -295,6 +296,47 @@ def test_a_parquet_export_read_in_two_halves_is_the_same_table_and_row_groups(co
         == before.datasheet["non_finite_values_written_as_null"] + 2
     )
     assert split.datasheet["counts"] == whole.datasheet["counts"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parquet_row_groups_cut_by_bytes_are_the_same_read_whole_in_halves_or_in_small_pieces(
+    corpus, media, monkeypatch
+):
+    """A row group ends at 10,000 rows or before the row that would take it past
+    export_writers.PARQUET_GROUP_BYTES: where depends on the rows alone, so the file is the same
+    read in one piece, in two halves (split in the middle of a group), or parsed a conversation at
+    a time (export_sql.CONVERSATIONS_PER_BLOCK, exports.PARQUET_PIECE_BYTES)."""
+    import pyarrow.parquet as pq
+
+    from reviewapp.exports.services import export_writers, exports
+
+    awkward(corpus)
+    add_labelled(corpus, 9)
+    monkeypatch.setattr(export_writers, "PARQUET_GROUP_BYTES", 2500)
+
+    def written() -> bytes:
+        snapshot = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt="parquet", build=False).pk)
+        assert snapshot.row_count == 12
+        return snapshot_path(snapshot).read_bytes()
+
+    whole = written()
+    metadata = pq.ParquetFile(io.BytesIO(whole)).metadata
+    groups = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+    assert sum(groups) == 12 and 1 < len(groups) < 12 and len(set(groups)) > 1  # bytes decide, unevenly
+    read = []
+    original = export_parallel._snapshot_connection
+    monkeypatch.setattr(
+        export_parallel, "_snapshot_connection", lambda snapshot=None: read.append(snapshot) or original(snapshot)
+    )
+    monkeypatch.setattr(export_parallel, "SPLIT_FROM_ROWS", 2)
+    assert written() == whole and len(read) == 2  # halves at row 6
+    assert 6 not in itertools.accumulate(groups)  # a group spans the two halves
+    monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", 1)
+    monkeypatch.setattr(exports, "PARQUET_PIECE_BYTES", 1)
+    assert written() == whole  # halves parsed a conversation at a time
+    monkeypatch.setattr(export_parallel, "SPLIT_FROM_ROWS", 1000)
+    read.clear()
+    assert written() == whole and not read  # one piece, a conversation at a time
 
 
 @pytest.mark.django_db(transaction=True)
