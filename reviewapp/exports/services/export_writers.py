@@ -220,18 +220,20 @@ class RowGroups:
         import numpy as np
 
         done: list = []
-        sizes = row_bytes(table)
+        ends = np.cumsum(row_bytes(table))  # where each row ends, in bytes from the table's start
         start, count = 0, len(table)
         while start < count:
+            before = int(ends[start - 1]) if start else 0
             room = self.rows - self.pending_rows
-            totals = np.cumsum(sizes[start : start + room])
-            take = int(np.searchsorted(totals, self.size - self.pending_bytes, side="right"))
+            take = int(
+                np.searchsorted(ends[start : start + room], before + self.size - self.pending_bytes, side="right")
+            )
             if not take and not self.pending_rows:
                 take = 1  # a row larger than a group on its own
             if take:
                 self.pending.append(table.slice(start, take))
                 self.pending_rows += take
-                self.pending_bytes += int(totals[take - 1])
+                self.pending_bytes += int(ends[start + take - 1]) - before
                 start += take
             if start < count or self.pending_rows == self.rows:  # full: by rows, or the next row is too big
                 done.append(self._take())
