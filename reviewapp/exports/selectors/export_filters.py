@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Max, Min, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from reviewapp.access import language_match_q
@@ -103,13 +103,27 @@ def gold_labels_for(*, judge: Judge, filters: ExportFilters) -> QuerySet[GoldLab
 def export_target_count(*, judge: Judge, filters: ExportFilters) -> int:
     """How many rows the export will have: one per labelled target (turn or conversation).
 
-    When the labels drawn on all have one source (every label imported, say), each is its own
-    target: a judge has one label per turn and source, and one per conversation and source
-    (gold_unique_turn, gold_unique_conversation). Their count then comes from one scan, without the
-    DISTINCT over every target (at a million labels 0.12 s instead of 0.69). Otherwise the targets
-    are counted."""
+    A judge has one label per turn and source, and one per conversation and source
+    (gold_unique_turn, gold_unique_conversation), so a target with k labels has them from k sources.
+    The labels are counted by source in one scan; with one source (every label imported, say) each
+    is its own target. With several, the targets are the labels less those whose target has a label
+    of a source ranked before theirs (the most common source first, then by name): only the labels
+    of the other sources are looked at, one index lookup each, instead of a DISTINCT over every
+    target (at a million labels, a few thousand of them from reviews, 0.69 s)."""
     labels = gold_labels_for(judge=judge, filters=filters)
-    one_source = labels.aggregate(n=Count("pk"), first=Min("source"), last=Max("source"))
-    if one_source["first"] == one_source["last"]:  # one source, or none (no label: 0)
-        return one_source["n"]
-    return labels.values("conversation_id", "turn_id").distinct().count()
+    by_source = dict(labels.order_by().values_list("source").annotate(n=Count("pk")))
+    total = sum(by_source.values())
+    if len(by_source) < 2:  # one source, or none (no label: 0)
+        return total
+    ranked = sorted(by_source, key=lambda source: (-by_source[source], source))
+    same_target = labels.filter(conversation_id=OuterRef("conversation_id"))
+    later: dict[str, Count] = {}
+    for rank, source in enumerate(ranked[1:], start=1):
+        before = same_target.filter(source__in=ranked[:rank])
+        later[f"turn_{rank}"] = Count(
+            "pk", filter=Q(source=source, turn__isnull=False) & Exists(before.filter(turn_id=OuterRef("turn_id")))
+        )
+        later[f"conversation_{rank}"] = Count(
+            "pk", filter=Q(source=source, turn__isnull=True) & Exists(before.filter(turn__isnull=True))
+        )
+    return total - sum(labels.filter(source__in=ranked[1:]).aggregate(**later).values())

@@ -371,3 +371,48 @@ def test_the_target_count_of_labels_of_one_source_is_one_scan_and_of_several_is_
     GoldLabel.objects.filter(judge=judge).delete()
     with django_assert_num_queries(1):
         assert export_target_count(judge=judge, filters=everything) == 0
+
+
+def test_the_target_count_of_a_mixture_of_sources_is_its_targets_whichever_source_is_most_common(
+    django_assert_num_queries,
+):
+    """Targets with labels from one, two and three sources, on turns and on whole conversations, in
+    two languages, some labels excluded; the most common source is `unanimous`, not the first nor
+    the last by priority. Every filter's count is the targets' counted here from the labels."""
+    from itertools import combinations
+
+    from reviewapp.exports.selectors.export_filters import ExportFilters, export_target_count
+    from tests.factories import ConversationFactory, DatasetFactory, GoldLabelFactory, JudgeFactory, TurnFactory
+
+    judge, other = JudgeFactory(), JudgeFactory()
+    dataset = DatasetFactory()
+    sources = ("adjudicated", "unanimous", "imported")
+    # every non-empty set of sources, on a turn and on a conversation, and unanimous alone many times
+    kinds = [set(c) for n in (1, 2, 3) for c in combinations(sources, n)] + [{"unanimous"}] * 6
+    for n, kind in enumerate(kinds):
+        conversation = ConversationFactory(dataset=dataset, language="fr" if n % 2 else "ja")
+        turn = TurnFactory(conversation=conversation)
+        for source in kind:
+            GoldLabelFactory(judge=judge, conversation=conversation, turn=turn, source=source, rating=1)
+            GoldLabelFactory(judge=judge, conversation=conversation, turn=None, source=source, rating=2)
+            GoldLabelFactory(judge=other, conversation=conversation, turn=turn, source=source, rating=3)
+        if n % 3 == 0:  # an excluded label: not drawn on, its target only if another label has it
+            label = GoldLabel.objects.filter(judge=judge, turn=turn).order_by("source").first()
+            GoldLabel.objects.filter(pk=label.pk).update(excluded=True)
+
+    def targets(**where) -> int:
+        labels = GoldLabel.objects.filter(judge=judge, excluded=False, **where)
+        return len(set(labels.values_list("conversation_id", "turn_id")))
+
+    expected = targets()
+    assert GoldLabel.objects.filter(judge=judge, excluded=False).count() > expected > len(kinds)
+    with django_assert_num_queries(2):
+        assert export_target_count(judge=judge, filters=ExportFilters()) == expected
+    for pair in combinations(sources, 2):
+        assert export_target_count(judge=judge, filters=ExportFilters(gold_sources=pair)) == targets(
+            source__in=pair
+        )
+    assert export_target_count(judge=judge, filters=ExportFilters(languages=("fr",))) == targets(
+        conversation__language="fr"
+    )
+    assert export_target_count(judge=other, filters=ExportFilters()) == len(kinds)
