@@ -512,29 +512,45 @@ def _kept() -> list[tuple]:
     return list(ExportLine.objects.order_by("gold_id").values_list("gold_id", "key", "line", "columns", "generation"))
 
 
+def _blocks() -> list[tuple]:
+    return list(
+        ExportBlock.objects.order_by("judge_id", "block").values_list("block", "golds", "keys", "lines", "rows")
+    )
+
+
 def test_a_large_refresh_builds_in_two_parts_at_once_and_keeps_the_same_rows(corpus, media, monkeypatch):
-    """From SPLIT_FROM_LABELS gold labels a second part builds on a connection of its own; here every
-    conversation is a batch, so both parts run several. The rows are those of one part building all."""
+    """From SPLIT_FROM_LABELS gold labels a second part builds on a connection of its own, the lines
+    and then the blocks; here every block (of a few conversations, so that the median label's
+    conversation is inside one) is a batch, so both parts run several. The blocks' second part
+    starts at the first conversation of the block the lines' starts in: each block is composed once,
+    whole. The rows and blocks are those of one part building all."""
     import threading
 
     from tests.scenarios import add_labelled
 
-    add_labelled(corpus, 6)
+    add_labelled(corpus, 10)
     awkward(corpus)
+    conversations = sorted(GoldLabel.objects.filter(judge=corpus.judge).values_list("conversation_id", flat=True))
+    median = conversations[(len(conversations) + 1) // 2 - 1]  # the median label's conversation
+    # blocks of `per` conversations: the median's inside one, and not the first label's
+    per = next(size for size in range(2, 10) if median % size and median // size > conversations[0] // size)
+    monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", per)
     export_lines.refresh(corpus.judge)
-    whole = _kept()
+    whole, blocks = _kept(), _blocks()
     ExportLine.objects.all().delete()
+    ExportBlock.objects.all().delete()
 
     monkeypatch.setattr(export_lines, "SPLIT_FROM_LABELS", 1)
-    monkeypatch.setattr(export_lines, "CONVERSATIONS_PER_BATCH", 1)
+    monkeypatch.setattr(export_lines, "CONVERSATIONS_PER_BATCH", per)
     parts = []
     started = export_lines._Part.start
     monkeypatch.setattr(export_lines._Part, "start", lambda part: (parts.append(part), started(part)))
     done = export_lines.refresh(corpus.judge)
-    assert len(parts) == 1 and 0 < parts[0].built < done.built == len(whole)
-    conversations = sorted(GoldLabel.objects.filter(judge=corpus.judge).values_list("conversation_id", flat=True))
-    assert parts[0].first == conversations[(len(conversations) + 1) // 2 - 1]  # the median label's conversation
-    assert _kept() == whole and exported(corpus.judge) == row_path_lines(corpus.judge)
+    assert len(parts) == 2  # the lines' second part, then the blocks'
+    assert parts[0].first == median and parts[1].first == median // per * per < median
+    assert 0 < parts[0].built < done.built == len(whole) and 0 < parts[1].built < done.blocks == len(blocks) > 1
+    assert _kept() == whole and _blocks() == blocks
+    assert exported(corpus.judge) == row_path_lines(corpus.judge)
     assert not any(thread.name == "export-lines-part" for thread in threading.enumerate())
 
 
