@@ -42,6 +42,20 @@ pytestmark = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def conversations_from_a_block_start(transactional_db):
+    """The next conversation id starts a block of sixteen (export_sql.CONVERSATIONS_PER_BLOCK), so that
+    the corpus's two conversations share one, whatever ids the tests before took from the sequence.
+    (Autouse: created before the corpus.)"""
+    from reviewapp.exports.selectors.export_sql import CONVERSATIONS_PER_BLOCK as per
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_get_serial_sequence('reviewapp_conversation', 'id')")
+        sequence = cursor.fetchone()[0]
+        cursor.execute("SELECT nextval(%s)", [sequence])
+        cursor.execute("SELECT setval(%s, %s, false)", [sequence, (cursor.fetchone()[0] // per + 1) * per])
+
+
 def exported(judge, fmt: str = "jsonl") -> bytes:
     snapshot = snapshot_write(snapshot_id=snapshot_create(judge=judge, fmt=fmt, build=False).pk)
     return snapshot_path(snapshot).read_bytes()

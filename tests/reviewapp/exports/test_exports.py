@@ -409,9 +409,7 @@ def test_the_target_count_of_a_mixture_of_sources_is_its_targets_whichever_sourc
     with django_assert_num_queries(2):
         assert export_target_count(judge=judge, filters=ExportFilters()) == expected
     for pair in combinations(sources, 2):
-        assert export_target_count(judge=judge, filters=ExportFilters(gold_sources=pair)) == targets(
-            source__in=pair
-        )
+        assert export_target_count(judge=judge, filters=ExportFilters(gold_sources=pair)) == targets(source__in=pair)
     assert export_target_count(judge=judge, filters=ExportFilters(languages=("fr",))) == targets(
         conversation__language="fr"
     )
