@@ -310,7 +310,7 @@ def _build_between(cursor, judge: Judge, first: int, end: int, stop: threading.E
 def _build_blocks_in_parts(cursor, judge: Judge, first: int, middle: int | None, end: int) -> int:
     """Compose the kept blocks of the conversations from `first` up to `end` (`_build_blocks`), once
     every line is built: in two parts at once when the lines were, split at the block `middle` is
-    in, so that each block is composed by one part (at 100,000 rows 0.8 s instead of 1.5)."""
+    in, so that each block is composed by one part, whole (a keep of 100,000 rows: 4.7 s instead of 5.3)."""
     per = export_sql.CONVERSATIONS_PER_BLOCK
     if middle is not None and middle // per * per <= first:
         middle = None
