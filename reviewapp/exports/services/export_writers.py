@@ -49,6 +49,16 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("verdicts", "json"),
 )
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
+# Parquet dictionaries for the columns of few values only, and min/max statistics for the columns that
+# are not free text or JSON: the writing thread bounds a kept Parquet export, and a dictionary tried
+# on every text (each context is its own) or the bounds of a JSON column are work no reader uses
+# (4-8% of the writing and 2.7% of the file for the side-by-side workload's rows).
+PARQUET_DICTIONARY_COLUMNS = (
+    "dataset", "language", "judge", "level", "turn_role", "gold_label", "gold_source", "gold_failure_modes",
+)  # fmt: skip
+PARQUET_STATISTICS_COLUMNS = tuple(
+    name for name, kind in COLUMNS if kind != "json" and name not in ("text", "intended_text")
+)
 
 
 def json_bytes(value: Any) -> bytes:
@@ -266,7 +276,13 @@ class ParquetWriter:
         types = {"string": pa.string(), "json": pa.string(), "int64": pa.int64(), "float64": pa.float64()}
         types["bool"] = pa.bool_()
         self.schema = pa.schema([(name, types[kind]) for name, kind in COLUMNS])
-        self.writer = pq.ParquetWriter(str(path), self.schema, compression="zstd")
+        self.writer = pq.ParquetWriter(
+            str(path),
+            self.schema,
+            compression="zstd",
+            use_dictionary=list(PARQUET_DICTIONARY_COLUMNS),
+            write_statistics=list(PARQUET_STATISTICS_COLUMNS),
+        )
         self.json_columns = [name for name, kind in COLUMNS if kind == "json"]
         self.plain_columns = [name for name, kind in COLUMNS if kind != "json"]
         self.rows: list[dict[str, Any]] = []

@@ -162,3 +162,27 @@ def test_cutting_row_groups_does_not_import_pandas():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_dictionaries_for_the_few_valued_columns_and_statistics_for_all_but_text_and_json(tmp_path):
+    """The writing thread bounds a kept Parquet export: no dictionary is tried on free text or JSON
+    (every context is its own), and no min/max is kept for them; the scalar columns keep theirs."""
+    writer = ParquetWriter(tmp_path / "rows.parquet", group_rows=100)
+    for row in _rows(150, 3):
+        writer.write(row)
+    writer.close()
+    metadata = pq.ParquetFile(tmp_path / "rows.parquet").metadata
+    assert metadata.num_row_groups == 2
+    for g in range(metadata.num_row_groups):
+        chunks = {metadata.schema.column(i).name: metadata.row_group(g).column(i) for i in range(len(COLUMNS))}
+        dictionary = {name for name, chunk in chunks.items() if chunk.has_dictionary_page}
+        assert dictionary == {
+            "dataset", "language", "judge", "level", "turn_role", "gold_label", "gold_source", "gold_failure_modes",
+        }  # fmt: skip
+        with_statistics = {name for name, chunk in chunks.items() if chunk.is_stats_set}
+        assert with_statistics == {
+            "dataset", "conversation_id", "language", "judge", "level", "turn_position", "turn_role",
+            "gold_rating", "gold_label", "gold_passed", "gold_source", "gold_labelled_at",
+        }  # fmt: skip
+        assert chunks["turn_position"].statistics.min == g * 100
+    assert pq.read_table(tmp_path / "rows.parquet").column("context").to_pylist()[0].startswith('[{"role":"user"')
