@@ -96,7 +96,9 @@ with connection.cursor() as cursor:
                     sql = f"{head} {prefix}SELECT {select}"
                 cursor.execute(sql, params)
     if postgres:
-        cursor.execute("ANALYZE")
+        from bench._workload import settle
+
+        settle(cursor)  # statistics, visibility map, the rows written out: not during the first export
 print(rows)
 """
 
