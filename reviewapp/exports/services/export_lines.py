@@ -200,9 +200,10 @@ def _refresh(
             cursor.execute("DELETE FROM reviewapp_exportline")
             cursor.execute("DELETE FROM reviewapp_exportblock")
             cursor.execute("DELETE FROM reviewapp_exportlinestate")
-    cursor.execute(
+    cursor.execute(  # the missing rows found by one anti-join, not a conflict check per gold label
         "INSERT INTO reviewapp_exportgeneration (conversation_id, generation)"
-        " SELECT DISTINCT conversation_id, 0 FROM reviewapp_goldlabel WHERE judge_id = %s"
+        " SELECT DISTINCT g.conversation_id, 0 FROM reviewapp_goldlabel g WHERE g.judge_id = %s AND NOT EXISTS"
+        " (SELECT 1 FROM reviewapp_exportgeneration e WHERE e.conversation_id = g.conversation_id)"
         " ON CONFLICT (conversation_id) DO NOTHING",
         [judge.pk],
     )
@@ -221,10 +222,11 @@ def _refresh(
             return done
         time.sleep(poll_seconds)
     cursor.execute(
-        "SELECT min(conversation_id), max(conversation_id), count(*) FROM reviewapp_goldlabel WHERE judge_id = %s",
-        [judge.pk],
+        "SELECT min(conversation_id), max(conversation_id), count(*),"
+        " EXISTS (SELECT 1 FROM reviewapp_exportline WHERE judge_id = %s) FROM reviewapp_goldlabel WHERE judge_id = %s",
+        [judge.pk, judge.pk],
     )
-    low, high, labels = cursor.fetchone()
+    low, high, labels, had_lines = cursor.fetchone()
     middle = None
     if labels >= SPLIT_FROM_LABELS:  # where the second part starts: half the gold labels on each side
         cursor.execute(
@@ -239,11 +241,15 @@ def _refresh(
     try:
         if low is not None:
             done.built += _build_in_parts(cursor, judge, low, middle, high + 1)
-        cursor.execute(
-            "DELETE FROM reviewapp_exportline x WHERE x.judge_id = %s AND NOT EXISTS"
-            " (SELECT 1 FROM reviewapp_goldlabel g WHERE g.id = x.gold_id AND g.judge_id = x.judge_id)",
-            [judge.pk],
-        )
+        if had_lines:  # lines whose gold label is gone (or another judge's now): a scan of the judge's lines
+            # With none before, every line is this refresh's, of a label it read: one deleted since
+            # changes the gold labels' count and sums the next refresh compares, so it runs and finds
+            # the line here (at a million lines this scan took 1.1-3.7 s).
+            cursor.execute(
+                "DELETE FROM reviewapp_exportline x WHERE x.judge_id = %s AND NOT EXISTS"
+                " (SELECT 1 FROM reviewapp_goldlabel g WHERE g.id = x.gold_id AND g.judge_id = x.judge_id)",
+                [judge.pk],
+            )
         cursor.execute(  # blocks of conversations with no gold label of the judge left: an anti-join on the block
             "DELETE FROM reviewapp_exportblock x WHERE x.judge_id = %s AND NOT EXISTS (SELECT 1 FROM"
             " (SELECT DISTINCT g.conversation_id / %s AS block FROM reviewapp_goldlabel g WHERE g.judge_id = %s) b"

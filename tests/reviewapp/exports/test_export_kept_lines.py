@@ -987,6 +987,41 @@ def test_blocks_are_deleted_with_the_last_gold_label_of_their_conversations(corp
     assert export_lines.refresh(corpus.judge).ran and not ExportBlock.objects.exists()
 
 
+ORPHANS_DELETE = "DELETE FROM reviewapp_exportline x WHERE x.judge_id = %s AND NOT EXISTS"
+
+
+def test_lines_of_gold_labels_gone_are_deleted_by_the_next_refresh_and_a_first_refresh_looks_for_none(corpus, media):
+    """A refresh deletes the kept lines whose gold label is gone: a scan of the judge's lines (1-3.7 s
+    at a million). A refresh that found the judge with no lines (the first after an import) built every
+    line there is from the labels it read, so it skips that scan; a label deleted meanwhile changes
+    what the next refresh reads, and that one deletes its line."""
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 20)
+    statements = []
+
+    def record(execute, sql, params, many, context):
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        first = export_lines.refresh(corpus.judge)
+    rows = exported(corpus.judge).count(b"\n")
+    assert first.built == ExportLine.objects.count() == rows > 2  # a line per target: its winning label's
+    assert not [sql for sql in statements if sql.startswith(ORPHANS_DELETE)]
+
+    gone_ids = list(ExportLine.objects.order_by("gold_id").values_list("gold_id", flat=True)[:2])
+    GoldLabel.objects.filter(pk__in=gone_ids).delete()
+    assert ExportLine.objects.filter(gold_id__in=gone_ids).count() == 2  # kept until a refresh runs
+    statements.clear()
+    with connection.execute_wrapper(record):
+        assert export_lines.refresh(corpus.judge).ran
+    assert [sql for sql in statements if sql.startswith(ORPHANS_DELETE)]
+    assert not ExportLine.objects.filter(gold_id__in=gone_ids).exists()
+    assert ExportLine.objects.count() == exported(corpus.judge).count(b"\n")
+    assert exported(corpus.judge) == row_path_lines(corpus.judge)
+
+
 def test_a_block_with_a_row_whose_line_is_not_kept_is_not_composed(corpus, media):
     from tests.scenarios import add_labelled
 
