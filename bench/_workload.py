@@ -174,14 +174,19 @@ def settle(cursor) -> None:
     built timed its exports while the server was still writing the build out (the checkpoints that
     its WAL asked for, spread over minutes): on one machine a kept JSONL export of 100,000 rows ran
     at 91,719 rows/s in that run against 151,549 in the next, and at 146,174 in a first run with it.
-    CHECKPOINT needs a superuser or pg_checkpoint; without either the bench says so and goes on."""
+    CHECKPOINT needs a superuser or pg_checkpoint; without either the bench says so on stderr (the
+    callers read what these functions print on stdout: reset_tribunal's True) and goes on."""
+    import sys
+
     from django.db import DatabaseError
 
     cursor.execute("VACUUM ANALYZE")
     try:
         cursor.execute("CHECKPOINT")
     except DatabaseError as exc:
-        print(f"   no CHECKPOINT after the bulk write ({exc}): the first timings may include writing it out")
+        print(
+            f"no CHECKPOINT after the bulk write ({exc}): the first timings may include writing it out", file=sys.stderr
+        )
 
 
 def build_tribunal(size: int, *, reviewers: int = REVIEWERS, progress=print) -> dict[str, int]:

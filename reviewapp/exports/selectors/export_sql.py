@@ -468,13 +468,10 @@ def postgres_lines_statement(
     # the database would run each subquery twice: the INSERT of 100,000 rows on one connection took
     # 4.6 s instead of 4.1).
     # An export writes one or the other, where the lateral would only add a node per row.
-    context = "cx.json" if keep else LINES_CONTEXT_SQL
-    adjudication_json = (
-        "COALESCE(ad.json, 'null')"
-        if keep
-        else f"CASE WHEN it.id IS NULL THEN 'null' ELSE COALESCE(({adjudication_of_item}), 'null') END"
-    )
-    adjudication_value = "ad.json" if keep else f"CASE WHEN it.id IS NOT NULL THEN ({adjudication_of_item}) END"
+    if keep:
+        context, adjudication = "cx.json", "ad.json"
+    else:
+        context, adjudication = LINES_CONTEXT_SQL, f"CASE WHEN it.id IS NOT NULL THEN ({adjudication_of_item}) END"
     line = _object(
         ("dataset", _value("d.name")), ("conversation_id", _value("c.external_id")), ("language", _value("c.language")),
         ("judge", "%s::text"),  # the slug as JSON, written by orjson once (to_json would run per row)
@@ -484,7 +481,7 @@ def postgres_lines_statement(
         ("gold_rating", _rating("g.rating")), ("gold_label", _value("NULLIF(g.label, '')")),
         ("gold_passed", _plain("g.passed")), ("gold_failure_modes", _stored_json("g.failure_modes", "m")),
         ("gold_source", _choice("g.source", GoldLabel, "source")), ("gold_labelled_at", _iso("g.created_at")),
-        ("adjudication", adjudication_json),
+        ("adjudication", f"COALESCE({adjudication}, 'null')"),
         ("reviews", "COALESCE(rv.json, '[]')"), ("comments", "COALESCE(cm.json, '[]')"),
         ("verdicts", "COALESCE(vd.json, '{}')"),
     )  # fmt: skip
@@ -494,7 +491,7 @@ def postgres_lines_statement(
         "NULLIF(t.intended_text, '')", context,
         "CASE WHEN g.rating = ANY ('{NaN,Infinity,-Infinity}'::float8[]) THEN NULL ELSE g.rating END",
         "NULLIF(g.label, '')", _copy_bool("g.passed"), _stored_json("g.failure_modes", "m"), "g.source",
-        Postgres.iso("g.created_at"), adjudication_value,
+        Postgres.iso("g.created_at"), adjudication,
         "COALESCE(rv.json, '[]')", "COALESCE(cm.json, '[]')", "COALESCE(vd.json, '{}')",
     )  # fmt: skip
     key = (
