@@ -17,6 +17,11 @@ machines here: 0.9-3.7 s per GiB (18 GiB touched once on a newly started one too
 machine that keeps its memory gives a few hundredths of a second. An export that writes a 440 MB
 file into the page cache then spends 0.4-1.3 s of system time on its writes alone, varying from run
 to run; figures taken on such a machine vary for a reason that is not the code's.
+
+First it prints how fast one core runs the loop alone, in million iterations per second of this
+Python: the figure that tells two machines apart when every page, import and export is faster on
+one of them. (The twelfth 2-core machine of docs/performance.md did not have it; on the thirteenth,
+an AMD EPYC, it gave 6.1-8.2 while its pages took 2-3 times the twelfth's CPU.)
 """
 
 from __future__ import annotations
@@ -46,22 +51,27 @@ def calibrate(seconds: float) -> int:
         loops *= 4
 
 
-def parallel_factor(seconds: float, processes: int) -> tuple[float, float, list[tuple[float, float]]]:
-    """The parallel factor, the wall seconds of the loop alone, and the wall and CPU seconds of each process together."""
+def parallel_factor(seconds: float, processes: int) -> tuple[float, float, list[tuple[float, float]], float]:
+    """The parallel factor, the wall seconds of the loop alone, the wall and CPU seconds of each
+    process together, and one core's speed alone (million loops per second)."""
     loops = calibrate(seconds)
     alone_wall, _ = spin(loops)
     with multiprocessing.get_context("spawn").Pool(processes) as pool:
         started = time.perf_counter()
         together = pool.map(spin, [loops] * processes)
         wall = time.perf_counter() - started
-    return processes * alone_wall / wall, alone_wall, together
+    return processes * alone_wall / wall, alone_wall, together, loops / alone_wall / 1e6
 
 
 def summary(*, seconds: float = 1.0, processes: int = 2, memory_mib: int = 256) -> str:
-    """One line on the machine for another bench's report: the parallel factor, the first use of memory."""
-    factor, _, _ = parallel_factor(seconds, processes)
+    """One line on the machine for another bench's report: one core's speed, the parallel factor,
+    the first use of memory."""
+    factor, _, _, speed = parallel_factor(seconds, processes)
     rate = memory_mib / 1024 / first_touch(memory_mib << 20)
-    return f"bench/cpus.py: parallel factor {factor:.2f} of {processes}, first use of new memory {rate:.1f} GiB/s"
+    return (
+        f"bench/cpus.py: one core {speed:.1f} M loops/s, parallel factor {factor:.2f} of {processes},"
+        f" first use of new memory {rate:.1f} GiB/s"
+    )
 
 
 def main() -> None:
@@ -70,8 +80,8 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--memory-mib", type=int, default=512, help="memory to use for the first time (0: none)")
     args = parser.parse_args()
-    factor, alone_wall, together = parallel_factor(args.seconds, args.processes)
-    print(f"alone: {alone_wall:.2f} s wall")
+    factor, alone_wall, together, speed = parallel_factor(args.seconds, args.processes)
+    print(f"alone: {alone_wall:.2f} s wall, one core {speed:.1f} M loops/s")
     for number, (each_wall, each_cpu) in enumerate(together, start=1):
         print(f"process {number} of {args.processes}: {each_wall:.2f} s wall, {each_cpu:.2f} s CPU")
     print(f"parallel factor {factor:.2f} of {args.processes} (load average {os.getloadavg()[0]:.2f})")
