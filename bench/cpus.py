@@ -20,8 +20,7 @@ to run; figures taken on such a machine vary for a reason that is not the code's
 
 First it prints how fast one core runs the loop alone, in million iterations per second of this
 Python: the figure that tells two machines apart when every page, import and export is faster on
-one of them. (The twelfth 2-core machine of docs/performance.md did not have it; on the thirteenth,
-an AMD EPYC, it gave 6.1-8.2 while its pages took 2-3 times the twelfth's CPU.)
+one of them (docs/performance.md gives it per machine from the thirteenth on).
 """
 
 from __future__ import annotations
