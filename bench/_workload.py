@@ -19,6 +19,7 @@ bench/import_rate.py (through `dataset_import`) write theirs their own way.
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -176,8 +177,6 @@ def settle(cursor) -> None:
     at 91,719 rows/s in that run against 151,549 in the next, and at 146,174 in a first run with it.
     CHECKPOINT needs a superuser or pg_checkpoint; without either the bench says so on stderr (the
     callers read what these functions print on stdout: reset_tribunal's True) and goes on."""
-    import sys
-
     from django.db import DatabaseError
 
     cursor.execute("VACUUM ANALYZE")

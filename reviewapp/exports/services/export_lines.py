@@ -319,7 +319,9 @@ def _build_blocks_in_parts(cursor, judge: Judge, first: int, middle: int | None,
     in, so that each block is composed by one part, whole (a keep of 100,000 rows: 4.7 s instead of 5.3)."""
     per = export_sql.CONVERSATIONS_PER_BLOCK
     split = None if middle is None else middle // per * per
-    return _build_in_parts(cursor, judge, first, split if split and split > first else None, end, _build_blocks)
+    return _build_in_parts(
+        cursor, judge, first, split if split is not None and split > first else None, end, _build_blocks
+    )
 
 
 def _build_blocks(cursor, judge: Judge, first: int, end: int, stop: threading.Event | None = None) -> int:
