@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import functools
+import io
 import math
 import os
 from pathlib import Path
@@ -116,6 +117,54 @@ class NonFinite:
         if isinstance(value, list | tuple):
             return [self.clean(item) for item in value]
         return value
+
+
+# A file written once and not read back (a JSONL export on PostgreSQL, hashed as it is written) hands
+# its pages back to the kernel once it passes RELEASE_AFTER bytes (`ReleasingFile`): then every
+# RELEASE_WINDOW bytes, the pages of the last RELEASE_KEPT windows are advised away.
+RELEASE_AFTER = 512 << 20
+RELEASE_WINDOW = 32 << 20
+RELEASE_KEPT = 4
+
+
+class ReleasingFile(io.FileIO):
+    """A file opened for writing whose written pages leave the page cache once it is large.
+
+    Left alone, every page of a file written once stays cached until memory runs short: an export of
+    a million rows (2.4 GB) would push the database's own pages out (PostgreSQL reads through the
+    page cache), and on a virtual machine whose host hands out memory as the guest first touches it
+    each new page costs more than writing it (2.2 GB through `dd`: 4.6 s on fresh memory, 0.4 s on
+    memory the kernel had used and freed). Past RELEASE_AFTER bytes, every RELEASE_WINDOW bytes,
+    `posix_fadvise(DONTNEED)` over what was written (the first time all of it, then the last
+    RELEASE_KEPT windows) starts writing back the pages still dirty and drops those already written
+    back, so the file reuses the same few hundred MiB. It never waits for the disk: a page not yet
+    written back stays, as it would without the advice, and a later call drops it. A smaller file is
+    a plain one (the advice, and the write-back it starts while the export runs, cost a file of 440
+    MB 0.1-0.3 s). Where the advice does not exist, or the file system refuses it, the file is plain.
+    The file must not be read back while it is written (its pages would come from the disk)."""
+
+    def __init__(self, path: Path | str) -> None:
+        super().__init__(str(path), "w")
+        self.size = 0
+        self.released_at = 0  # the size at the last advice (0: none yet)
+        self.advise = hasattr(os, "posix_fadvise")
+
+    def write(self, data, /) -> int:
+        written = super().write(data) or 0
+        self.size += written
+        if self.advise and self.size >= RELEASE_AFTER and self.size - self.released_at >= RELEASE_WINDOW:
+            low = max(0, self.size - RELEASE_KEPT * RELEASE_WINDOW) if self.released_at else 0
+            try:
+                os.posix_fadvise(self.fileno(), low, self.size - low, os.POSIX_FADV_DONTNEED)
+            except OSError:  # a file system that takes no advice: written as a plain file from here on
+                self.advise = False
+            self.released_at = self.size
+        return written
+
+
+def open_released(path: Path, buffering: int) -> io.BufferedWriter:
+    """`path` opened for writing bytes as a `ReleasingFile`, buffered by `buffering` bytes."""
+    return io.BufferedWriter(ReleasingFile(path), buffer_size=buffering)
 
 
 class JsonlWriter:

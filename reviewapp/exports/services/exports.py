@@ -49,6 +49,7 @@ from reviewapp.exports.services.export_writers import (
     NonFinite,
     ParquetWriter,
     flat_writer,
+    open_released,
 )
 from reviewapp.models import ExportSnapshot, Judge, JudgeVersion
 from reviewapp.quality.selectors.outcomes import outcome_for
@@ -357,7 +358,11 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _open(path: Path, binary: bool):
+def _open(path: Path, binary: bool, *, released: bool = False):
+    """The export file opened for writing; `released` for a file hashed as it is written, never read
+    back: its pages leave the page cache as it grows (`export_writers.ReleasingFile`)."""
+    if released:
+        return open_released(path, HASH_BLOCK)
     if binary:
         return path.open("wb", buffering=HASH_BLOCK)
     return path.open("w", encoding="utf-8", newline="", buffering=HASH_BLOCK)
@@ -367,13 +372,14 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
     """Stream the rows into `partial`: the flat formats from `export_flat.flat_rows`, EVA from row
     objects a conversation at a time. Returns the closed writer (its NonFinite holds the count)."""
     fmt = snapshot.format
-    handle = None if fmt == "parquet" else _open(partial, binary=fmt != "csv")
+    lines = fmt == "jsonl" and connection.vendor == "postgresql"  # hashed as written (`_write_lines`)
+    handle = None if fmt == "parquet" else _open(partial, binary=fmt != "csv", released=lines)
     try:
         if fmt == "eva":
             writer: Any = EvaWriter(handle, judge)
             chunks: Any = export_rows_selectors.export_rows(judge=judge, filters=filters, chunk_size=chunk_size)
             add = tally.add_row
-        elif fmt == "jsonl" and connection.vendor == "postgresql":
+        elif lines:
             return _write_lines(judge, filters, handle, partial, tally, chunk_size, progress)
         elif fmt == "parquet" and connection.vendor == "postgresql":
             return _write_columns(judge, filters, partial, tally, progress)

@@ -6,6 +6,7 @@ import hashlib
 import io
 import itertools
 import json
+import os
 from itertools import groupby
 from pathlib import Path
 
@@ -255,6 +256,33 @@ def test_an_export_read_in_two_halves_is_the_same_file(corpus, media, monkeypatc
     for key in ("rows", "counts", "judge_versions", "non_finite_values_written_as_null"):
         assert split.datasheet[key] == whole.datasheet[key], key
     assert sorted(path.name for path in (Path(media) / "exports").iterdir() if ".partial" in path.name) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_file_whose_pages_are_released_as_it_grows_is_the_same_file_and_hash(corpus, media, monkeypatch):
+    """Past its size for it, the JSONL file is advised out of the page cache window by window
+    (`ReleasingFile`), the second half's spool (read back to be appended) is not; the file and its
+    hash are unchanged."""
+    awkward(corpus)
+    add_labelled(corpus, 9)
+    plain = snapshot_write(snapshot_id=snapshot_create(judge=corpus.judge, fmt="jsonl", build=False).pk)
+    advised: list[str] = []
+    real = os.posix_fadvise
+
+    def record(fd, offset, length, kind):
+        advised.append(os.readlink(f"/proc/self/fd/{fd}"))
+        return real(fd, offset, length, kind)
+
+    monkeypatch.setattr("reviewapp.exports.services.export_writers.RELEASE_WINDOW", 512)
+    monkeypatch.setattr("reviewapp.exports.services.export_writers.RELEASE_AFTER", 2048)
+    monkeypatch.setattr("reviewapp.exports.services.export_writers.os.posix_fadvise", record)
+
+    whole, split = halves_and_whole(corpus, "jsonl", monkeypatch)
+
+    assert advised and {Path(name).suffix for name in advised} == {".partial"}  # the file, never the spool
+    assert snapshot_path(split).read_bytes() == snapshot_path(whole).read_bytes() == snapshot_path(plain).read_bytes()
+    assert snapshot_path(whole).read_bytes() == row_path_lines(corpus.judge)
+    assert split.sha256 == whole.sha256 == plain.sha256 == hashlib.sha256(snapshot_path(split).read_bytes()).hexdigest()
 
 
 @pytest.mark.django_db(transaction=True)
