@@ -140,7 +140,7 @@ class ReleasingFile(io.FileIO):
     back, so the file reuses the same few hundred MiB. It never waits for the disk: a page not yet
     written back stays, as it would without the advice, and a later call drops it. A smaller file is
     a plain one (the advice, and the write-back it starts while the export runs, cost a file of 440
-    MB 0.1-0.3 s). Where the advice does not exist, or the file system refuses it, the file is plain.
+    MB about 0.1 s). Where the advice does not exist, or the file system refuses it, the file is plain.
     The file must not be read back while it is written (its pages would come from the disk)."""
 
     def __init__(self, path: Path | str) -> None:
