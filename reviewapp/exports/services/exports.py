@@ -372,14 +372,14 @@ def _write_rows(snapshot, judge: Judge, filters: ExportFilters, partial: Path, t
     """Stream the rows into `partial`: the flat formats from `export_flat.flat_rows`, EVA from row
     objects a conversation at a time. Returns the closed writer (its NonFinite holds the count)."""
     fmt = snapshot.format
-    lines = fmt == "jsonl" and connection.vendor == "postgresql"  # hashed as written (`_write_lines`)
-    handle = None if fmt == "parquet" else _open(partial, binary=fmt != "csv", released=lines)
+    database_lines = fmt == "jsonl" and connection.vendor == "postgresql"  # hashed as written (`_write_lines`)
+    handle = None if fmt == "parquet" else _open(partial, binary=fmt != "csv", released=database_lines)
     try:
         if fmt == "eva":
             writer: Any = EvaWriter(handle, judge)
             chunks: Any = export_rows_selectors.export_rows(judge=judge, filters=filters, chunk_size=chunk_size)
             add = tally.add_row
-        elif lines:
+        elif database_lines:
             return _write_lines(judge, filters, handle, partial, tally, chunk_size, progress)
         elif fmt == "parquet" and connection.vendor == "postgresql":
             return _write_columns(judge, filters, partial, tally, progress)

@@ -258,6 +258,7 @@ def test_an_export_read_in_two_halves_is_the_same_file(corpus, media, monkeypatc
     assert sorted(path.name for path in (Path(media) / "exports").iterdir() if ".partial" in path.name) == []
 
 
+@pytest.mark.skipif(not hasattr(os, "posix_fadvise") or not Path("/proc/self/fd").is_dir(), reason="Linux advice")
 @pytest.mark.django_db(transaction=True)
 def test_a_file_whose_pages_are_released_as_it_grows_is_the_same_file_and_hash(corpus, media, monkeypatch):
     """Past its size for it, the JSONL file is advised out of the page cache window by window
