@@ -16,12 +16,13 @@ two when another judge's conversations changed):
    data that includes its change. (A writer that starts later finds the row, and moves it forward.)
 3. The lines are built, batch by batch of conversations, each batch one INSERT ... SELECT that reads
    the data and the generations in one snapshot; from SPLIT_FROM_LABELS gold labels in two parts at
-   once, the second on a connection of its own (each batch stands alone, so neither part needs the
-   other's snapshot).
+   once, the second on a connection of its own, each part taking the next batch when it is done
+   with one (`_Batches`), so both build until the last, wherever the stale rows lie (each batch
+   stands alone, so neither part needs the other's snapshot).
 4. The kept lines and CSV rows of each block of sixteen conversations are joined into one kept
    block (ExportBlock) where none is current and every line of the block is, for a JSONL or Parquet
    export without filters to read a row per block (`export_sql.postgres_blocks_statement`); in two
-   parts at once when the lines were, split at a block's start.
+   parts at once when the lines were, each batch whole blocks.
 
 So a line is never read as current beside data it was not built from, whatever the isolation level
 of the writers. A refresh that cannot wait (a transaction left open for longer than `wait_seconds`)
@@ -52,9 +53,10 @@ LOCK_CLASS = 0x54524C  # "TRL"
 LOCK_POLL_SECONDS = 0.2
 LOCK_WAIT_SECONDS = 1800.0
 
-# Conversations whose lines one INSERT builds: about 2 s of one core at the benchmark's 1 row each. A
-# multiple of export_sql.CONVERSATIONS_PER_BLOCK, so the blocks' batches hold whole blocks.
-CONVERSATIONS_PER_BATCH = 50_000
+# Conversations whose lines one INSERT builds: about 0.6 s of one core at the benchmark's 1 row each,
+# so that when one part takes the last batch the other waits at most that long. A multiple of
+# export_sql.CONVERSATIONS_PER_BLOCK, so the blocks' batches hold whole blocks.
+CONVERSATIONS_PER_BATCH = 10_000
 # From this many gold labels a refresh builds in two parts at once, each on its own connection, as an
 # export reads its two halves: the database builds lines on two cores (below it, a second connection
 # costs more than it saves).
@@ -227,20 +229,11 @@ def _refresh(
         [judge.pk, judge.pk],
     )
     low, high, labels, had_lines = cursor.fetchone()
-    middle = None
-    if labels >= SPLIT_FROM_LABELS:  # where the second part starts: half the gold labels on each side
-        cursor.execute(
-            "SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY conversation_id) FROM reviewapp_goldlabel"
-            " WHERE judge_id = %s",
-            [judge.pk],
-        )
-        middle = cursor.fetchone()[0]
-        if middle is not None and middle <= low:
-            middle = None
+    two = labels >= SPLIT_FROM_LABELS
     cursor.execute(export_flat.LINES_SETTINGS)
     try:
         if low is not None:
-            done.built += _build_in_parts(cursor, judge, low, middle, high + 1)
+            done.built += _build_in_parts(cursor, judge, _Batches(low, high + 1), two=two)
         if had_lines:  # lines whose gold label is gone (or another judge's now): a scan of the judge's lines
             # With none before, every line is this refresh's, of a label it read: one deleted since
             # changes the gold labels' count and sums the next refresh compares, so it runs and finds
@@ -256,8 +249,10 @@ def _refresh(
             " WHERE b.block = x.block)",
             [judge.pk, export_sql.CONVERSATIONS_PER_BLOCK, judge.pk],
         )
-        if low is not None:
-            done.blocks = _build_blocks_in_parts(cursor, judge, low, middle, high + 1)
+        if low is not None:  # whole blocks in each batch: each block is composed by one part, whole
+            per = export_sql.CONVERSATIONS_PER_BLOCK
+            blocks = _Batches(low // per * per, high + 1)
+            done.blocks = _build_in_parts(cursor, judge, blocks, two=two, build=_build_blocks)
         cursor.execute(
             _KEEP_STATE,
             {"judge": judge.pk, "state": state, "generations": generations, "judge_generations": judge_generations},
@@ -269,18 +264,37 @@ def _refresh(
     return done
 
 
-def _build_in_parts(cursor, judge: Judge, first: int, middle: int | None, end: int, build=None) -> int:
+class _Batches:
+    """The batches of conversation ids from `first` up to (not with) `end`, CONVERSATIONS_PER_BATCH
+    (read when made) at a time, each handed out once, in order, to whichever part asks next. With a
+    fixed split the stale rows of an import (its conversations, all past the kept ones) fell in the
+    second part alone: the keep of 100,000 new rows beside 100,000 kept took 12.9 s instead of 7.7."""
+
+    def __init__(self, first: int, end: int) -> None:
+        self.end, self.size = end, CONVERSATIONS_PER_BATCH
+        self._starts = iter(range(first, end, self.size))
+        self._lock = threading.Lock()
+
+    def next(self) -> tuple[int, int] | None:
+        """The next batch's first id and end, or None once all are handed out."""
+        with self._lock:
+            start = next(self._starts, None)
+        return None if start is None else (start, min(start + self.size, self.end))
+
+
+def _build_in_parts(cursor, judge: Judge, batches: _Batches, *, two: bool, build=None) -> int:
     """Build what `build` builds (`_build_between`, the lines, unless given: looked up when called,
-    not bound when defined) for the conversations from `first` up to `end`: from `middle` on in a
-    second part at once (`_Part`), when there is one. A failure on either side stops the other
-    between batches and is raised once both have ended; what was built stays (each batch commits)."""
+    not bound when defined) for each of `batches`: with `two`, in two parts at once, the second on
+    a connection of its own (`_Part`), each taking the next batch as it is done with one. A failure
+    on either side stops the other between batches and is raised once both have ended; what was
+    built stays (each batch commits)."""
     build = build or _build_between
-    if middle is None:
-        return build(cursor, judge, first, end)
-    part = _Part(judge, middle, end, build)
+    if not two:
+        return build(cursor, judge, batches)
+    part = _Part(judge, batches, build)
     part.start()
     try:
-        built = build(cursor, judge, first, middle, part.failed)
+        built = build(cursor, judge, batches, part.failed)
     except BaseException:
         part.stop.set()
         raise
@@ -291,17 +305,13 @@ def _build_in_parts(cursor, judge: Judge, first: int, middle: int | None, end: i
     return built + part.built
 
 
-def _build_between(cursor, judge: Judge, first: int, end: int, stop: threading.Event | None = None) -> int:
-    """Build the missing or stale lines of the conversations with ids from `first` up to (not with)
-    `end`, a batch of conversations at a time, each batch one INSERT ... SELECT in its own transaction
-    (`cursor` is the connection's, under LINES_SETTINGS). Returns how many it built."""
+def _build_between(cursor, judge: Judge, batches: _Batches, stop: threading.Event | None = None) -> int:
+    """Build the missing or stale lines of the conversations of each batch `batches` hands out, each
+    batch one INSERT ... SELECT in its own transaction (`cursor` is the connection's, under
+    LINES_SETTINGS). Returns how many it built."""
     built = 0
-    for start in range(first, end, CONVERSATIONS_PER_BATCH):
-        if stop is not None and stop.is_set():
-            break
-        gold = export_flat.postgres_gold_between(
-            judge, ExportFilters(), start, min(start + CONVERSATIONS_PER_BATCH, end)
-        )
+    while (stop is None or not stop.is_set()) and (batch := batches.next()) is not None:
+        gold = export_flat.postgres_gold_between(judge, ExportFilters(), *batch)
         statement, params = export_sql.postgres_lines_statement(int(judge.pk), gold, judge.slug, keep=True)
         with transaction.atomic():
             # The INSERT looks up each row's kept line in the table it fills. Planned while that
@@ -313,30 +323,14 @@ def _build_between(cursor, judge: Judge, first: int, end: int, stop: threading.E
     return built
 
 
-def _build_blocks_in_parts(cursor, judge: Judge, first: int, middle: int | None, end: int) -> int:
-    """Compose the kept blocks of the conversations from `first` up to `end` (`_build_blocks`), once
-    every line is built: in two parts at once when the lines were, split at the block `middle` is
-    in, so that each block is composed by one part, whole (a keep of 100,000 rows: 4.7 s instead of 5.3)."""
-    per = export_sql.CONVERSATIONS_PER_BLOCK
-    split = None if middle is None else middle // per * per
-    return _build_in_parts(
-        cursor, judge, first, split if split is not None and split > first else None, end, _build_blocks
-    )
-
-
-def _build_blocks(cursor, judge: Judge, first: int, end: int, stop: threading.Event | None = None) -> int:
-    """Compose the kept blocks (ExportBlock) of the conversations from `first` up to `end` that have
-    none current, from their current kept lines: a batch of conversations at a time (whole blocks:
-    the batches start on a block's first id, and `end` is a block's first id or past the last
-    conversation), each one INSERT in its own transaction, after the lines. Gives how many it
-    composed; stops between batches once `stop` is set."""
-    per, composed = export_sql.CONVERSATIONS_PER_BLOCK, 0
-    for start in range(first // per * per, end, CONVERSATIONS_PER_BATCH):
-        if stop is not None and stop.is_set():
-            break
-        gold = export_flat.postgres_gold_between(
-            judge, ExportFilters(), start, min(start + CONVERSATIONS_PER_BATCH, end)
-        )
+def _build_blocks(cursor, judge: Judge, batches: _Batches, stop: threading.Event | None = None) -> int:
+    """Compose the kept blocks (ExportBlock) of the conversations of each batch `batches` hands out
+    (whole blocks: they start on a block's first id, and hold a multiple of its conversations) that
+    have none current, from their current kept lines, each batch one INSERT in its own transaction,
+    after the lines. Gives how many it composed; stops between batches once `stop` is set."""
+    composed = 0
+    while (stop is None or not stop.is_set()) and (batch := batches.next()) is not None:
+        gold = export_flat.postgres_gold_between(judge, ExportFilters(), *batch)
         statement, params = export_sql.postgres_keep_blocks_statement(int(judge.pk), gold)
         with transaction.atomic():
             cursor.execute("SET LOCAL enable_seqscan = off")  # as for the lines: lookups by index
@@ -346,14 +340,14 @@ def _build_blocks(cursor, judge: Judge, first: int, end: int, stop: threading.Ev
 
 
 class _Part(threading.Thread):
-    """The second part of a refresh's conversations, built (`build`: their lines, then their blocks)
-    on a connection of its own (this thread's), while the refresh builds the first: the database
-    builds on both cores. Keeps what it built and what went wrong for the refresh; stops between
-    batches when asked."""
+    """The second part of a refresh, building (`build`: the lines, then the blocks) the batches it
+    takes from `batches` on a connection of its own (this thread's), while the refresh builds those
+    it takes: the database builds on both cores. Keeps what it built and what went wrong for the
+    refresh; stops between batches when asked."""
 
-    def __init__(self, judge: Judge, first: int, end: int, build) -> None:
+    def __init__(self, judge: Judge, batches: _Batches, build) -> None:
         super().__init__(name="export-lines-part", daemon=True)
-        self.judge, self.first, self.end, self.build = judge, first, end, build
+        self.judge, self.batches, self.build = judge, batches, build
         self.stop = threading.Event()  # set by the refresh when its own part failed
         self.failed = threading.Event()  # set here when this part failed
         self.built = 0
@@ -363,7 +357,7 @@ class _Part(threading.Thread):
         try:
             with connection.cursor() as cursor:
                 cursor.execute(export_flat.LINES_SETTINGS)
-                self.built = self.build(cursor, self.judge, self.first, self.end, self.stop)
+                self.built = self.build(cursor, self.judge, self.batches, self.stop)
         except BaseException as exc:
             self.error = exc
             self.failed.set()

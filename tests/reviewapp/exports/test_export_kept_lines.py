@@ -534,20 +534,17 @@ def _blocks() -> list[tuple]:
 
 def test_a_large_refresh_builds_in_two_parts_at_once_and_keeps_the_same_rows(corpus, media, monkeypatch):
     """From SPLIT_FROM_LABELS gold labels a second part builds on a connection of its own, the lines
-    and then the blocks; here every block (of a few conversations, so that the median label's
-    conversation is inside one) is a batch, so both parts run several. The blocks' second part
-    starts at the first conversation of the block the lines' starts in: each block is composed once,
-    whole. The rows and blocks are those of one part building all."""
+    and then the blocks, each part taking the next batch as it is done with one; here every block
+    (of a few conversations) is a batch, so both parts build several. The blocks' batches start on a
+    block's first conversation: each block is composed once, whole. The rows and blocks are those of
+    one part building all."""
     import threading
 
     from tests.scenarios import add_labelled
 
     add_labelled(corpus, 10)
     awkward(corpus)
-    conversations = sorted(GoldLabel.objects.filter(judge=corpus.judge).values_list("conversation_id", flat=True))
-    median = conversations[(len(conversations) + 1) // 2 - 1]  # the median label's conversation
-    # blocks of `per` conversations: the median's inside one, and not the first label's
-    per = next(size for size in range(2, 10) if median % size and median // size > conversations[0] // size)
+    per = 3
     monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", per)
     export_lines.refresh(corpus.judge)
     whole, blocks = _kept(), _blocks()
@@ -556,16 +553,68 @@ def test_a_large_refresh_builds_in_two_parts_at_once_and_keeps_the_same_rows(cor
 
     monkeypatch.setattr(export_lines, "SPLIT_FROM_LABELS", 1)
     monkeypatch.setattr(export_lines, "CONVERSATIONS_PER_BATCH", per)
-    parts = []
+    parts, made = [], []
     started = export_lines._Part.start
     monkeypatch.setattr(export_lines._Part, "start", lambda part: (parts.append(part), started(part)))
+    given = export_lines._Batches.next
+
+    def recorded(batches):  # every batch handed out, by the batches it came from
+        batch = given(batches)
+        if not made or made[-1][0] is not batches:
+            made.append((batches, []))
+        made[-1][1].append(batch)
+        return batch
+
+    monkeypatch.setattr(export_lines._Batches, "next", recorded)
     done = export_lines.refresh(corpus.judge)
     assert len(parts) == 2  # the lines' second part, then the blocks'
-    assert parts[0].first == median and parts[1].first == median // per * per < median
     assert 0 < parts[0].built < done.built == len(whole) and 0 < parts[1].built < done.blocks == len(blocks) > 1
+    assert [batches for batches, _ in made] == [parts[0].batches, parts[1].batches]  # shared by both parts
+    for _, handed in made:  # each batch once, to one part; then None, once to each
+        starts = [batch[0] for batch in handed if batch is not None]
+        assert len(starts) == len(set(starts)) and handed.count(None) == 2
+    assert all(batch[0] % per == 0 for batch in made[1][1] if batch is not None)  # the blocks': whole blocks
     assert _kept() == whole and _blocks() == blocks
     assert exported(corpus.judge) == row_path_lines(corpus.judge)
     assert not any(thread.name == "export-lines-part" for thread in threading.enumerate())
+
+
+def test_both_parts_build_when_the_stale_rows_are_all_past_the_kept_ones(corpus, media, monkeypatch):
+    """What an import leaves: its conversations, all with ids past the kept ones, are the stale rows.
+    A split at the median gold label gave them all to one part while the other had nothing to do;
+    taken batch by batch, both build them."""
+    import threading
+    import time
+
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 12)
+    export_lines.refresh(corpus.judge)
+    conversations = sorted(set(GoldLabel.objects.filter(judge=corpus.judge).values_list("conversation_id", flat=True)))
+    upper = conversations[len(conversations) // 2 :]
+    ExportLine.objects.filter(conversation_id__in=upper).delete()
+    ExportBlock.objects.all().delete()
+    ExportLineState.objects.all().delete()
+    monkeypatch.setattr(export_lines, "SPLIT_FROM_LABELS", 1)
+    monkeypatch.setattr(export_lines, "CONVERSATIONS_PER_BATCH", 1)
+    built, given = export_lines._build_between, export_lines._Batches.next
+    by_thread: dict[str, int] = {}
+
+    def after_a_pause(batches):  # a part building a batch takes time: the other takes the next
+        batch = given(batches)
+        time.sleep(0.05)
+        return batch
+
+    def counted(cursor, judge, batches, stop=None):
+        by_thread[threading.current_thread().name] = count = built(cursor, judge, batches, stop)
+        return count
+
+    monkeypatch.setattr(export_lines._Batches, "next", after_a_pause)
+    monkeypatch.setattr(export_lines, "_build_between", counted)
+    done = export_lines.refresh(corpus.judge)
+    assert done.built == GoldLabel.objects.filter(judge=corpus.judge, conversation_id__in=upper).count()
+    assert set(by_thread) == {"MainThread", "export-lines-part"} and all(by_thread.values()), by_thread
+    assert exported(corpus.judge) == row_path_lines(corpus.judge)
 
 
 def test_a_part_that_fails_stops_the_refresh_and_is_raised(corpus, media, monkeypatch):
@@ -580,10 +629,10 @@ def test_a_part_that_fails_stops_the_refresh_and_is_raised(corpus, media, monkey
     monkeypatch.setattr(export_lines, "CONVERSATIONS_PER_BATCH", 1)
     build = export_lines._build_between
 
-    def failing_second_part(cursor, judge, first, end, stop=None):
+    def failing_second_part(cursor, judge, batches, stop=None):
         if threading.current_thread().name == "export-lines-part":
             raise DatabaseError("the second part failed")
-        return build(cursor, judge, first, end, stop)
+        return build(cursor, judge, batches, stop)
 
     monkeypatch.setattr(export_lines, "_build_between", failing_second_part)
     with pytest.raises(DatabaseError, match="the second part failed"):
@@ -1033,7 +1082,8 @@ def test_a_block_with_a_row_whose_line_is_not_kept_is_not_composed(corpus, media
     in_block = [c.pk for c in Conversation.objects.all() if c.pk // 16 == blocks[0]]
     ExportLine.objects.filter(conversation_id=in_block[0]).delete()
     with connection.cursor() as cursor:
-        composed = export_lines._build_blocks(cursor, corpus.judge, min(in_block), max(in_block) + 16 * len(blocks))
+        batches = export_lines._Batches(blocks[0] * 16, max(in_block) + 16 * len(blocks))
+        composed = export_lines._build_blocks(cursor, corpus.judge, batches)
     assert composed == len(blocks) - 1
     assert list(ExportBlock.objects.order_by("block").values_list("block", flat=True)) == blocks[1:]
     assert exported(corpus.judge) == row_path_lines(corpus.judge)
