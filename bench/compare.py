@@ -14,7 +14,8 @@ conversations through `dataset_import`), export (all gold rows as JSONL, and as 
 check` run in processes of their own, with their peak RSS. Each export is timed twice on PostgreSQL:
 right after the workload is written, every row built (a first export); then, after the keep an import
 queues (timed) and the labels the HTTP run submits, the next export, reading kept rows and building
-the labelled ones.
+the labelled ones. After the import operation, the keep it queues is timed too: its rows, all new,
+kept beside the workload's (what a worker does after an import into a database already in use).
 
 Label Studio (--label-studio) runs from its own virtualenv (--ls-venv, default /work/lsvenv:
 `python3 -m venv /work/lsvenv && /work/lsvenv/bin/pip install label-studio==1.23.2 'sentry-sdk<3'`: Label
@@ -55,6 +56,7 @@ OPERATIONS = [
     ("export", "export all rows, every row built (s)"),
     ("export_rate", "export, every row built (rows/s)"),
     ("keep", "keeping the rows after an import (s, a worker's)"),
+    ("keep_import", "keeping an import's rows beside kept ones (s, a worker's)"),
     ("export_kept", "export all rows, rows kept (s)"),
     ("export_kept_rate", "export, rows kept (rows/s)"),
     ("parquet", "Parquet export, every row built (rows/s)"),
@@ -213,15 +215,16 @@ exports.snapshot_path(snapshot).unlink()
 """
 
 # What an import queues once its rows are in (exports.tasks.export_lines_keep): the workload is
-# written in bulk, not through an import, so it is run here, timed, as a worker would after one.
+# written in bulk, not through an import, so it is run here, timed, as a worker would after one; and
+# after the import operation (its dataset named second), its rows beside the workload's kept ones.
 KEEP = r"""
-import json, time, django
+import json, sys, time, django
 django.setup()
 from bench._workload import DATASET
 from reviewapp.models import Dataset
 from reviewapp.exports.services import export_lines
 started = time.perf_counter()
-done = export_lines.refresh_after_bulk_write(Dataset.objects.get(name=DATASET).pk)
+done = export_lines.refresh_after_bulk_write(Dataset.objects.get(name=sys.argv[1] if len(sys.argv) > 1 else DATASET).pk)
 print(json.dumps({"ran": bool(done) and all(d.ran for d in done), "built": sum(d.built for d in done),
                   "seconds": time.perf_counter() - started}))
 """
@@ -322,6 +325,10 @@ def bench_tribunal(database: str, url: str, args, var: Path) -> dict[str, dict[s
         shared["import_turns"] = round(summary["turns"] / summary["seconds"])
         shared["import_rss"] = round(peak_kib / 1024)
         shared["import_reader_rss"] = round(summary["reader_kib"] / 1024)
+        if "keep" in exported:  # what the import queued: its rows kept beside the workload's
+            _, _, out = child([python, "-c", KEEP, "bench-import"], env)
+            kept = json.loads(out.strip().splitlines()[-1])
+            shared["keep_import"] = round(kept["seconds"], 1)
     checks = [child([python, "manage.py", "check"], env)[1] * 1000 for _ in range(5)]
     shared["check"] = median_ms(checks)
     return results
