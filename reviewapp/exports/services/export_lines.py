@@ -268,7 +268,8 @@ class _Batches:
     """The batches of conversation ids from `first` up to (not with) `end`, CONVERSATIONS_PER_BATCH
     (read when made) at a time, each handed out once, in order, to whichever part asks next. With a
     fixed split the stale rows of an import (its conversations, all past the kept ones) fell in the
-    second part alone: the keep of 100,000 new rows beside 100,000 kept took 12.9 s instead of 7.7."""
+    second part alone: the keep of 100,000 new rows beside 100,000 kept took 12.9 s, against 8.6-8.9 s
+    taken batch by batch."""
 
     def __init__(self, first: int, end: int) -> None:
         self.end, self.size = end, CONVERSATIONS_PER_BATCH
