@@ -14,15 +14,16 @@ two when another judge's conversations changed):
    snapshot taken before then is gone. A writer that changed a conversation's data before its
    generation row existed had nothing to move forward: waiting for it means the lines are built from
    data that includes its change. (A writer that starts later finds the row, and moves it forward.)
-3. The lines are built, batch by batch of conversations, each batch one INSERT ... SELECT that reads
-   the data and the generations in one snapshot; from SPLIT_FROM_LABELS gold labels in two parts at
-   once, the second on a connection of its own, each part taking the next batch when it is done
-   with one (`_Batches`), so both build until the last, wherever the stale rows lie (each batch
-   stands alone, so neither part needs the other's snapshot).
-4. The kept lines and CSV rows of each block of sixteen conversations are joined into one kept
-   block (ExportBlock) where none is current and every line of the block is, for a JSONL or Parquet
-   export without filters to read a row per block (`export_sql.postgres_blocks_statement`); in two
-   parts at once when the lines were, each batch whole blocks.
+3. The lines are built, batch by batch of conversations (whole blocks of sixteen), each batch one
+   INSERT ... SELECT that reads the data and the generations in one snapshot; from SPLIT_FROM_LABELS
+   gold labels in two parts at once, the second on a connection of its own, each part taking the
+   next batch when it is done with one (`_Batches`), so both build until the last, wherever the
+   stale rows lie (each batch stands alone, so neither part needs the other's snapshot).
+4. Right after a batch's lines, the part joins the kept lines and CSV rows of each of its blocks
+   into one kept block (ExportBlock) where none is current and every line of the block is, for a
+   JSONL or Parquet export without filters to read a row per block
+   (`export_sql.postgres_blocks_statement`). Then the lines and blocks whose gold labels are gone
+   are deleted.
 
 So a line is never read as current beside data it was not built from, whatever the isolation level
 of the writers. A refresh that cannot wait (a transaction left open for longer than `wait_seconds`)
@@ -232,8 +233,12 @@ def _refresh(
     two = labels >= SPLIT_FROM_LABELS
     cursor.execute(export_flat.LINES_SETTINGS)
     try:
-        if low is not None:
-            done.built += _build_in_parts(cursor, judge, _Batches(low, high + 1), two=two)
+        if low is not None:  # batches of whole blocks: each block is composed by one part, whole
+            per = export_sql.CONVERSATIONS_PER_BLOCK
+            done.built, done.blocks = _build_in_parts(cursor, judge, _Batches(low // per * per, high + 1), two=two)
+        # What is gone is deleted once every batch is built and composed: exports read the kept
+        # rows and blocks from then on, whatever these scans find (no export reads a line of a gold
+        # label that is gone, nor a block whose conversations have none).
         if had_lines:  # lines whose gold label is gone (or another judge's now): a scan of the judge's lines
             # With none before, every line is this refresh's, of a label it read: one deleted since
             # changes the gold labels' count and sums the next refresh compares, so it runs and finds
@@ -249,10 +254,6 @@ def _refresh(
             " WHERE b.block = x.block)",
             [judge.pk, export_sql.CONVERSATIONS_PER_BLOCK, judge.pk],
         )
-        if low is not None:  # whole blocks in each batch: each block is composed by one part, whole
-            per = export_sql.CONVERSATIONS_PER_BLOCK
-            blocks = _Batches(low // per * per, high + 1)
-            done.blocks = _build_in_parts(cursor, judge, blocks, two=two, build=_build_blocks)
         cursor.execute(
             _KEEP_STATE,
             {"judge": judge.pk, "state": state, "generations": generations, "judge_generations": judge_generations},
@@ -283,19 +284,18 @@ class _Batches:
         return None if start is None else (start, min(start + self.size, self.end))
 
 
-def _build_in_parts(cursor, judge: Judge, batches: _Batches, *, two: bool, build=None) -> int:
-    """Build what `build` builds (`_build_between`, the lines, unless given: looked up when called,
-    not bound when defined) for each of `batches`: with `two`, in two parts at once, the second on
-    a connection of its own (`_Part`), each taking the next batch as it is done with one. A failure
-    on either side stops the other between batches and is raised once both have ended; what was
-    built stays (each batch commits)."""
-    build = build or _build_between
+def _build_in_parts(cursor, judge: Judge, batches: _Batches, *, two: bool) -> tuple[int, int]:
+    """Build the lines and then compose the blocks of each of `batches` (`_build_batches`): with
+    `two`, in two parts at once, the second on a connection of its own (`_Part`), each taking the
+    next batch as it is done with one. A failure on either side stops the other between batches and
+    is raised once both have ended; what was built stays (each batch commits). Gives how many lines
+    were built and blocks composed."""
     if not two:
-        return build(cursor, judge, batches)
-    part = _Part(judge, batches, build)
+        return _build_batches(cursor, judge, batches)
+    part = _Part(judge, batches)
     part.start()
     try:
-        built = build(cursor, judge, batches, part.failed)
+        built, composed = _build_batches(cursor, judge, batches, part.failed)
     except BaseException:
         part.stop.set()
         raise
@@ -303,62 +303,68 @@ def _build_in_parts(cursor, judge: Judge, batches: _Batches, *, two: bool, build
         part.join()
     if part.error is not None:
         raise part.error
-    return built + part.built
+    return built + part.built, composed + part.composed
 
 
-def _build_between(cursor, judge: Judge, batches: _Batches, stop: threading.Event | None = None) -> int:
-    """Build the missing or stale lines of the conversations of each batch `batches` hands out, each
-    batch one INSERT ... SELECT in its own transaction (`cursor` is the connection's, under
+def _build_batches(cursor, judge: Judge, batches: _Batches, stop: threading.Event | None = None) -> tuple[int, int]:
+    """For each batch `batches` hands out, build its missing or stale lines (`_build_between`), then
+    compose its blocks from them (`_build_blocks`), while the lines are still in the database's
+    cache: an export reads the kept blocks of the first batches while the last are built (a keep
+    that composed every block after every line left exports slow until its end). Stops between
+    batches once `stop` is set. Gives how many lines it built and blocks it composed."""
+    built = composed = 0
+    while (stop is None or not stop.is_set()) and (batch := batches.next()) is not None:
+        built += _build_between(cursor, judge, *batch)
+        composed += _build_blocks(cursor, judge, *batch)
+    return built, composed
+
+
+def _build_between(cursor, judge: Judge, first: int, end: int) -> int:
+    """Build the missing or stale lines of the conversations with ids from `first` up to (not with)
+    `end` in one INSERT ... SELECT in its own transaction (`cursor` is the connection's, under
     LINES_SETTINGS). Returns how many it built."""
-    built = 0
-    while (stop is None or not stop.is_set()) and (batch := batches.next()) is not None:
-        gold = export_flat.postgres_gold_between(judge, ExportFilters(), *batch)
-        statement, params = export_sql.postgres_lines_statement(int(judge.pk), gold, judge.slug, keep=True)
-        with transaction.atomic():
-            # The INSERT looks up each row's kept line in the table it fills. Planned while that
-            # table is still small (the first refresh), the lookup would be a scan of the growing
-            # table per row: minutes for 100,000 lines instead of seconds. The index is the plan.
-            cursor.execute("SET LOCAL enable_seqscan = off")
-            cursor.execute(statement, params)
-            built += cursor.rowcount
-    return built
+    gold = export_flat.postgres_gold_between(judge, ExportFilters(), first, end)
+    statement, params = export_sql.postgres_lines_statement(int(judge.pk), gold, judge.slug, keep=True)
+    with transaction.atomic():
+        # The INSERT looks up each row's kept line in the table it fills. Planned while that
+        # table is still small (the first refresh), the lookup would be a scan of the growing
+        # table per row: minutes for 100,000 lines instead of seconds. The index is the plan.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(statement, params)
+        return cursor.rowcount
 
 
-def _build_blocks(cursor, judge: Judge, batches: _Batches, stop: threading.Event | None = None) -> int:
-    """Compose the kept blocks (ExportBlock) of the conversations of each batch `batches` hands out
-    (whole blocks: they start on a block's first id, and hold a multiple of its conversations) that
-    have none current, from their current kept lines, each batch one INSERT in its own transaction,
-    after the lines. Gives how many it composed; stops between batches once `stop` is set."""
-    composed = 0
-    while (stop is None or not stop.is_set()) and (batch := batches.next()) is not None:
-        gold = export_flat.postgres_gold_between(judge, ExportFilters(), *batch)
-        statement, params = export_sql.postgres_keep_blocks_statement(int(judge.pk), gold)
-        with transaction.atomic():
-            cursor.execute("SET LOCAL enable_seqscan = off")  # as for the lines: lookups by index
-            cursor.execute(statement, params)
-            composed += cursor.rowcount
-    return composed
+def _build_blocks(cursor, judge: Judge, first: int, end: int) -> int:
+    """Compose the kept blocks (ExportBlock) of the conversations from `first` (a block's first id)
+    up to `end` (a block's first id, or past the last conversation) that have none current, from
+    their current kept lines, in one INSERT in its own transaction. Gives how many it composed."""
+    gold = export_flat.postgres_gold_between(judge, ExportFilters(), first, end)
+    statement, params = export_sql.postgres_keep_blocks_statement(int(judge.pk), gold)
+    with transaction.atomic():
+        cursor.execute("SET LOCAL enable_seqscan = off")  # as for the lines: lookups by index
+        cursor.execute(statement, params)
+        return cursor.rowcount
 
 
 class _Part(threading.Thread):
-    """The second part of a refresh, building (`build`: the lines, then the blocks) the batches it
-    takes from `batches` on a connection of its own (this thread's), while the refresh builds those
-    it takes: the database builds on both cores. Keeps what it built and what went wrong for the
-    refresh; stops between batches when asked."""
+    """The second part of a refresh, building the lines and composing the blocks of the batches it
+    takes from `batches` (`_build_batches`) on a connection of its own (this thread's), while the
+    refresh builds those it takes: the database builds on both cores. Keeps what it built and what
+    went wrong for the refresh; stops between batches when asked."""
 
-    def __init__(self, judge: Judge, batches: _Batches, build) -> None:
+    def __init__(self, judge: Judge, batches: _Batches) -> None:
         super().__init__(name="export-lines-part", daemon=True)
-        self.judge, self.batches, self.build = judge, batches, build
+        self.judge, self.batches = judge, batches
         self.stop = threading.Event()  # set by the refresh when its own part failed
         self.failed = threading.Event()  # set here when this part failed
-        self.built = 0
+        self.built = self.composed = 0
         self.error: BaseException | None = None
 
     def run(self) -> None:
         try:
             with connection.cursor() as cursor:
                 cursor.execute(export_flat.LINES_SETTINGS)
-                self.built = self.build(cursor, self.judge, self.batches, self.stop)
+                self.built, self.composed = _build_batches(cursor, self.judge, self.batches, self.stop)
         except BaseException as exc:
             self.error = exc
             self.failed.set()

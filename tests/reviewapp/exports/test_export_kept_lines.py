@@ -533,11 +533,11 @@ def _blocks() -> list[tuple]:
 
 
 def test_a_large_refresh_builds_in_two_parts_at_once_and_keeps_the_same_rows(corpus, media, monkeypatch):
-    """From SPLIT_FROM_LABELS gold labels a second part builds on a connection of its own, the lines
-    and then the blocks, each part taking the next batch as it is done with one; here every block
-    (of a few conversations) is a batch, so both parts build several. The blocks' batches start on a
-    block's first conversation: each block is composed once, whole. The rows and blocks are those of
-    one part building all."""
+    """From SPLIT_FROM_LABELS gold labels a second part builds on a connection of its own, each part
+    taking the next batch as it is done with one, building its lines and then composing its blocks;
+    here every block (of a few conversations) is a batch, so both parts build several. The batches
+    start on a block's first conversation: each block is composed once, whole. The rows and blocks
+    are those of one part building all."""
     import threading
 
     from tests.scenarios import add_labelled
@@ -553,30 +553,65 @@ def test_a_large_refresh_builds_in_two_parts_at_once_and_keeps_the_same_rows(cor
 
     monkeypatch.setattr(export_lines, "SPLIT_FROM_LABELS", 1)
     monkeypatch.setattr(export_lines, "CONVERSATIONS_PER_BATCH", per)
-    parts, made = [], []
+    parts, handed = [], []
     started = export_lines._Part.start
     monkeypatch.setattr(export_lines._Part, "start", lambda part: (parts.append(part), started(part)))
     given = export_lines._Batches.next
-
-    def recorded(batches):  # every batch handed out, by the batches it came from
-        batch = given(batches)
-        if not made or made[-1][0] is not batches:
-            made.append((batches, []))
-        made[-1][1].append(batch)
-        return batch
-
-    monkeypatch.setattr(export_lines._Batches, "next", recorded)
+    monkeypatch.setattr(export_lines._Batches, "next", lambda batches: (handed.append(b := given(batches)), b)[1])
     done = export_lines.refresh(corpus.judge)
-    assert len(parts) == 2  # the lines' second part, then the blocks'
-    assert 0 < parts[0].built < done.built == len(whole) and 0 < parts[1].built < done.blocks == len(blocks) > 1
-    assert [batches for batches, _ in made] == [parts[0].batches, parts[1].batches]  # shared by both parts
-    for _, handed in made:  # each batch once, to one part; then None, once to each
-        starts = [batch[0] for batch in handed if batch is not None]
-        assert len(starts) == len(set(starts)) and handed.count(None) == 2
-    assert all(batch[0] % per == 0 for batch in made[1][1] if batch is not None)  # the blocks': whole blocks
+    assert len(parts) == 1  # one second part, for the lines and the blocks
+    assert 0 < parts[0].built < done.built == len(whole) and 0 < parts[0].composed < done.blocks == len(blocks) > 1
+    starts = [batch[0] for batch in handed if batch is not None]
+    assert len(starts) == len(set(starts)) and handed.count(None) == 2  # each batch once; then None to each part
+    assert all(start % per == 0 for start in starts)  # whole blocks
     assert _kept() == whole and _blocks() == blocks
     assert exported(corpus.judge) == row_path_lines(corpus.judge)
     assert not any(thread.name == "export-lines-part" for thread in threading.enumerate())
+
+
+def test_each_batch_composes_its_blocks_right_after_its_lines_and_what_is_gone_goes_last(corpus, media, monkeypatch):
+    """An export during a keep reads the blocks of the batches already done: a batch's blocks are
+    composed right after its lines, not once every line is built; the scans for lines and blocks
+    whose gold labels are gone run after the last batch."""
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 12)
+    export_lines.refresh(corpus.judge)
+    ExportLineState.objects.all().delete()
+    ExportLine.objects.exclude(pk=ExportLine.objects.order_by("pk").last().pk).delete()  # one left: the scan runs
+    ExportBlock.objects.all().delete()
+    monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", 2)
+    monkeypatch.setattr(export_lines, "CONVERSATIONS_PER_BATCH", 4)  # two blocks a batch
+    steps = []
+    lines, composed = export_lines._build_between, export_lines._build_blocks
+
+    def build_lines(cursor, judge, first, end):
+        steps.append(("lines", first, ExportBlock.objects.count()))
+        return lines(cursor, judge, first, end)
+
+    def build_blocks(cursor, judge, first, end):
+        count = composed(cursor, judge, first, end)
+        steps.append(("blocks", first, ExportBlock.objects.count()))
+        return count
+
+    def record(execute, sql, params, many, context):
+        if sql.startswith("DELETE FROM reviewapp_export"):
+            steps.append(("delete", sql.split()[2], ExportBlock.objects.count()))
+        return execute(sql, params, many, context)
+
+    monkeypatch.setattr(export_lines, "_build_between", build_lines)
+    monkeypatch.setattr(export_lines, "_build_blocks", build_blocks)
+    with connection.execute_wrapper(record):
+        done = export_lines.refresh(corpus.judge)
+    batches = [first for kind, first, _ in steps if kind == "lines"]
+    assert len(batches) > 1 and done.blocks > 1
+    kinds = [kind for kind, _, _ in steps]
+    assert kinds[: 2 * len(batches)] == ["lines", "blocks"] * len(batches)
+    assert [first for kind, first, _ in steps if kind == "blocks"] == batches  # each batch's own blocks
+    assert steps[1][2] > 0 and steps[2][2] == steps[1][2]  # the first batch's blocks exist while the next is built
+    assert kinds[2 * len(batches) :] == ["delete", "delete"]
+    assert [table for kind, table, _ in steps if kind == "delete"] == ["reviewapp_exportline", "reviewapp_exportblock"]
+    assert exported(corpus.judge) == row_path_lines(corpus.judge)
 
 
 def test_both_parts_build_when_the_stale_rows_are_all_past_the_kept_ones(corpus, media, monkeypatch):
@@ -596,8 +631,9 @@ def test_both_parts_build_when_the_stale_rows_are_all_past_the_kept_ones(corpus,
     ExportBlock.objects.all().delete()
     ExportLineState.objects.all().delete()
     monkeypatch.setattr(export_lines, "SPLIT_FROM_LABELS", 1)
-    monkeypatch.setattr(export_lines, "CONVERSATIONS_PER_BATCH", 1)
-    built, given = export_lines._build_between, export_lines._Batches.next
+    monkeypatch.setattr(export_lines, "CONVERSATIONS_PER_BATCH", 1)  # a batch of one block of one
+    monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", 1)
+    built, given = export_lines._build_batches, export_lines._Batches.next
     by_thread: dict[str, int] = {}
 
     def after_a_pause(batches):  # a part building a batch takes time: the other takes the next
@@ -606,11 +642,12 @@ def test_both_parts_build_when_the_stale_rows_are_all_past_the_kept_ones(corpus,
         return batch
 
     def counted(cursor, judge, batches, stop=None):
-        by_thread[threading.current_thread().name] = count = built(cursor, judge, batches, stop)
+        count = built(cursor, judge, batches, stop)
+        by_thread[threading.current_thread().name] = count[0]
         return count
 
     monkeypatch.setattr(export_lines._Batches, "next", after_a_pause)
-    monkeypatch.setattr(export_lines, "_build_between", counted)
+    monkeypatch.setattr(export_lines, "_build_batches", counted)
     done = export_lines.refresh(corpus.judge)
     assert done.built == GoldLabel.objects.filter(judge=corpus.judge, conversation_id__in=upper).count()
     assert set(by_thread) == {"MainThread", "export-lines-part"} and all(by_thread.values()), by_thread
@@ -627,18 +664,19 @@ def test_a_part_that_fails_stops_the_refresh_and_is_raised(corpus, media, monkey
     add_labelled(corpus, 6)
     monkeypatch.setattr(export_lines, "SPLIT_FROM_LABELS", 1)
     monkeypatch.setattr(export_lines, "CONVERSATIONS_PER_BATCH", 1)
-    build = export_lines._build_between
+    monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", 1)
+    build = export_lines._build_batches
 
     def failing_second_part(cursor, judge, batches, stop=None):
         if threading.current_thread().name == "export-lines-part":
             raise DatabaseError("the second part failed")
         return build(cursor, judge, batches, stop)
 
-    monkeypatch.setattr(export_lines, "_build_between", failing_second_part)
+    monkeypatch.setattr(export_lines, "_build_batches", failing_second_part)
     with pytest.raises(DatabaseError, match="the second part failed"):
         export_lines.refresh(corpus.judge)
     assert not ExportLineState.objects.exists()  # not recorded as current: the next refresh builds the rest
-    monkeypatch.setattr(export_lines, "_build_between", build)
+    monkeypatch.setattr(export_lines, "_build_batches", build)
     assert export_lines.refresh(corpus.judge).built > 0
     assert exported(corpus.judge) == row_path_lines(corpus.judge)
 
@@ -1082,8 +1120,7 @@ def test_a_block_with_a_row_whose_line_is_not_kept_is_not_composed(corpus, media
     in_block = [c.pk for c in Conversation.objects.all() if c.pk // 16 == blocks[0]]
     ExportLine.objects.filter(conversation_id=in_block[0]).delete()
     with connection.cursor() as cursor:
-        batches = export_lines._Batches(blocks[0] * 16, max(in_block) + 16 * len(blocks))
-        composed = export_lines._build_blocks(cursor, corpus.judge, batches)
+        composed = export_lines._build_blocks(cursor, corpus.judge, blocks[0] * 16, max(in_block) + 16 * len(blocks))
     assert composed == len(blocks) - 1
     assert list(ExportBlock.objects.order_by("block").values_list("block", flat=True)) == blocks[1:]
     assert exported(corpus.judge) == row_path_lines(corpus.judge)
