@@ -654,6 +654,32 @@ def test_both_parts_build_when_the_stale_rows_are_all_past_the_kept_ones(corpus,
     assert exported(corpus.judge) == row_path_lines(corpus.judge)
 
 
+def test_the_batches_are_the_windows_of_ids_that_hold_a_gold_label_of_the_judge(corpus, media, monkeypatch):
+    """A judge whose labels are spread over many ids is not a statement per empty window: the
+    batches are the windows (of CONVERSATIONS_PER_BATCH ids) holding a gold label of the judge,
+    each once, in order; the rows kept are all of them."""
+    from tests.factories import ConversationFactory
+    from tests.scenarios import add_labelled
+
+    add_labelled(corpus, 3)
+    for number in range(5):  # conversations with no gold label of the judge, between labelled ones
+        ConversationFactory(dataset=corpus.dataset, external_id=f"unlabelled-{number}", language="en")
+    add_labelled(corpus, 3)
+    monkeypatch.setattr("reviewapp.exports.selectors.export_sql.CONVERSATIONS_PER_BLOCK", 2)
+    monkeypatch.setattr(export_lines, "CONVERSATIONS_PER_BATCH", 2)
+    labelled = set(GoldLabel.objects.filter(judge=corpus.judge).values_list("conversation_id", flat=True))
+    ids = range(min(labelled), max(labelled) + 1)
+    windows = sorted({conversation // 2 * 2 for conversation in labelled})
+    assert len(windows) < len({conversation // 2 * 2 for conversation in ids})  # some windows hold none
+    handed = []
+    given = export_lines._Batches.next
+    monkeypatch.setattr(export_lines._Batches, "next", lambda batches: (handed.append(b := given(batches)), b)[1])
+    done = export_lines.refresh(corpus.judge)
+    assert handed == [(start, start + 2) for start in windows] + [None]
+    assert done.built == len(exported(corpus.judge).splitlines())
+    assert exported(corpus.judge) == row_path_lines(corpus.judge)
+
+
 def test_a_part_that_fails_stops_the_refresh_and_is_raised(corpus, media, monkeypatch):
     import threading
 
