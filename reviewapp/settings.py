@@ -94,6 +94,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     DATABASES["default"]["OPTIONS"].setdefault("transaction_mode", "IMMEDIATE")
 else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Django's backend, whose health check asks the socket before the server (reviewapp/postgresql).
+        DATABASES["default"]["ENGINE"] = "reviewapp.postgresql"
 # The hot paths' fixed statements kept prepared on each PostgreSQL connection (`rows.prepared_cursor`);
 # off behind a pooler in transaction mode that does not track prepared statements (docs/performance.md).
 DATABASE_PREPARED_STATEMENTS = env.bool("DATABASE_PREPARED_STATEMENTS", default=True)

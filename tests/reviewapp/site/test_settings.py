@@ -105,7 +105,7 @@ def test_database_url_switches_to_postgresql(tmp_path):
         CELERY_BROKER_URL="redis://cache.internal:6379/2",
         TRIBUNAL_VAR_DIR=str(tmp_path),
     )
-    assert values["engine"] == "django.db.backends.postgresql"
+    assert values["engine"] == "reviewapp.postgresql"  # Django's, with a health check that asks the socket first
     assert values["name"] == "tribunal_prod"
     assert (values["host"], values["port"], values["user"]) == ("db.internal", "6543", "tribunal")
     assert values["broker"] == "redis://cache.internal:6379/2"
