@@ -40,8 +40,8 @@ def nothing_waiting(connection) -> bool:
 
 class DatabaseWrapper(base.DatabaseWrapper):
     def close_if_health_check_failed(self):
-        if self.connection is not None and self.health_check_enabled and not self.health_check_done:
-            if not self.pool and nothing_waiting(self.connection):
-                self.health_check_done = True
-                return
+        checking = self.connection is not None and self.health_check_enabled and not self.health_check_done
+        if checking and not self.pool and nothing_waiting(self.connection):
+            self.health_check_done = True
+            return
         super().close_if_health_check_failed()
