@@ -841,7 +841,7 @@ def test_a_kept_row_of_a_few_kilobytes_stays_in_its_page_compressed_not_in_the_t
     awkward(corpus)
     turns = Turn.objects.filter(conversation__dataset=corpus.dataset)
     turns.update(text="D'accord.")
-    turns.filter(pk=turns.filter(gold_labels__judge=corpus.judge).order_by("pk")[0].pk).update(text=_prose(0, 60))
+    turns.filter(pk=turns.filter(gold_labels__judge=corpus.judge).order_by("pk")[0].pk).update(text=_prose(0, 68))
     export_lines.refresh(corpus.judge)
     rows, longest, compressed, toasted = _kept_layout()
     assert rows == ExportLine.objects.count() == 3 and longest > 2000

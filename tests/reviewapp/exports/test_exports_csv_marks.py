@@ -23,10 +23,10 @@ def test_only_the_values_with_a_marker_change_and_every_row_keeps_its_place():
     # key, text, gold_failure_modes, adjudication, reviews, comments, verdicts: CSV as COPY writes it
     # (NULL unquoted and empty, quotes doubled), one row a block as COPY sends them.
     blocks = [
-        b'"k1","a",[],,"[{""reviewer"":""\\u0000p7"",""rating"":""\\u0000finf""}]",[],{}\n',
+        b'"k1","a",[],,"[{""reviewer"":""\x01p7"",""rating"":""\x01finf""}]",[],{}\n',
         b'"k2","b",[],,[],[],{}\n',
-        b'"k3","\\u0000p9 in a text",[],"{""lead"":""\\u0000p8""}",,[],{}\n',
-        b'"k4","d",[],,"[{""reviewer"":""\\u0000p9""},{""reviewer"":null}]",[],{}\n',
+        b'"k3","\x01p9 in a text",[],"{""lead"":""\x01p8""}",,[],{}\n',
+        b'"k4","d",[],,"[{""reviewer"":""\x01p9""},{""reviewer"":null}]",[],{}\n',
         b'"k5","",[],,"",[],{}\n',
     ]
     table, keys = tables(blocks)
@@ -42,7 +42,7 @@ def test_only_the_values_with_a_marker_change_and_every_row_keeps_its_place():
     ]
     assert table.column("adjudication").to_pylist() == [None, None, f'{{"lead":"{reviewer(8)}"}}', None, None]
     # not a column that can hold markers: left as it is
-    assert table.column("text").to_pylist() == ["a", "b", "\\u0000p9 in a text", "d", ""]
+    assert table.column("text").to_pylist() == ["a", "b", "\x01p9 in a text", "d", ""]
     assert table.column("comments").to_pylist() == ["[]"] * 5
     assert tables.marks.finite.count == 1  # the infinite rating written as null
 
