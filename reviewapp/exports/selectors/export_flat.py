@@ -377,6 +377,8 @@ class _Marks:
             return data
         filled, start, find = [], 0, data.find
         while at >= 0:
+            if data[at - 1 : at] != b'"':  # every marker opens with a quote: anything else is not one of ours
+                raise ValueError(f"a control character at byte {at} that opens no marker")
             end = data.index(b'"', at + 2)
             filled += (data[start : at - 1], self.value(data[at + 1 : at + 2], data[at + 2 : end]))
             start = end + 1

@@ -8,6 +8,7 @@ import hashlib
 import hmac
 
 import orjson
+import pytest
 from django.conf import settings
 
 from reviewapp.exports.selectors import export_flat
@@ -47,3 +48,11 @@ def test_a_marker_at_either_end_of_the_text():
     assert marks.fill(b'"\x01p3"') == reviewer(3)
     assert marks.fill(b'["\x01p3","\x01p3"]') == b"[" + reviewer(3) + b"," + reviewer(3) + b"]"
     assert export_flat.MARK == b'"\x01'
+
+
+def test_a_control_character_that_opens_no_marker_is_refused_not_written():
+    marks = _Marks(NonFinite())
+    with pytest.raises(ValueError, match="byte 0"):
+        marks.fill(b'\x01p3"')
+    with pytest.raises(ValueError, match="byte 5"):
+        marks.fill(b'["a",\x01p3"]')
