@@ -18,6 +18,9 @@ import select
 
 from django.db.backends.postgresql import base
 
+if base.is_psycopg3:
+    from psycopg.pq import ConnStatus, TransactionStatus
+
 # Anything on the socket: data (the server's goodbye, a notice), its end, or an error. None without poll.
 _WAITING = (select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR) if hasattr(select, "poll") else None
 
@@ -27,8 +30,6 @@ def nothing_waiting(connection) -> bool:
     `SELECT 1` would find healthy without sending it. False whenever that cannot be told here."""
     if _WAITING is None or not base.is_psycopg3:
         return False
-    from psycopg.pq import ConnStatus, TransactionStatus
-
     if connection.closed or connection.pgconn.status != ConnStatus.OK:
         return False
     if connection.info.transaction_status != TransactionStatus.IDLE:

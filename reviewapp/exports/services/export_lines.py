@@ -322,8 +322,8 @@ def _build_batches(cursor, judge: Judge, batches: _Batches, stop: threading.Even
     """For each batch `batches` hands out, build its missing or stale lines (`_build_between`), then
     compose its blocks from them (`_build_blocks`) at once: an export reads the kept blocks of the
     first batches while the last are built (a keep that composed every block after every line left
-    exports slow until its end). Stops between
-    batches once `stop` is set. Gives how many lines it built and blocks it composed."""
+    exports slow until its end). Stops between batches once `stop` is set. Gives how many lines it
+    built and blocks it composed."""
     built = composed = 0
     while (stop is None or not stop.is_set()) and (batch := batches.next()) is not None:
         built += _build_between(cursor, judge, *batch)
