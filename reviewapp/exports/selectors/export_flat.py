@@ -343,10 +343,9 @@ LINES_RESET = STREAM_RESET + "; RESET extra_float_digits; RESET enable_hashagg; 
 # its markers filled, hashed and written in turn, and a chunk that stays in the processor's cache
 # (1 MiB) goes through those steps faster than one of several megabytes read back from memory each time.
 LINES_CHUNK_BYTES = 1 << 20
+# A marker of export_sql starts so: a quote, the control character, then its kind (f, p, j or m), its text.
 _MARK_BYTE = export_sql.MARK.encode()
-MARK = (
-    b'"' + _MARK_BYTE
-)  # a marker of export_sql starts so: a quote, the control character, its kind (f, p, j or m), its text
+MARK = b'"' + _MARK_BYTE
 
 
 class _Marks:
