@@ -5,8 +5,8 @@ and the nested values built as JSON by the database: reviews, adjudication and c
 JSON objects on both, `_objects`).
 
 - PostgreSQL: the context and the verdicts too, everything a row writes, as lookups by index per
-  row above one sort of the gold labels, so the rows can be streamed as they are built
-  (`postgres_statement`).
+  row above the gold labels as they come off their index (`export_flat._gold_sql`), so the rows
+  can be streamed as they are built (`postgres_statement`).
 - SQLite: a correlated subquery per row (an index lookup in the same process, cheap there); JSON1's
   aggregates follow the order of a sorted subquery. The context and the verdicts come from two
   queries that `export_flat` streams beside the rows.
@@ -220,9 +220,10 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tup
     everything it writes, its context and verdicts too, so it can be streamed (`export_flat`) while
     the database is still producing the rest.
 
-    `g` is sorted once (narrow rows); everything else is a lookup by index on the row's conversation,
-    turn or review item, evaluated row by row above that sort, so rows leave the database in order as
-    each is built: no sort of wide rows, no aggregate over the whole export first. The reviews and
+    `g` comes in the export's order off an index (only each target's own labels are sorted);
+    everything else is a lookup by index on the row's conversation, turn or review item, evaluated
+    row by row above it, so rows leave the database in order as each is built: no sort of wide rows,
+    no aggregate over the whole export first. The reviews and
     the adjudication are read only when the target has a review item, the comments only when it has
     some (a CASE evaluates its subquery only when that branch is taken). A target is its turn id, or
     0 for the conversation."""
@@ -266,7 +267,7 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tup
         # LIMIT 1 keeps the turn a lookup by id: joined, the planner would hash every turn of the table
         " LEFT JOIN LATERAL (SELECT * FROM reviewapp_turn t WHERE t.id = g.turn_id LIMIT 1) t ON TRUE"
         f" LEFT JOIN LATERAL ({item}) it ON TRUE"
-        " ORDER BY g.conversation_id, g.turn_id"
+        " ORDER BY g.block, g.conversation_id, g.turn_id"
     )
     return statement, gold_params
 
@@ -418,7 +419,7 @@ def postgres_lines_statement(
     first, count = rows
     if first or count is not None:
         gold_sql = (
-            f"SELECT * FROM ({gold_sql}) g0 ORDER BY g0.conversation_id, g0.turn_id"
+            f"SELECT * FROM ({gold_sql}) g0 ORDER BY g0.block, g0.conversation_id, g0.turn_id"
             f" OFFSET {int(first)}{'' if count is None else f' LIMIT {int(count)}'}"
         )
     review = _object(
@@ -542,14 +543,11 @@ def postgres_lines_statement(
         )
         return statement, (*gold_params, orjson.dumps(slug).decode(), slug)
     # The rows of CONVERSATIONS_PER_BLOCK conversations (by id) at a time, one COPY row (a message)
-    # each: the gold labels are sorted by block first (the same order), the lookups run row by row
-    # above that sort, and each block's aggregates take its rows in that order. A line or key holds
+    # each: the gold labels come by block first (the same order, `export_flat._gold_sql`), the lookups
+    # run row by row above them, and each block's aggregates take its rows in that order. A line or key holds
     # no newline (JSON escapes it), so the keys are split where the lines are; a CSV row may hold one
     # (in quotes), so the CSV rows come after their count.
-    blocks = (
-        f"WITH g AS NOT MATERIALIZED (SELECT g1.*, g1.conversation_id / {CONVERSATIONS_PER_BLOCK} AS block"
-        f" FROM ({gold_sql}) g1 ORDER BY g1.conversation_id / {CONVERSATIONS_PER_BLOCK}, g1.conversation_id, g1.turn_id)"
-    )
+    blocks = f"WITH g AS NOT MATERIALIZED (SELECT g1.* FROM ({gold_sql}) g1 ORDER BY g1.block, g1.conversation_id, g1.turn_id)"
     if columns:
         statement = (
             f"{blocks} SELECT count(*)::text, string_agg(b.row || E'\\n', '')"
@@ -616,10 +614,7 @@ def _current_lines(where: str) -> str:
 # simply not used.
 
 # The export's gold labels `g` with their block, in the export's order; then each block's gold ids.
-_BLOCK_G = (
-    "WITH g AS NOT MATERIALIZED (SELECT g1.id, g1.conversation_id / {per} AS block FROM ({gold}) g1"
-    " ORDER BY g1.conversation_id / {per}, g1.conversation_id, g1.turn_id)"
-)
+_BLOCK_G = "WITH g AS NOT MATERIALIZED (SELECT g1.id, g1.block FROM ({gold}) g1 ORDER BY g1.block, g1.conversation_id, g1.turn_id)"
 _BLOCK_GOLDS = "(SELECT g.block, string_agg(g.id::text, ',') AS golds FROM g GROUP BY g.block)"
 
 
@@ -642,12 +637,30 @@ def _block_generations(block: str) -> str:
     )
 
 
+def postgres_winning_gold(labels_sql: str, columns: tuple[str, ...]) -> str:
+    """The winner of each target among the gold labels of `labels_sql` (their `columns`, and
+    `gold_rank`: their source's rank), with its `block`, by block, conversation and turn
+    (`export_flat._gold_sql`). The inner ORDER BY is the index `gold_judge_block`'s order, then the
+    rank and id: a walk of the index with an incremental sort of each target's labels, whose order
+    the DISTINCT ON above it takes as it is (a DISTINCT ON of its own sorts its whole input on
+    PostgreSQL 15)."""
+    per = CONVERSATIONS_PER_BLOCK
+    names = ", ".join(f"w.{name}" for name in (*columns, "block"))
+    return (
+        f"SELECT DISTINCT ON (w.block, w.conversation_id, w.turn_id) {names} FROM"
+        f" (SELECT w0.*, w0.conversation_id / {per} AS block FROM ({labels_sql}) w0"
+        f" ORDER BY w0.conversation_id / {per}, w0.conversation_id, w0.turn_id, w0.gold_rank, w0.id) w"
+        " ORDER BY w.block, w.conversation_id, w.turn_id, w.gold_rank, w.id"
+    )
+
+
 def _block_gold(gold_sql: str) -> str:
-    """The gold labels of `gold_sql` in block `gb.block` alone (the range is pushed into the gold
-    labels' scan: a lookup by conversation, not a walk of them all)."""
+    """The gold labels of `gold_sql` in block `gb.block` alone (the block and its range of
+    conversations are pushed into the gold labels' scan: a lookup of the block in `gold_judge_block`
+    or by conversation, not a walk of them all)."""
     per = CONVERSATIONS_PER_BLOCK
     return (
-        f"SELECT * FROM ({gold_sql}) g0 WHERE g0.conversation_id >= gb.block * {per}"
+        f"SELECT * FROM ({gold_sql}) g0 WHERE g0.block = gb.block AND g0.conversation_id >= gb.block * {per}"
         f" AND g0.conversation_id < (gb.block + 1) * {per}"
     )
 
@@ -668,8 +681,8 @@ def postgres_blocks_statement(
     conversations, one row each, in order; with `columns`, the count and CSV rows of each block),
     read from the kept blocks: a current block is one lookup; any other block's rows are read by
     that statement, for its gold labels alone (kept lines or built), so any mix of kept and stale
-    blocks gives the same rows. The gold labels are sorted once for the blocks and once more, by
-    index, for each block that is not kept."""
+    blocks gives the same rows. The gold labels are read once, in order, for the blocks, and once more,
+    by conversation, for each block that is not kept."""
     gold_sql, gold_params = gold
     rows, rows_params = postgres_lines_statement(
         judge_id, (_block_gold(gold_sql), gold_params), slug, kept=True, columns=columns
