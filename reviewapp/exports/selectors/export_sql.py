@@ -223,10 +223,9 @@ def postgres_statement(judge_id: int, gold: tuple[str, tuple]) -> tuple[str, tup
     `g` comes in the export's order off an index (only each target's own labels are sorted);
     everything else is a lookup by index on the row's conversation, turn or review item, evaluated
     row by row above it, so rows leave the database in order as each is built: no sort of wide rows,
-    no aggregate over the whole export first. The reviews and
-    the adjudication are read only when the target has a review item, the comments only when it has
-    some (a CASE evaluates its subquery only when that branch is taken). A target is its turn id, or
-    0 for the conversation."""
+    no aggregate over the whole export first. The reviews and the adjudication are read only when
+    the target has a review item, the comments only when it has some (a CASE evaluates its subquery
+    only when that branch is taken). A target is its turn id, or 0 for the conversation."""
     gold_sql, gold_params = gold
     obj = _objects(Postgres)
     # Most targets have no comment: an index probe tells, and spares them the aggregate. (Not an
@@ -543,10 +542,10 @@ def postgres_lines_statement(
         )
         return statement, (*gold_params, orjson.dumps(slug).decode(), slug)
     # The rows of CONVERSATIONS_PER_BLOCK conversations (by id) at a time, one COPY row (a message)
-    # each: the gold labels come by block first (the same order, `export_flat._gold_sql`), the lookups
-    # run row by row above them, and each block's aggregates take its rows in that order. A line or key holds
-    # no newline (JSON escapes it), so the keys are split where the lines are; a CSV row may hold one
-    # (in quotes), so the CSV rows come after their count.
+    # each: the gold labels come by block first (the same order, `export_flat._gold_sql`), the
+    # lookups run row by row above them, and each block's aggregates take its rows in that order. A
+    # line or key holds no newline (JSON escapes it), so the keys are split where the lines are; a CSV
+    # row may hold one (in quotes), so the CSV rows come after their count.
     blocks = f"WITH g AS NOT MATERIALIZED (SELECT g1.* FROM ({gold_sql}) g1 ORDER BY g1.block, g1.conversation_id, g1.turn_id)"
     if columns:
         statement = (
@@ -681,16 +680,15 @@ def postgres_blocks_statement(
     conversations, one row each, in order; with `columns`, the count and CSV rows of each block),
     read from the kept blocks: a current block is one lookup; any other block's rows are read by
     that statement, for its gold labels alone (kept lines or built), so any mix of kept and stale
-    blocks gives the same rows. The gold labels are read once, in order, for the blocks, and once more,
-    by conversation, for each block that is not kept."""
+    blocks gives the same rows. The gold labels are read once, in order, for the blocks, and once
+    more, by block, for each block that is not kept."""
     gold_sql, gold_params = gold
     rows, rows_params = postgres_lines_statement(
         judge_id, (_block_gold(gold_sql), gold_params), slug, kept=True, columns=columns
     )
     kept = "x.rows::text, x.columns" if columns else "x.keys, x.lines"
     statement = (
-        _BLOCK_G.format(per=CONVERSATIONS_PER_BLOCK, gold=gold_sql)
-        + " SELECT COALESCE(kb.first, rb.first), COALESCE(kb.second, rb.second)"
+        _BLOCK_G.format(gold=gold_sql) + " SELECT COALESCE(kb.first, rb.first), COALESCE(kb.second, rb.second)"
         f" FROM {_BLOCK_GOLDS} gb"
         f" LEFT JOIN LATERAL (SELECT TRUE AS found, {kept} {_current_block(judge_id)} LIMIT 1) kb(found, first, second)"
         " ON TRUE"
@@ -708,9 +706,8 @@ def postgres_keep_blocks_statement(judge_id: int, gold: tuple[str, tuple]) -> tu
     their count, with what says whether the block is current. A block with a row not kept (or gone
     stale since) is left for the next refresh."""
     gold_sql, gold_params = gold
-    per = CONVERSATIONS_PER_BLOCK
     statement = (
-        _BLOCK_G.format(per=per, gold=gold_sql) + " INSERT INTO reviewapp_exportblock"
+        _BLOCK_G.format(gold=gold_sql) + " INSERT INTO reviewapp_exportblock"
         " (judge_id, block, golds, generations, fingerprint, migration, epoch, keys, lines, rows, columns)"
         f" SELECT {judge_id}, gb.block, gb.golds, {_block_generations('gb.block')}, '{block_fingerprint()}',"
         f" ({MIGRATION}), ({EPOCH}), kb.keys, kb.lines, kb.n, kb.columns FROM {_BLOCK_GOLDS} gb"
